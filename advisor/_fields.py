@@ -1,0 +1,169 @@
+"""Small validators for user YAML files: each names the field path and the fix.
+
+Used by the workload spec and the sweep spec so both speak the same error style.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from advisor.errors import SpecError
+
+__all__ = [
+    "Fields",
+    "load_yaml_mapping",
+]
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def load_yaml_mapping(path: Path) -> dict[str, Any]:
+    """Read a YAML file whose top level must be a mapping."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SpecError("file", f"cannot read {path}: {exc.strerror}", source=str(path)) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SpecError("file", f"not valid YAML{at}; check indentation and quoting",
+                        source=str(path)) from exc
+    if not isinstance(data, dict):
+        raise SpecError("file", f"must be a YAML mapping of keys to values, got "
+                        f"{type(data).__name__}", source=str(path))
+    return data
+
+
+def _type_name(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+class Fields:
+    """A view of one YAML mapping at a field path, with typed getters that raise SpecError.
+
+    Call ``done()`` after reading every key to reject unknown ones (with a suggestion).
+    """
+
+    def __init__(self, data: object, path: str = "", *, source: str = "") -> None:
+        if not isinstance(data, Mapping):
+            raise SpecError(path or "file", f"must be a mapping of keys to values, got "
+                            f"{_type_name(data)}", source=source)
+        self.data: Mapping[Any, Any] = data
+        self.path = path
+        self.source = source
+        self._seen: set[str] = set()
+
+    def field(self, key: str) -> str:
+        """The dotted path of a key under this mapping."""
+        return f"{self.path}.{key}" if self.path else key
+
+    def error(self, key: str, problem: str) -> SpecError:
+        """A SpecError for ``key`` of this mapping."""
+        return SpecError(self.field(key), problem, source=self.source)
+
+    def has(self, key: str) -> bool:
+        """True when the key is present and not null."""
+        return self.data.get(key) is not None
+
+    def raw(self, key: str, default: Any = None) -> Any:
+        """The value as YAML gave it (marks the key as read)."""
+        self._seen.add(key)
+        value = self.data.get(key)
+        return default if value is None else value
+
+    def required(self, key: str) -> Any:
+        """The value, or a SpecError saying the key is missing."""
+        if not self.has(key):
+            raise self.error(key, "is required")
+        return self.raw(key)
+
+    def sub(self, key: str, *, required: bool = False) -> Fields:
+        """The nested mapping under ``key`` (empty when absent and not required)."""
+        if required:
+            return Fields(self.required(key), self.field(key), source=self.source)
+        return Fields(self.raw(key, {}), self.field(key), source=self.source)
+
+    def string(self, key: str, default: str | None = None, *, required: bool = False) -> str:
+        value = self.required(key) if required else self.raw(key, default)
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, f"must be a non-empty string, got {value!r}")
+        return value.strip()
+
+    def opt_string(self, key: str) -> str | None:
+        return self.string(key) if self.has(key) else self.raw(key)
+
+    def number(
+        self, key: str, default: float | None = None, *, required: bool = False,
+        positive: bool = True, integer: bool = False, minimum: float | None = None,
+    ) -> float:
+        value = self.required(key) if required else self.raw(key, default)
+        kind = "a whole number" if integer else "a number"
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(key, f"must be {kind}, got {_type_name(value)} {value!r}")
+        if not math.isfinite(value):
+            raise self.error(key, f"must be a finite number, got {value!r}")
+        if integer and not float(value).is_integer():
+            raise self.error(key, f"must be a whole number, got {value!r}")
+        if positive and value <= 0:
+            raise self.error(key, f"must be greater than 0, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.error(key, f"must be at least {minimum:g}, got {value!r}")
+        return value
+
+    def opt_number(self, key: str, **kwargs: Any) -> float | None:
+        return self.number(key, **kwargs) if self.has(key) else self.raw(key)
+
+    def integer(self, key: str, default: int | None = None, *, required: bool = False,
+                positive: bool = True) -> int:
+        return int(self.number(key, default, required=required, positive=positive, integer=True))
+
+    def opt_integer(self, key: str) -> int | None:
+        return self.integer(key) if self.has(key) else self.raw(key)
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.raw(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, got {value!r}")
+        return value
+
+    def choice(self, key: str, enum_type: type[E], default: E | None = None) -> E:
+        value = self.required(key) if default is None else self.raw(key, default)
+        if isinstance(value, enum_type):
+            return value
+        allowed = [str(m.value) for m in enum_type]
+        if isinstance(value, str):
+            for member in enum_type:
+                if str(member.value) == value.strip().lower():
+                    return member
+        raise self.error(key, f"must be one of {', '.join(allowed)}, got {value!r}")
+
+    def string_list(self, key: str) -> tuple[str, ...]:
+        value = self.raw(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, Sequence) or not all(
+            isinstance(v, str) and v.strip() for v in value
+        ):
+            raise self.error(key, f"must be a list of names, got {value!r}")
+        return tuple(v.strip() for v in value)
+
+    def done(self) -> None:
+        """Reject keys that no getter read."""
+        for key in self.data:
+            if not isinstance(key, str):
+                raise SpecError(self.path or "file", f"keys must be strings, got {key!r}",
+                                source=self.source)
+            if key not in self._seen:
+                close = difflib.get_close_matches(key, sorted(self._seen), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else (
+                    f"; allowed keys: {', '.join(sorted(self._seen))}")
+                raise self.error(key, f"unknown key{hint}")

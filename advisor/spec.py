@@ -1,0 +1,213 @@
+"""``model.yaml`` parsed into a validated, frozen ``WorkloadSpec``."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor._fields import Fields, load_yaml_mapping
+from advisor.errors import SpecError
+from pricing import Cloud
+
+__all__ = [
+    "BUILTIN_MODELS",
+    "Constraints",
+    "ModelRef",
+    "Precision",
+    "ProfileOverride",
+    "SpotPolicy",
+    "WorkloadSpec",
+    "load_workload_spec",
+    "parse_workload_spec",
+]
+
+BUILTIN_MODELS = ("resnet50", "bert", "gpt2", "mlp")
+_ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class Precision(enum.StrEnum):
+    """Numeric precision of the training step."""
+
+    FP32 = "fp32"
+    TF32 = "tf32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+
+    @property
+    def low_precision(self) -> bool:
+        """True for bf16/fp16 autocast, which runs matmuls on tensor cores at half width."""
+        return self in (Precision.BF16, Precision.FP16)
+
+
+class SpotPolicy(enum.StrEnum):
+    """Whether spot (interruptible) offers may be used."""
+
+    NEVER = "never"
+    ALLOWED = "allowed"
+    ONLY = "only"
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """Which model to train: a built-in reference model or a user entrypoint.
+
+    ``entrypoint`` is ``"package.module:function"``; the function takes the options as keyword
+    arguments and returns ``(model, make_batch, loss_fn)``.
+    """
+
+    builtin: str | None
+    entrypoint: str | None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProfileOverride:
+    """Profile figures the user states instead of measuring (all optional)."""
+
+    flops_per_sample: float | None = None
+    params: int | None = None
+    memory_gib: float | None = None
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What offers may be used and what the run may cost and take."""
+
+    budget_usd: float | None = None
+    deadline_hours: float | None = None
+    clouds: tuple[Cloud, ...] = ()
+    regions: tuple[str, ...] = ()
+    accelerators_include: tuple[str, ...] = ()
+    accelerators_exclude: tuple[str, ...] = ()
+    max_accelerators: int | None = None
+    spot: SpotPolicy = SpotPolicy.ALLOWED
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """One training job: the model, its batch, precision, data size and constraints.
+
+    ``batch_size`` is the global batch per optimizer step; on N accelerators each holds
+    ``ceil(batch_size / N)`` samples.
+    """
+
+    name: str
+    model: ModelRef
+    batch_size: int
+    precision: Precision
+    total_samples: int
+    constraints: Constraints = field(default_factory=Constraints)
+    probes_max_usd: float | None = None
+    profile: ProfileOverride = field(default_factory=ProfileOverride)
+
+    def fingerprint(self) -> str:
+        """A short hash of the fields that change speed or memory (not name, data size, constraints)."""
+        relevant = {
+            "model": asdict(self.model),
+            "batch_size": self.batch_size,
+            "precision": str(self.precision),
+            "profile": asdict(self.profile),
+        }
+        blob = json.dumps(relevant, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _parse_model(fields: Fields) -> ModelRef:
+    model = fields.sub("model", required=True)
+    builtin = model.opt_string("builtin")
+    entrypoint = model.opt_string("entrypoint")
+    options = model.raw("options", {})
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        raise model.error("options", f"must be a mapping of option names to values, got {options!r}")
+    model.done()
+    if (builtin is None) == (entrypoint is None):
+        raise fields.error("model", "give exactly one of 'builtin: NAME' or "
+                           "'entrypoint: \"package.module:function\"'")
+    if builtin is not None and builtin not in BUILTIN_MODELS:
+        raise model.error("builtin", f"unknown model {builtin!r}; built-ins are "
+                          f"{', '.join(BUILTIN_MODELS)} (or use 'entrypoint:')")
+    if entrypoint is not None and not _ENTRYPOINT.match(entrypoint):
+        raise model.error("entrypoint", f"must look like 'package.module:function', got {entrypoint!r}")
+    return ModelRef(builtin=builtin, entrypoint=entrypoint, options=dict(options))
+
+
+def _parse_total_samples(fields: Fields) -> int:
+    data = fields.sub("data", required=True)
+    if data.has("total_samples"):
+        if data.has("samples") or data.has("epochs"):
+            raise fields.error("data", "give either total_samples, or samples and epochs, not both")
+        total = data.integer("total_samples")
+    else:
+        if not data.has("samples"):
+            raise data.error("samples", "is required (or give total_samples)")
+        total = data.integer("samples") * int(data.number("epochs", 1))
+    data.done()
+    return total
+
+
+def _parse_constraints(fields: Fields) -> Constraints:
+    cons = fields.sub("constraints")
+    clouds = []
+    for name in cons.string_list("clouds"):
+        try:
+            clouds.append(Cloud(name.lower()))
+        except ValueError:
+            raise cons.error("clouds", f"unknown cloud {name!r}; use aws, gcp or azure") from None
+    accel = cons.raw("accelerators", {})
+    if isinstance(accel, list):  # shorthand: a list means include
+        accel = {"include": accel}
+    acc = Fields(accel, cons.field("accelerators"), source=fields.source)
+    include, exclude = acc.string_list("include"), acc.string_list("exclude")
+    acc.done()
+    result = Constraints(
+        budget_usd=cons.opt_number("budget_usd"),
+        deadline_hours=cons.opt_number("deadline_hours"),
+        clouds=tuple(clouds),
+        regions=cons.string_list("regions"),
+        accelerators_include=include,
+        accelerators_exclude=exclude,
+        max_accelerators=cons.opt_integer("max_accelerators"),
+        spot=cons.choice("spot", SpotPolicy, SpotPolicy.ALLOWED),
+    )
+    cons.done()
+    return result
+
+
+def parse_workload_spec(data: object, *, source: str = "") -> WorkloadSpec:
+    """Validate a mapping (as read from model.yaml) into a WorkloadSpec; raises SpecError."""
+    fields = Fields(data, source=source)
+    name = fields.string("name", required=True)
+    model = _parse_model(fields)
+    batch_size = fields.integer("batch_size", required=True)
+    precision = fields.choice("precision", Precision, Precision.FP32)
+    total = _parse_total_samples(fields)
+    constraints = _parse_constraints(fields)
+    probes = fields.sub("probes")
+    probes_max_usd = probes.opt_number("max_usd")
+    probes.done()
+    prof = fields.sub("profile")
+    profile = ProfileOverride(
+        flops_per_sample=prof.opt_number("flops_per_sample"),
+        params=prof.opt_integer("params"),
+        memory_gib=prof.opt_number("memory_gib"),
+    )
+    prof.done()
+    fields.done()
+    return WorkloadSpec(
+        name=name, model=model, batch_size=batch_size, precision=precision,
+        total_samples=total, constraints=constraints, probes_max_usd=probes_max_usd,
+        profile=profile,
+    )
+
+
+def load_workload_spec(path: str | Path) -> WorkloadSpec:
+    """Read and validate a model.yaml file."""
+    path = Path(path)
+    return parse_workload_spec(load_yaml_mapping(path), source=str(path))
+
+

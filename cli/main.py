@@ -1,0 +1,72 @@
+"""Entry point: the ``advisor`` click group, with subcommands imported only when used.
+
+Subcommand modules are listed here by name; ``advisor --help`` imports none of them, so it
+starts without torch, pandas or cloud SDKs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+__all__ = ["advisor", "main"]
+
+# command name -> (module, attribute, one-line help shown by --help without importing it)
+_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "recommend": ("cli.recommend", "recommend", "Rank instances by samples per dollar for a model.yaml."),
+    "pricing": ("cli.pricing", "pricing", "List, refresh and check the price catalog."),
+    "probe": ("cli.probe", "probe", "Measure the training step on real instances (or locally)."),
+    "probes": ("cli.probe", "probes", "List, show and garbage-collect stored probe results."),
+    "model": ("cli.model", "model", "Evaluate the throughput model on your own measurements."),
+    "sweep": ("cli.sweep", "sweep", "Run an Optuna sweep with pruning, a dollar cap and cleanup."),
+    "report": ("cli.report", "report", "Write CSV and self-contained HTML cost reports."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(n for n, (mod, _, _) in _COMMANDS.items() if _module_exists(mod))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
+        module_name, attribute, _ = _COMMANDS[cmd_name]
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, _COMMANDS[n][2]) for n in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _module_exists(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="advisor")
+def advisor() -> None:
+    """Which cloud instance trains your model for the fewest dollars.
+
+    \b
+    Start with:
+      advisor recommend examples/resnet50.yaml       rank offers for a model
+      advisor pricing list --accelerator H100        what the catalog holds
+      advisor probe examples/mlp.yaml --on local     measure the step here
+
+    Works offline on the shipped price snapshot; no cloud account needed to rank.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the CLI (console script ``advisor``)."""
+    return advisor.main(args=argv if argv is not None else sys.argv[1:], prog_name="advisor")

@@ -1,0 +1,29 @@
+"""Offers, accelerator specs, the shipped price catalog and live price sources."""
+
+from pricing.catalog import (
+    SHIPPED_DATA_DIR,
+    Catalog,
+    canonical_accelerator_name,
+    load_accelerators,
+    load_catalog,
+    read_offers_csv,
+    shipped_catalog,
+)
+from pricing.errors import PricingError, UnknownNameError
+from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
+
+__all__ = [
+    "SHIPPED_DATA_DIR",
+    "AcceleratorSpec",
+    "Catalog",
+    "Cloud",
+    "InstanceOffer",
+    "Market",
+    "PricingError",
+    "UnknownNameError",
+    "canonical_accelerator_name",
+    "load_accelerators",
+    "load_catalog",
+    "read_offers_csv",
+    "shipped_catalog",
+]

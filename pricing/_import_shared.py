@@ -1,0 +1,183 @@
+"""Rebuild the shipped catalog files from the hand-gathered tables in ``shared/data``.
+
+Run ``python -m pricing._import_shared ../shared/data``. The output is the project's own
+data: canonical accelerator names, one row per (offer, market), a ``source`` column and the
+snapshot's capture date. A test checks that the shipped files equal what this produces.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from pathlib import Path
+
+__all__ = ["CAPTURED_AT", "build_accelerators", "build_offers", "main"]
+
+# The source snapshot carries no date. It has p5en, TPU v6e and a3-ultragpu (GA Dec 2024 -
+# Jan 2025) and AWS P4/P5 prices from before the June 2025 cut (p5.48xlarge 98.32/h): so
+# early 2025. The date is approximate and the catalog says so.
+CAPTURED_AT = "2025-03-01"
+PRICE_SOURCE = "skypilot-catalog v7 (v8 for trn, v6 for azure), hand-extracted"
+
+ACCELERATOR_COLUMNS = [
+    "name", "vendor", "year", "generation", "fp32_tflops", "bf16_tflops", "memory_gib",
+    "memory_bandwidth_gbs", "interconnect", "tensor_cores", "supports_bf16", "training",
+    "source", "captured_at",
+]
+OFFER_COLUMNS = [
+    "cloud", "region", "zone", "instance_type", "accelerator", "accelerator_count", "vcpus",
+    "memory_gib", "accelerator_memory_gib", "market", "price_usd_per_hour", "flagged",
+    "source", "observed_at",
+]
+
+# name -> (generation, interconnect); tensor cores / bf16 / training follow from generation.
+_ARCH: dict[str, tuple[str, str]] = {
+    "K80": ("kepler", "pcie"), "P100": ("pascal", "pcie"),
+    "V100-16GB-SXM2": ("volta", "nvlink"), "V100-32GB-SXM2": ("volta", "nvlink"),
+    "T4": ("turing", "pcie"), "Quadro-RTX-6000": ("turing", "pcie"),
+    "Quadro-RTX-8000": ("turing", "pcie"), "Titan-RTX": ("turing", "pcie"),
+    "RTX-2080Ti": ("turing", "pcie"), "GTX-1080Ti": ("pascal", "pcie"),
+    "A10": ("ampere", "pcie"), "A10G": ("ampere", "pcie"), "A40": ("ampere", "pcie"),
+    "RTX-A6000": ("ampere", "pcie"), "RTX-3090": ("ampere", "pcie"),
+    "A100-40GB-SXM": ("ampere", "nvlink"), "A100-40GB-PCIe": ("ampere", "pcie"),
+    "A100-80GB-SXM": ("ampere", "nvlink"), "A100-80GB-PCIe": ("ampere", "pcie"),
+    "L4": ("ada", "pcie"), "L40S": ("ada", "pcie"), "RTX-6000-Ada": ("ada", "pcie"),
+    "RTX-4090": ("ada", "pcie"),
+    "H100-SXM": ("hopper", "nvlink"), "H100-PCIe": ("hopper", "pcie"),
+    "H100-NVL": ("hopper", "pcie"), "H200": ("hopper", "nvlink"), "GH200": ("hopper", "nvlink"),
+    "B200": ("blackwell", "nvlink"),
+    "TPU-v2": ("tpu-v2", "ici"), "TPU-v3": ("tpu-v3", "ici"), "TPU-v4": ("tpu-v4", "ici"),
+    "TPU-v5e": ("tpu-v5e", "ici"), "TPU-v5p": ("tpu-v5p", "ici"), "TPU-v6e": ("tpu-v6e", "ici"),
+    "Gaudi": ("gaudi1", "roce"), "Gaudi2": ("gaudi2", "roce"), "Gaudi3": ("gaudi3", "roce"),
+    "Trainium1": ("trainium1", "neuronlink"), "Trainium2": ("trainium2", "neuronlink"),
+    "Inferentia2": ("inferentia2", "neuronlink"),
+}
+_NO_TENSOR_CORES = {"kepler", "pascal"}
+_NO_BF16 = {"kepler", "pascal", "volta", "turing"}
+_INFERENCE_ONLY = {"inferentia2"}
+
+# (cloud, price-table accelerator, instance-type prefix) -> canonical spec name; first match wins.
+_OFFER_ACCELERATOR: list[tuple[str, str, str, str | None]] = [
+    ("aws", "V100", "", "V100-16GB-SXM2"),
+    ("aws", "V100-32GB", "", "V100-32GB-SXM2"),
+    ("aws", "A100", "", "A100-40GB-SXM"),
+    ("aws", "A100-80GB", "", "A100-80GB-SXM"),
+    ("aws", "H100", "", "H100-SXM"),
+    ("aws", "Gaudi HL-205", "", "Gaudi"),
+    ("aws", "Trainium", "", "Trainium1"),
+    ("aws", "Qualcomm AI100", "", None),  # inference card with no spec row: left out
+    ("azure", "A100-80GB", "Standard_ND", "A100-80GB-SXM"),
+    ("azure", "A100-80GB", "Standard_NC", "A100-80GB-PCIe"),
+    ("azure", "A100", "", "A100-40GB-SXM"),
+    ("azure", "H100", "Standard_ND", "H100-SXM"),
+    ("azure", "H100", "Standard_NC", "H100-NVL"),
+    ("gcp", "A100", "", "A100-40GB-SXM"),
+    ("gcp", "A100-80GB", "", "A100-80GB-SXM"),
+    ("gcp", "H100", "", "H100-SXM"),
+    ("gcp", "V100", "", "V100-16GB-SXM2"),
+    ("gcp", "tpu-v2", "", "TPU-v2"), ("gcp", "tpu-v3", "", "TPU-v3"),
+    ("gcp", "tpu-v4", "", "TPU-v4"), ("gcp", "tpu-v5e", "", "TPU-v5e"),
+    ("gcp", "tpu-v5p", "", "TPU-v5p"), ("gcp", "tpu-v6e", "", "TPU-v6e"),
+]
+
+_UNVERIFIED_SPOT = {("aws", "trn2.48xlarge"): "spot price from a single AZ, unverified"}
+
+
+def _canonical_accelerator(cloud: str, name: str, instance_type: str) -> str | None:
+    for rule_cloud, rule_name, prefix, canonical in _OFFER_ACCELERATOR:
+        if rule_cloud == cloud and rule_name == name and instance_type.startswith(prefix):
+            return canonical
+    return name
+
+
+def _num(text: str) -> str:
+    """Normalise a number: blank stays blank, integers lose their '.0'."""
+    if not text.strip():
+        return ""
+    value = float(text)
+    return str(int(value)) if value.is_integer() else repr(round(value, 6))
+
+
+def build_accelerators(specs_csv: str) -> list[dict[str, str]]:
+    """Turn the datasheet table into the catalog's accelerator rows."""
+    rows = []
+    for spec in csv.DictReader(io.StringIO(specs_csv)):
+        generation, interconnect = _ARCH[spec["name"]]
+        rows.append({
+            "name": spec["name"],
+            "vendor": spec["vendor"],
+            "year": spec["year"],
+            "generation": generation,
+            "fp32_tflops": _num(spec["fp32_tflops"]),
+            "bf16_tflops": _num(spec["fp16_bf16_tensor_tflops_dense"]),
+            "memory_gib": _num(spec["memory_gb"]),
+            "memory_bandwidth_gbs": _num(spec["mem_bw_gbs"]),
+            "interconnect": interconnect,
+            "tensor_cores": str(generation not in _NO_TENSOR_CORES).lower(),
+            "supports_bf16": str(generation not in _NO_BF16).lower(),
+            "training": str(generation not in _INFERENCE_ONLY).lower(),
+            "source": spec["source"],
+            "captured_at": CAPTURED_AT,
+        })
+    return rows
+
+
+def build_offers(prices_csv: str, accelerators: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Turn the price table into one catalog row per (instance, region, market)."""
+    memory_by_name = {a["name"]: float(a["memory_gib"]) for a in accelerators}
+    rows = []
+    for price in csv.DictReader(io.StringIO(prices_csv)):
+        cloud, instance_type = price["cloud"], price["instance_type"]
+        accelerator = _canonical_accelerator(cloud, price["accelerator"], instance_type)
+        if accelerator is None:
+            continue
+        count = int(price["accelerator_count"])
+        total_memory = price["accelerator_memory_gb"]
+        per_device = float(total_memory) / count if total_memory else memory_by_name[accelerator]
+        flagged = "" if price["trusted"] == "true" else (
+            "price in a non-list cluster for this SKU (over 1.6x from other regions)"
+        )
+        base = {
+            "cloud": cloud, "region": price["region"], "zone": "",
+            "instance_type": instance_type, "accelerator": accelerator,
+            "accelerator_count": str(count), "vcpus": _num(price["vcpus"]),
+            "memory_gib": _num(price["memory_gb"]),
+            "accelerator_memory_gib": _num(str(per_device)),
+            "source": PRICE_SOURCE, "observed_at": CAPTURED_AT,
+        }
+        on_demand = price["price_on_demand_usd_per_hour"]
+        spot = price["price_spot_usd_per_hour"]
+        if on_demand:
+            rows.append({**base, "market": "on-demand", "price_usd_per_hour": _num(on_demand),
+                         "flagged": flagged})
+        # spot >= on-demand means the catalog has no usable spot market there
+        if spot and (not on_demand or float(spot) < float(on_demand)):
+            spot_flag = _UNVERIFIED_SPOT.get((cloud, instance_type), flagged)
+            rows.append({**base, "market": "spot", "price_usd_per_hour": _num(spot),
+                         "flagged": spot_flag})
+    rows.sort(key=lambda r: (r["cloud"], r["instance_type"], r["region"], r["market"]))
+    return rows
+
+
+def _write(path: Path, columns: list[str], rows: list[dict[str, str]]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write ``pricing/data/accelerators.csv`` and ``pricing/data/offers.csv``."""
+    shared = Path((argv or sys.argv[1:] or ["../shared/data"])[0])
+    out = Path(__file__).parent / "data"
+    accelerators = build_accelerators((shared / "specs/accelerator_specs.csv").read_text())
+    offers = build_offers((shared / "prices/accelerator_prices.csv").read_text(), accelerators)
+    _write(out / "accelerators.csv", ACCELERATOR_COLUMNS, accelerators)
+    _write(out / "offers.csv", OFFER_COLUMNS, offers)
+    print(f"{len(accelerators)} accelerators, {len(offers)} offers -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

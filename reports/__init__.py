@@ -1,0 +1,1 @@
+"""CSV and self-contained HTML cost reports (pure: values in, files out)."""
