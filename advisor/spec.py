@@ -6,12 +6,11 @@ import enum
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from advisor._fields import Fields, load_yaml_mapping
-from advisor.errors import SpecError
 from pricing import Cloud
 
 __all__ = [
@@ -104,6 +103,7 @@ class WorkloadSpec:
     constraints: Constraints = field(default_factory=Constraints)
     probes_max_usd: float | None = None
     profile: ProfileOverride = field(default_factory=ProfileOverride)
+    source_dir: str | None = None
 
     def fingerprint(self) -> str:
         """A short hash of the fields that change speed or memory (not name, data size, constraints)."""
@@ -206,8 +206,9 @@ def parse_workload_spec(data: object, *, source: str = "") -> WorkloadSpec:
 
 
 def load_workload_spec(path: str | Path) -> WorkloadSpec:
-    """Read and validate a model.yaml file."""
+    """Read and validate a model.yaml file; entrypoints import relative to its folder."""
     path = Path(path)
-    return parse_workload_spec(load_yaml_mapping(path), source=str(path))
+    spec = parse_workload_spec(load_yaml_mapping(path), source=str(path))
+    return replace(spec, source_dir=str(path.resolve().parent))
 
 
