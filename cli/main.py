@@ -42,6 +42,8 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, _COMMANDS[n][2]) for n in self.list_commands(ctx)]
+        if not rows:
+            return
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
