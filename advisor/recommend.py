@@ -1,0 +1,137 @@
+"""``recommend``: spec -> candidate offers -> profile -> throughput -> costs -> ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import date
+
+from advisor.profile import WorkloadProfile
+from advisor.ranking import (
+    CostAssumptions,
+    CostEstimate,
+    Recommendation,
+    Rejection,
+    cost_of,
+    filter_offers,
+    memory_rejection,
+    rank,
+)
+from advisor.reference import load_reference
+from advisor.spec import Precision, WorkloadSpec
+from advisor.throughput import (
+    Basis,
+    Measurement,
+    PeakFractionModel,
+    ThroughputModel,
+    WorkloadFeatures,
+)
+from pricing import Catalog, canonical_accelerator_name
+
+__all__ = ["STALE_PRICES_DAYS", "default_throughput_model", "recommend"]
+
+STALE_PRICES_DAYS = 90
+
+
+def default_throughput_model(catalog: Catalog) -> ThroughputModel:
+    """The throughput model ``recommend`` uses, fitted on the shipped reference data."""
+    return PeakFractionModel().fit(load_reference(), catalog.accelerators)
+
+
+def _check_names(spec: WorkloadSpec, catalog: Catalog) -> None:
+    catalog.check_regions(spec.constraints.regions)
+    for name in spec.constraints.accelerators_include + spec.constraints.accelerators_exclude:
+        canonical_accelerator_name(name, catalog.accelerators)
+
+
+def _warnings(catalog: Catalog, today: date) -> list[str]:
+    age_days = (today - catalog.oldest_capture).days
+    if age_days <= STALE_PRICES_DAYS:
+        return []
+    approx = " (approximate date)" if catalog.approximate_dates else ""
+    return [f"prices captured {catalog.oldest_capture.isoformat()}{approx} are {age_days} days "
+            "old; run 'advisor pricing refresh --cloud aws|gcp|azure' with credentials for "
+            "current prices"]
+
+
+def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog,
+            model: ThroughputModel, features: WorkloadFeatures) -> list[str]:
+    if not ranked:
+        return ["no offer meets every constraint: see the rejected reasons; raise "
+                "constraints.budget_usd or deadline_hours, or allow more clouds/regions"]
+    advice = []
+    top = ranked[0]
+    spec_top = catalog.accelerators[top.offer.accelerator]
+    if spec.precision in (Precision.FP32, Precision.TF32) and spec_top.supports_bf16:
+        faster = model.predict(replace(features, precision=Precision.BF16), spec_top,
+                               count=top.offer.accelerator_count)
+        gain = faster.samples_per_second / top.throughput.samples_per_second
+        if gain > 1.1:
+            advice.append(f"{spec_top.name} supports bf16 and precision is {spec.precision}: "
+                          f"bf16 autocast is predicted {gain:.1f}x faster (precision: bf16)")
+    if top.throughput.basis is not Basis.MEASURED:
+        low_top = top.throughput.samples_per_second_low * 3600 / top.offer.price_usd_per_hour
+        rivals = [e for e in ranked[1:20] if e.throughput.basis is not Basis.MEASURED
+                  and e.throughput.samples_per_second_high * 3600 / e.offer.price_usd_per_hour
+                  > low_top and e.offer.accelerator != top.offer.accelerator]
+        seen: set[str] = set()
+        names = [e.offer.accelerator for e in rivals
+                 if not (e.offer.accelerator in seen or seen.add(e.offer.accelerator))][:3]
+        if names:
+            advice.append(
+                f"the top pick ({top.offer.accelerator}) is predicted, and {', '.join(names)} "
+                "could still beat it within the intervals: probe "
+                f"{top.offer.accelerator} and {names[0]} "
+                f"('advisor probe MODEL --on {top.offer.key} --on "
+                f"{next(e.offer.key for e in rivals if e.offer.accelerator == names[0])}')")
+    return advice
+
+
+def recommend(
+    spec: WorkloadSpec,
+    *,
+    catalog: Catalog,
+    profile: WorkloadProfile,
+    model: ThroughputModel | None = None,
+    measurements: Sequence[Measurement] = (),
+    assumptions: CostAssumptions = CostAssumptions(),
+    today: date | None = None,
+) -> Recommendation:
+    """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs."""
+    _check_names(spec, catalog)
+    model = model or default_throughput_model(catalog)
+    features = WorkloadFeatures(precision=spec.precision, flops_per_sample=profile.flops_per_sample,
+                                params=profile.params, name=spec.name)
+    candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators)
+    estimates: list[CostEstimate] = []
+    for offer in candidates:
+        needed, no_fit = memory_rejection(spec, profile, offer, assumptions)
+        if no_fit:
+            rejected.append(Rejection(offer, no_fit))
+            continue
+        throughput = model.predict(features, catalog.accelerators[offer.accelerator],
+                                   count=offer.accelerator_count, measurements=measurements)
+        estimates.append(cost_of(spec, offer, throughput, assumptions, needed))
+    ranked, over = rank(spec, estimates)
+    rejected.extend(over)
+    rejected.sort(key=lambda r: r.offer.key)
+    counts = sorted({o.accelerator_count for o in catalog.offers if o.accelerator_count > 1})
+    efficiency = ", ".join(
+        f"{n}: {model.scaling_efficiency(catalog.accelerators['A100-40GB-SXM'], n):.2f}"
+        for n in counts if n <= 16)
+    assumption_lines = [
+        f"batch_size {spec.batch_size} is global; split evenly across an instance's devices",
+        f"multi-accelerator scaling efficiency (fitted on the reference data) {efficiency}",
+        *assumptions.describe(),
+        "throughput: achieved fraction of datasheet peak per accelerator from the Lambda "
+        "reference measurements; basis 'prior' where the accelerator has no reference rows",
+    ]
+    return Recommendation(
+        workload=spec.name,
+        prices_captured_at=catalog.oldest_capture,
+        ranked=tuple(ranked),
+        rejected=tuple(rejected),
+        assumptions=tuple(assumption_lines),
+        advice=tuple(_advice(spec, ranked, catalog, model, features)),
+        warnings=tuple(_warnings(catalog, today or date.today())),
+    )

@@ -1,0 +1,65 @@
+"""Shipped reference measurements: training throughput of public models on many accelerators.
+
+Rows come from the public Lambda benchmark tables (``advisor/data/reference_throughput.csv``);
+``generation`` is the software generation (do not mix generations when fitting ratios).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+__all__ = [
+    "REFERENCE_CSV",
+    "REFERENCE_FLOPS_PER_SAMPLE",
+    "ReferenceRow",
+    "load_reference",
+]
+
+REFERENCE_CSV = Path(__file__).parent / "data" / "reference_throughput.csv"
+
+# Training FLOPs per sample (forward + backward = 3 x forward) of the reference models whose
+# architecture is public and fixed by the benchmark, so measured samples/s becomes achieved
+# TFLOPS. ResNet-50 at 224x224: 4.09 GMACs forward (torchvision model card) = 8.18 GFLOPs.
+# BERT on SQuAD at 384 tokens: per token 2N + 2 n_layer n_ctx d_model (Kaplan et al. 2020)
+# with N the non-embedding parameters (base: 12 x 12 x 768^2; large: 24 x 12 x 1024^2).
+REFERENCE_FLOPS_PER_SAMPLE: dict[str, float] = {
+    "resnet50": 3 * 8.18e9,
+    "bert_base_squad": 3 * 384 * (2 * 12 * 12 * 768**2 + 2 * 12 * 384 * 768),
+    "bert_large_squad": 3 * 384 * (2 * 24 * 12 * 1024**2 + 2 * 24 * 384 * 1024),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceRow:
+    """One measurement: ``samples_per_second`` of ``model`` on ``accelerator_count`` devices.
+
+    ``precision`` is ``fp32`` (probably TF32 on Ampere and newer) or ``mixed`` (fp16 AMP).
+    """
+
+    generation: str
+    model: str
+    precision: str
+    accelerator: str
+    accelerator_count: int
+    batch_size_per_accelerator: int
+    samples_per_second: float
+    sample_unit: str
+
+
+@cache
+def load_reference(path: Path = REFERENCE_CSV) -> tuple[ReferenceRow, ...]:
+    """All shipped reference rows."""
+    with path.open(newline="") as handle:
+        return tuple(
+            ReferenceRow(
+                generation=row["generation"], model=row["model"], precision=row["precision"],
+                accelerator=row["accelerator"], accelerator_count=int(row["accelerator_count"]),
+                batch_size_per_accelerator=int(row["batch_size_per_accelerator"]),
+                samples_per_second=float(row["samples_per_second"]),
+                sample_unit=row["sample_unit"],
+            )
+            for row in csv.DictReader(handle)
+        )

@@ -1,0 +1,64 @@
+"""Plain-data views of results, for ``--json``, CSV and reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.ranking import CostEstimate, Recommendation, Rejection
+
+__all__ = ["estimate_row", "recommendation_to_dict", "rejection_row"]
+
+
+def estimate_row(est: CostEstimate) -> dict[str, Any]:
+    """One ranked offer as a flat mapping (units in the keys)."""
+    o, t = est.offer, est.throughput
+    return {
+        "offer": o.key,
+        "cloud": str(o.cloud),
+        "region": o.region,
+        "instance_type": o.instance_type,
+        "accelerator": o.accelerator,
+        "accelerator_count": o.accelerator_count,
+        "market": str(o.market),
+        "price_usd_per_hour": o.price_usd_per_hour,
+        "samples_per_second": t.samples_per_second,
+        "samples_per_second_low": t.samples_per_second_low,
+        "samples_per_second_high": t.samples_per_second_high,
+        "samples_per_dollar": est.samples_per_dollar,
+        "run_hours": est.run_hours,
+        "run_cost_usd": est.run_cost_usd,
+        "memory_needed_gib_per_device": est.memory_needed_gib_per_device,
+        "accelerator_memory_gib": o.accelerator_memory_gib,
+        "basis": str(t.basis),
+        "price_observed_at": o.observed_at.isoformat(),
+        "price_source": o.source,
+    }
+
+
+def rejection_row(rej: Rejection) -> dict[str, Any]:
+    """One rejected offer with its reason."""
+    o = rej.offer
+    return {
+        "offer": o.key,
+        "cloud": str(o.cloud),
+        "instance_type": o.instance_type,
+        "region": o.region,
+        "market": str(o.market),
+        "accelerator": o.accelerator,
+        "price_usd_per_hour": o.price_usd_per_hour,
+        "reason": rej.reason,
+    }
+
+
+def recommendation_to_dict(rec: Recommendation) -> dict[str, Any]:
+    """The ``--json`` object of ``advisor recommend``."""
+    return {
+        "workload": rec.workload,
+        "prices_captured_at": rec.prices_captured_at.isoformat(),
+        "ranked": [estimate_row(e) for e in rec.ranked],
+        "rejected": [rejection_row(r) for r in rec.rejected],
+        "assumptions": list(rec.assumptions),
+        "advice": list(rec.advice),
+        "warnings": list(rec.warnings),
+        **rec.extra,
+    }

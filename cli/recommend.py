@@ -1,0 +1,92 @@
+"""``advisor recommend``: rank offers for a model.yaml."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from advisor.ranking import Recommendation
+from advisor.serialize import recommendation_to_dict
+from cli.errors import handle_errors
+from cli.options import json_option
+from cli.render import console, echo_json, fmt_number
+
+__all__ = ["recommend"]
+
+
+def _reason_kind(reason: str) -> str:
+    """Group rejection reasons for the summary ('needs 41.2 GiB ...' -> 'needs N GiB ...')."""
+    return re.sub(r"\$?[\d,.]+", "N", reason).split(";")[0]
+
+
+def _render(rec: Recommendation, top: int) -> None:
+    out = console()
+    table = Table(title=f"{rec.workload}: best samples per dollar first "
+                  f"(prices captured {rec.prices_captured_at})", title_justify="left")
+    for name, justify in [("#", "right"), ("offer", "left"), ("accelerators", "left"),
+                          ("market", "left"), ("$/h", "right"), ("samples/s (low-high)", "right"),
+                          ("samples/$", "right"), ("run h", "right"), ("run $", "right"),
+                          ("basis", "left")]:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for i, est in enumerate(rec.ranked[:top], start=1):
+        o, t = est.offer, est.throughput
+        table.add_row(
+            str(i), f"{o.cloud} {o.region} {o.instance_type}",
+            f"{o.accelerator_count}x {o.accelerator}", str(o.market),
+            f"{o.price_usd_per_hour:,.2f}",
+            f"{fmt_number(t.samples_per_second)} ({fmt_number(t.samples_per_second_low)}-"
+            f"{fmt_number(t.samples_per_second_high)})",
+            fmt_number(est.samples_per_dollar), f"{est.run_hours:,.1f}",
+            f"{est.run_cost_usd:,.0f}", str(t.basis),
+        )
+    out.print(table)
+    out.print(f"{len(rec.ranked)} offers ranked, {len(rec.rejected)} rejected.")
+    kinds = Counter(_reason_kind(r.reason) for r in rec.rejected)
+    for kind, n in kinds.most_common(6):
+        example = next(r for r in rec.rejected if _reason_kind(r.reason) == kind)
+        out.print(f"  rejected {n:>4}: {example.reason}" + (" (e.g.)" if n > 1 else ""))
+    for warning in rec.warnings:
+        out.print(f"[yellow]warning:[/] {warning}")
+    for line in rec.advice:
+        out.print(f"[green]advice:[/] {line}")
+    out.print("assumptions:")
+    for line in rec.assumptions:
+        out.print(f"  - {line}")
+
+
+@click.command()
+@click.argument("model_yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--top", default=15, show_default=True, type=click.IntRange(min=1),
+              help="How many ranked offers the table shows (JSON and CSV have all).")
+@json_option
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write every ranked and rejected offer to this CSV file.")
+@handle_errors
+def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None) -> None:
+    """Rank cloud instances for MODEL_YAML by samples per dollar.
+
+    Profiles the model locally (cached), predicts its throughput on every offer in the
+    price catalog, applies the constraints (budget, deadline, memory, regions, spot) and
+    prints the best offers with whole-run cost and time.
+
+    \b
+    Examples:
+      advisor recommend examples/resnet50.yaml
+      advisor recommend examples/bert.yaml --top 5 --json
+      advisor recommend examples/gpt2.yaml --csv ranking.csv
+    """
+    from advisor.service import recommend_for_file
+
+    rec = recommend_for_file(model_yaml)
+    if csv_path is not None:
+        from reports.recommendation_csv import write_recommendation_csv
+
+        write_recommendation_csv(rec, csv_path)
+    if as_json:
+        echo_json(recommendation_to_dict(rec))
+    else:
+        _render(rec, top)
