@@ -6,11 +6,16 @@ imports torch lazily.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import importlib
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BuiltWorkload", "WorkloadRecipe"]
+from probes.errors import ProbeError
+
+__all__ = ["BuiltWorkload", "WorkloadRecipe", "build_workload"]
 
 
 @dataclass(frozen=True)
@@ -44,3 +49,83 @@ class BuiltWorkload:
     make_batch: Callable[[int, Any], Any]
     loss_fn: Callable[[Any, Any], Any]
     make_loader: Callable[[int], Iterable[Any]] | None = None
+
+
+def build_workload(recipe: WorkloadRecipe) -> BuiltWorkload:
+    """Build the torch objects of ``recipe`` on the current default device.
+
+    Built-ins come from ``probes.models.BUILTIN``. An entrypoint ``"package.module:function"``
+    is imported with ``recipe.base_dir`` on ``sys.path`` and called with the options as
+    keyword arguments; it returns ``(model, make_batch, loss_fn)`` or a ``BuiltWorkload``.
+    Any failure becomes a one-line ProbeError saying what to fix. Wrap the call in
+    ``with torch.device("meta"):`` to build without allocating memory.
+    """
+    if (recipe.builtin is None) == (recipe.entrypoint is None):
+        raise ProbeError("a workload recipe needs exactly one of builtin and entrypoint")
+    if recipe.builtin is not None:
+        from probes.models import BUILTIN
+
+        builder = BUILTIN.get(recipe.builtin)
+        if builder is None:
+            raise ProbeError(f"unknown built-in model {recipe.builtin!r}; built-ins are "
+                             f"{', '.join(sorted(BUILTIN))}")
+        return builder(**dict(recipe.options))
+    assert recipe.entrypoint is not None
+    return _call_entrypoint(recipe.entrypoint, recipe.options, base_dir=recipe.base_dir)
+
+
+@contextmanager
+def _on_path(base_dir: str | None) -> Iterator[None]:
+    if base_dir is None or base_dir in sys.path:
+        yield
+        return
+    sys.path.insert(0, base_dir)
+    try:
+        yield
+    finally:
+        if base_dir in sys.path:
+            sys.path.remove(base_dir)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _call_entrypoint(entrypoint: str, options: Mapping[str, Any], *,
+                     base_dir: str | None) -> BuiltWorkload:
+    module_name, _, function_name = entrypoint.partition(":")
+    if not module_name or not function_name:
+        raise ProbeError(f"entrypoint must look like 'package.module:function', "
+                         f"got {entrypoint!r}")
+    where = f" (searched {base_dir} and sys.path)" if base_dir else ""
+    with _on_path(base_dir):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ProbeError(f"entrypoint {entrypoint!r}: cannot import {module_name!r}"
+                             f"{where}: {_first_line(exc)}") from exc
+        except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
+            raise ProbeError(f"entrypoint {entrypoint!r}: importing {module_name!r} failed: "
+                             f"{_first_line(exc)}") from exc
+        function = getattr(module, function_name, None)
+        if not callable(function):
+            raise ProbeError(f"entrypoint {entrypoint!r}: module {module_name!r} has no "
+                             f"function {function_name!r}")
+        try:
+            result = function(**dict(options))
+        except Exception as exc:  # noqa: BLE001 - user code may raise anything
+            raise ProbeError(f"entrypoint {entrypoint!r} failed when called with options "
+                             f"{dict(options)!r}: {_first_line(exc)}") from exc
+    return _as_built(entrypoint, result)
+
+
+def _as_built(entrypoint: str, result: object) -> BuiltWorkload:
+    if isinstance(result, BuiltWorkload):
+        return result
+    if isinstance(result, tuple) and len(result) == 3:
+        model, make_batch, loss_fn = result
+        if callable(model) and callable(make_batch) and callable(loss_fn):
+            return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn)
+    raise ProbeError(f"entrypoint {entrypoint!r} must return (model, make_batch, loss_fn) or "
+                     f"a BuiltWorkload, got {type(result).__name__}")
