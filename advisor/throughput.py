@@ -115,12 +115,19 @@ class ThroughputModel(abc.ABC):
 
 
 def _precision_key(precision: Precision, spec: AcceleratorSpec) -> str:
-    """``mixed`` when the step runs at half width on this hardware, else ``fp32``."""
+    """``mixed`` when the step runs at half width on this hardware, else ``fp32``.
+
+    Accelerators with no fp32 figure (TPUs, Gaudi) run matmuls in bf16 passes anyway.
+    """
     half = precision is Precision.FP16 or (precision is Precision.BF16 and spec.supports_bf16)
-    return "mixed" if half else "fp32"
+    return "mixed" if half or spec.fp32_tflops is None else "fp32"
 
 
 def _peak_flops(spec: AcceleratorSpec, precision_key: str) -> float:
+    """Peak FLOP/s for the precision key; fp32 on tensor-core GPUs with bf16 runs as TF32
+    (half the dense bf16 rate), as the reference "fp32" rows on Ampere and newer did."""
+    if precision_key == "fp32" and spec.tensor_cores and spec.supports_bf16 and spec.bf16_tflops:
+        return max(spec.fp32_tflops or 0.0, spec.bf16_tflops / 2) * 1e12
     return spec.peak_tflops(low_precision=precision_key == "mixed") * 1e12
 
 

@@ -1,0 +1,85 @@
+"""recommend end to end on the shipped catalog, with a fixed profile (no torch needed)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from advisor.profile import WorkloadProfile
+from advisor.recommend import recommend
+from advisor.serialize import recommendation_to_dict
+from advisor.spec import parse_workload_spec
+from advisor.throughput import Basis, Measurement
+from pricing import Cloud, shipped_catalog
+from pricing.errors import UnknownNameError
+
+# ResNet-50 at 224x224: ~24.5 GFLOPs per training sample, 25.6 M parameters.
+RESNET = WorkloadProfile(flops_per_sample=24.5e9, params=25_557_032, weight_bytes=102_228_128,
+                         gradient_bytes=102_228_128, optimizer_bytes=204_456_256,
+                         activation_bytes_per_sample=50 * 2**20, method="test")
+SPEC = {
+    "name": "resnet50", "model": {"builtin": "resnet50"}, "batch_size": 256, "precision": "bf16",
+    "data": {"samples": 1281167, "epochs": 90},
+    "constraints": {"budget_usd": 3000, "deadline_hours": 72, "clouds": ["aws", "gcp"],
+                    "max_accelerators": 8},
+}
+RANKED_KEYS = {"cloud", "region", "instance_type", "accelerator", "accelerator_count", "market",
+               "price_usd_per_hour", "samples_per_second", "samples_per_second_low",
+               "samples_per_second_high", "samples_per_dollar", "run_hours", "run_cost_usd",
+               "basis"}
+
+
+def _recommend(**overrides: object):  # type: ignore[no-untyped-def]
+    spec = parse_workload_spec({**SPEC, **overrides})
+    return recommend(spec, catalog=shipped_catalog(), profile=RESNET, today=date(2026, 1, 1))
+
+
+def test_json_shape_and_coverage() -> None:
+    data = recommendation_to_dict(_recommend())
+    assert data["workload"] == "resnet50"
+    assert data["prices_captured_at"] == "2025-03-01"
+    assert len(data["ranked"]) >= 40
+    assert all(RANKED_KEYS <= set(item) for item in data["ranked"])
+    assert all({"instance_type", "region", "market", "reason"} <= set(r) for r in data["rejected"])
+    assert {item["cloud"] for item in data["ranked"]} == {"aws", "gcp"}
+    accelerators = {item["accelerator"] for item in data["ranked"]}
+    assert any(a.startswith("TPU") for a in accelerators) and "H100-SXM" in accelerators
+    spd = [item["samples_per_dollar"] for item in data["ranked"]]
+    assert spd == sorted(spd, reverse=True)
+
+
+def test_every_catalog_offer_is_ranked_or_rejected_once() -> None:
+    rec = _recommend()
+    keys = [e.offer.key for e in rec.ranked] + [r.offer.key for r in rec.rejected]
+    assert sorted(keys) == sorted(o.key for o in shipped_catalog().offers)
+
+
+def test_constraints_hold_in_the_ranking() -> None:
+    rec = _recommend()
+    assert all(e.offer.cloud in (Cloud.AWS, Cloud.GCP) for e in rec.ranked)
+    assert all(e.offer.accelerator_count <= 8 for e in rec.ranked)
+    assert all(e.run_cost_usd <= 3000 and e.run_hours <= 72 for e in rec.ranked)
+
+
+def test_stale_prices_warn() -> None:
+    assert "days old" in _recommend().warnings[0]
+
+
+def test_fp32_on_bf16_hardware_gets_precision_advice() -> None:
+    rec = _recommend(precision="fp32", constraints={"accelerators": ["A10G", "L4", "A100"]})
+    assert any("bf16" in line for line in rec.advice)
+
+
+def test_a_measurement_wins_on_its_accelerator() -> None:
+    spec = parse_workload_spec(SPEC)
+    rec = recommend(spec, catalog=shipped_catalog(), profile=RESNET,
+                    measurements=[Measurement("A10G", 500.0, 1)])
+    a10g = [e for e in rec.ranked if e.offer.instance_type == "g5.xlarge"]
+    assert a10g and all(e.throughput.basis is Basis.MEASURED for e in a10g)
+    assert a10g[0].throughput.samples_per_second == pytest.approx(500.0)
+
+
+def test_unknown_region_in_constraints_is_a_clear_error() -> None:
+    with pytest.raises(UnknownNameError, match="did you mean"):
+        _recommend(constraints={"regions": ["us-east-9"]})
