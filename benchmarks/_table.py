@@ -1,0 +1,25 @@
+"""Tiny helper shared by the benchmark scripts: print a Markdown table and save it."""
+
+from __future__ import annotations
+
+import platform
+from datetime import UTC, datetime
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def write_table(name: str, title: str, header: list[str], rows: list[list[str]],
+                notes: list[str] = ()) -> str:  # type: ignore[assignment]
+    """Print the table and write it to ``benchmarks/results/<name>.md``; returns the text."""
+    lines = [f"# {title}", "",
+             f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
+             f"Python {platform.python_version()}", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += [""] + [f"- {n}" for n in notes]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.md").write_text(text)
+    return text

@@ -1,0 +1,5 @@
+"""``python -m cli`` runs the advisor command line."""
+
+from cli.main import main
+
+raise SystemExit(main())
