@@ -25,12 +25,19 @@ from pricing.sources.base import (
 )
 from pricing.types import Cloud, InstanceOffer, Market
 
-__all__ = ["AWS_REGIONS", "AwsPriceSource", "ClientFactory", "default_client_factory"]
+__all__ = [
+    "AWS_ACCELERATOR_FAMILIES", "AWS_REGIONS", "AwsPriceSource", "ClientFactory",
+    "default_client_factory",
+]
 
 ClientFactory = Callable[[str, str], Any]
 """``(service, region) -> boto3 client``."""
 
 AWS_REGIONS = ("us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "ap-northeast-1")
+AWS_ACCELERATOR_FAMILIES = (
+    "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "g4dn", "g5", "g6", "g6e",
+    "dl1", "trn1", "trn1n", "trn2", "inf2",
+)
 PRICING_REGION = "us-east-1"
 SOURCE = "aws price list api + ec2 spot price history"
 _THROTTLE_CODES = frozenset({
@@ -57,11 +64,6 @@ def _is_throttle(exc: BaseException) -> bool:
     if not isinstance(response, dict):
         return False
     return response.get("Error", {}).get("Code") in _THROTTLE_CODES
-
-
-def _is_aws_error(exc: BaseException) -> bool:
-    module = type(exc).__module__
-    return module.startswith(("botocore", "boto3"))
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,8 @@ def _hourly_usd(product: dict[str, Any]) -> float:
 class AwsPriceSource(PriceSource):
     """On-demand (Linux, shared tenancy) and spot prices of AWS accelerator instances.
 
-    ``families`` limits the instance families read (None: every instance type with a GPU,
-    Neuron or inference accelerator the catalog has specs for).
+    ``families`` are the instance families read (default ``AWS_ACCELERATOR_FAMILIES``; None:
+    every instance type with a GPU, Neuron or inference accelerator the catalog has specs for).
     """
 
     cloud = Cloud.AWS
@@ -127,7 +129,7 @@ class AwsPriceSource(PriceSource):
         self,
         *,
         client_factory: ClientFactory | None = None,
-        families: Sequence[str] | None = None,
+        families: Sequence[str] | None = AWS_ACCELERATOR_FAMILIES,
         clock: Clock = utc_now,
         sleep: Sleep = time.sleep,
     ) -> None:
@@ -137,17 +139,15 @@ class AwsPriceSource(PriceSource):
         self._sleep = sleep
 
     def _call(self, client: Any, operation: str, what: str, **kwargs: Any) -> dict[str, Any]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
         method = getattr(client, operation)
         try:
             response: dict[str, Any] = with_backoff(
                 lambda: method(**kwargs), is_throttle=_is_throttle, what=what, sleep=self._sleep,
             )
-        except SourceError:
-            raise
-        except Exception as exc:
-            if _is_aws_error(exc):
-                raise SourceError(f"{what} failed: {exc}") from exc
-            raise
+        except (BotoCoreError, ClientError) as exc:
+            raise SourceError(f"{what} failed: {exc}") from exc
         return response
 
     def _paged(
@@ -167,7 +167,11 @@ class AwsPriceSource(PriceSource):
     def _instance_facts(self, ec2: Any, region: str, skipped: list[str]) -> dict[str, _Facts]:
         facts = {}
         what = f"{region} describe_instance_types"
-        for page in self._paged(ec2, "describe_instance_types", what):
+        kwargs: dict[str, Any] = {}
+        if self._families is not None:
+            values = sorted(f"{family}.*" for family in self._families)
+            kwargs["Filters"] = [{"Name": "instance-type", "Values": values}]
+        for page in self._paged(ec2, "describe_instance_types", what, **kwargs):
             for item in page.get("InstanceTypes", []):
                 family = str(item["InstanceType"]).split(".")[0]
                 if self._families is not None and family not in self._families:
