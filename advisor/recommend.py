@@ -74,9 +74,7 @@ def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog
         rivals = [e for e in ranked[1:20] if e.throughput.basis is not Basis.MEASURED
                   and e.throughput.samples_per_second_high * 3600 / e.offer.price_usd_per_hour
                   > low_top and e.offer.accelerator != top.offer.accelerator]
-        seen: set[str] = set()
-        names = [e.offer.accelerator for e in rivals
-                 if not (e.offer.accelerator in seen or seen.add(e.offer.accelerator))][:3]
+        names = list(dict.fromkeys(e.offer.accelerator for e in rivals))[:3]
         if names:
             advice.append(
                 f"the top pick ({top.offer.accelerator}) is predicted, and {', '.join(names)} "
@@ -94,11 +92,12 @@ def recommend(
     profile: WorkloadProfile,
     model: ThroughputModel | None = None,
     measurements: Sequence[Measurement] = (),
-    assumptions: CostAssumptions = CostAssumptions(),
+    assumptions: CostAssumptions | None = None,
     today: date | None = None,
 ) -> Recommendation:
     """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs."""
     _check_names(spec, catalog)
+    assumptions = assumptions or CostAssumptions()
     model = model or default_throughput_model(catalog)
     features = WorkloadFeatures(precision=spec.precision, flops_per_sample=profile.flops_per_sample,
                                 params=profile.params, name=spec.name)

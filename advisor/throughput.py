@@ -195,7 +195,7 @@ class PeakFractionModel(ThroughputModel):
         return fraction, min(low, fraction / self.unseen_widening), max(
             high, fraction * self.unseen_widening), False
 
-    def scaling_efficiency(self, accelerator: AcceleratorSpec, count: int) -> float:
+    def scaling_efficiency(self, accelerator: AcceleratorSpec, count: int) -> float:  # noqa: ARG002
         if count <= 1:
             return 1.0
         known = [n for n in self.scaling_ if n <= count]

@@ -29,10 +29,10 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: ARG002
         return sorted(n for n, (mod, _, _) in _COMMANDS.items() if _module_exists(mod))
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:  # noqa: ARG002
         if cmd_name not in _COMMANDS:
             return None
         module_name, attribute, _ = _COMMANDS[cmd_name]

@@ -175,7 +175,7 @@ class Catalog:
 
 
 def _read_manifest(data_dir: Path) -> dict[str, object]:
-    manifest = json.loads((data_dir / "manifest.json").read_text())
+    manifest: dict[str, object] = json.loads((data_dir / "manifest.json").read_text())
     if manifest.get("schema_version") != SCHEMA_VERSION:
         raise PricingError(
             f"{data_dir / 'manifest.json'}: schema_version {manifest.get('schema_version')} "

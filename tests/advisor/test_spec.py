@@ -110,7 +110,8 @@ def test_load_remembers_the_folder_for_entrypoints(tmp_path: Path) -> None:
 yaml_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True)
     | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(max_size=8), children, max_size=3),
     max_leaves=8,
 )
 field_paths = st.sampled_from([
