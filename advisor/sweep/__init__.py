@@ -1,0 +1,39 @@
+"""Optuna sweeps with pruning, a dollar cap, per-trial cost accounting and artifact cleanup.
+
+An objective written for ``advisor sweep`` is a plain Optuna objective; it may call
+``suggest(trial)`` to get the sweep.yaml search space and ``upload_artifact(trial, path)``
+to save files that the cleanup policy later deletes.
+"""
+
+from advisor.sweep.artifacts import SweepArtifactStore, open_artifact_store, upload_artifact
+from advisor.sweep.budget import BudgetGate, cost_of, trial_cost_usd
+from advisor.sweep.cleanup import CleanupReport, cleanup_study, plan_cleanup
+from advisor.sweep.runner import WorkerResult, open_study, run_worker, suggest
+from advisor.sweep.spec import SweepSpec, load_sweep_spec, parse_sweep_spec
+from advisor.sweep.status import SweepStatus, load_status, sweep_status
+from advisor.sweep.workers import SweepOutcome, check_workers_storage, run_sweep
+
+__all__ = [
+    "BudgetGate",
+    "CleanupReport",
+    "SweepArtifactStore",
+    "SweepOutcome",
+    "SweepSpec",
+    "SweepStatus",
+    "WorkerResult",
+    "check_workers_storage",
+    "cleanup_study",
+    "cost_of",
+    "load_status",
+    "load_sweep_spec",
+    "open_artifact_store",
+    "open_study",
+    "parse_sweep_spec",
+    "plan_cleanup",
+    "run_sweep",
+    "run_worker",
+    "suggest",
+    "sweep_status",
+    "trial_cost_usd",
+    "upload_artifact",
+]

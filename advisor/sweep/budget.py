@@ -1,0 +1,144 @@
+"""Dollar accounting of a sweep: what each trial cost, and whether another trial may start.
+
+A trial costs its wall time times the price per hour of the instance it ran on, divided by the
+number of trials sharing that instance at once. The cost is stored on the trial as user
+attributes (``advisor:cost_usd`` ...), so every worker and ``advisor sweep status`` see it.
+
+The gate lets a new trial start only while ``spent + expected cost of the running trials +
+expected cost of the new one <= max_usd``; spent is checked before every start, so the final
+overshoot is at most the cost of the trials that were already running.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from optuna.trial import FrozenTrial, TrialState
+
+from advisor.sweep.spec import BudgetSpec
+
+__all__ = [
+    "COST_ATTR",
+    "PRICE_ATTR",
+    "SHARE_ATTR",
+    "STARTED_ATTR",
+    "WALL_ATTR",
+    "BudgetGate",
+    "cost_of",
+    "expected_trial_cost_usd",
+    "trial_cost_usd",
+]
+
+COST_ATTR = "advisor:cost_usd"
+WALL_ATTR = "advisor:wall_s"
+PRICE_ATTR = "advisor:price_usd_per_hour"
+SHARE_ATTR = "advisor:share"
+STARTED_ATTR = "advisor:started_at_s"
+
+_COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING)
+
+
+def trial_cost_usd(wall_s: float, price_usd_per_hour: float, share: int = 1) -> float:
+    """Dollars for ``wall_s`` seconds on an instance shared by ``share`` concurrent trials."""
+    if wall_s < 0 or price_usd_per_hour < 0 or share < 1:
+        raise ValueError(f"bad cost inputs: wall_s={wall_s}, price={price_usd_per_hour}, "
+                         f"share={share}")
+    return wall_s / 3600.0 * price_usd_per_hour / share
+
+
+def _attr_float(trial: FrozenTrial, key: str) -> float | None:
+    value: Any = trial.user_attrs.get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def cost_of(trial: FrozenTrial, *, price_usd_per_hour: float, share: int = 1,
+            now_s: float | None = None) -> float:
+    """The trial's cost: its recorded attribute, else estimated from its timestamps.
+
+    A running trial (no recorded cost) costs its elapsed time so far when ``now_s`` is given
+    and it recorded its start; a trial failed by heartbeat costs start-to-end time.
+    """
+    recorded = _attr_float(trial, COST_ATTR)
+    if recorded is not None:
+        return recorded
+    price = _attr_float(trial, PRICE_ATTR)
+    price = price_usd_per_hour if price is None else price
+    started = _attr_float(trial, STARTED_ATTR)
+    if trial.state is TrialState.RUNNING:
+        if now_s is None or started is None:
+            return 0.0
+        return trial_cost_usd(max(now_s - started, 0.0), price, share)
+    if trial.datetime_start is not None and trial.datetime_complete is not None:
+        wall = (trial.datetime_complete - trial.datetime_start).total_seconds()
+        return trial_cost_usd(max(wall, 0.0), price, share)
+    return 0.0
+
+
+def expected_trial_cost_usd(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float,
+                            share: int = 1) -> float:
+    """What a new trial is expected to cost: the largest completed trial's cost.
+
+    Falls back to the largest finished trial of any state, then 0 when nothing finished yet.
+    The largest (not the mean) keeps the cap conservative.
+    """
+    for states in ((TrialState.COMPLETE,), (TrialState.PRUNED, TrialState.FAIL)):
+        costs = [cost_of(t, price_usd_per_hour=price_usd_per_hour, share=share)
+                 for t in trials if t.state in states]
+        if costs:
+            return max(costs)
+    return 0.0
+
+
+@dataclass
+class BudgetGate:
+    """Decides, before each trial, whether the sweep may start another one.
+
+    ``clock`` returns seconds (``time.time`` by default; tests inject a fake). ``max_hours``
+    counts from this gate's first check. Not thread-safe; one gate per worker loop.
+    """
+
+    budget: BudgetSpec
+    price_usd_per_hour: float
+    share: int = 1
+    clock: Callable[[], float] = time.time
+    _started_s: float | None = None
+
+    def spent_usd(self, trials: Sequence[FrozenTrial]) -> float:
+        """Dollars of all finished trials."""
+        return sum(cost_of(t, price_usd_per_hour=self.price_usd_per_hour, share=self.share)
+                   for t in trials if t.state.is_finished())
+
+    def in_flight_usd(self, trials: Sequence[FrozenTrial]) -> float:
+        """Expected full cost of the running trials (at least what they spent so far)."""
+        expected = expected_trial_cost_usd(trials, price_usd_per_hour=self.price_usd_per_hour,
+                                           share=self.share)
+        now = self.clock()
+        return sum(max(expected, cost_of(t, price_usd_per_hour=self.price_usd_per_hour,
+                                          share=self.share, now_s=now))
+                   for t in trials if t.state is TrialState.RUNNING)
+
+    def stop_reason(self, trials: Sequence[FrozenTrial]) -> str | None:
+        """Why no new trial may start (a sentence), or None when one may."""
+        now = self.clock()
+        if self._started_s is None:
+            self._started_s = now
+        budget = self.budget
+        if budget.max_trials is not None:
+            count = sum(1 for t in trials if t.state in _COUNTED)
+            if count >= budget.max_trials:
+                return f"max_trials reached ({count} of {budget.max_trials})"
+        if budget.max_hours is not None and now - self._started_s >= budget.max_hours * 3600:
+            return f"max_hours reached ({budget.max_hours:g} h)"
+        if budget.max_usd is not None:
+            spent = self.spent_usd(trials)
+            flying = self.in_flight_usd(trials)
+            expected = expected_trial_cost_usd(
+                trials, price_usd_per_hour=self.price_usd_per_hour, share=self.share)
+            if spent + flying + expected > budget.max_usd or spent >= budget.max_usd:
+                return (f"dollar cap: ${spent:.4f} spent + ${flying:.4f} running + "
+                        f"${expected:.4f} for one more trial would pass max_usd "
+                        f"${budget.max_usd:g}")
+        return None

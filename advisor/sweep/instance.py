@@ -1,0 +1,74 @@
+"""What one sweep trial-hour costs: the price of the instance named in sweep.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import AdvisorError
+from advisor.sweep.spec import SweepSpec
+from pricing import Catalog, InstanceOffer, PricingError, shipped_catalog
+
+__all__ = ["InstanceChoice", "find_offer", "resolve_instance"]
+
+
+@dataclass(frozen=True)
+class InstanceChoice:
+    """The instance trials run on and its price; ``offer`` is None for ``local``."""
+
+    label: str
+    price_usd_per_hour: float
+    offer: InstanceOffer | None = None
+
+
+def _catalog() -> Catalog:
+    """The newest refreshed snapshot per cloud, else the shipped catalog."""
+    try:
+        from advisor.service import current_catalog
+    except ImportError:  # pragma: no cover - the service module lands with recommend
+        return shipped_catalog()
+    return current_catalog()
+
+
+def find_offer(key: str, catalog: Catalog | None = None) -> InstanceOffer:
+    """The catalog offer whose key is ``key`` (``aws:g5.xlarge:us-east-1:spot``)."""
+    catalog = catalog or _catalog()
+    matches = [o for o in catalog.offers if o.key == key]
+    if not matches:
+        cloud_type = ":".join(key.split(":")[:2])
+        near = sorted({o.key for o in catalog.offers if o.key.startswith(cloud_type)})[:3]
+        hint = f"; did you mean {', '.join(near)}?" if near else (
+            "; list offers with 'advisor pricing list'")
+        raise AdvisorError(f"instance: no offer {key!r} in the price catalog{hint}")
+    return min(matches, key=lambda o: o.price_usd_per_hour)
+
+
+def _recommended(spec: SweepSpec) -> InstanceOffer:
+    assert spec.model is not None
+    path = Path(spec.model)
+    if not path.is_absolute() and spec.source_dir:
+        path = Path(spec.source_dir) / path
+    try:
+        from advisor.service import recommend_for_file
+    except ImportError as exc:  # pragma: no cover - lands with 'advisor recommend'
+        raise AdvisorError("instance: recommended needs 'advisor recommend', which is not "
+                           "available in this build; give an offer key instead") from exc
+    result: Any = recommend_for_file(path)
+    ranked = getattr(result, "ranked", ())
+    if not ranked:
+        raise AdvisorError(f"instance: recommended, but the ranking for {path} is empty; "
+                           "loosen its constraints or give an offer key")
+    offer: InstanceOffer = ranked[0].offer
+    return offer
+
+
+def resolve_instance(spec: SweepSpec) -> InstanceChoice:
+    """The instance and hourly price trials are charged at (raises AdvisorError)."""
+    if spec.instance == "local":
+        return InstanceChoice("local", spec.price_usd_per_hour)
+    try:
+        offer = _recommended(spec) if spec.instance == "recommended" else find_offer(spec.instance)
+    except PricingError as exc:
+        raise AdvisorError(f"instance: {exc}") from exc
+    return InstanceChoice(offer.key, offer.price_usd_per_hour, offer)

@@ -1,0 +1,309 @@
+"""Run a sweep's trials in this process: one worker loop against the shared Optuna study.
+
+Each loop turn asks the budget gate whether another trial may start, then runs it through
+``study.optimize``: the wrapped objective pre-applies the YAML search space, calls the user's
+entrypoint, and records wall time and dollars on the trial; after every trial the cleanup
+policy runs. A dead worker's trial is failed by heartbeat; database errors are retried.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from advisor.errors import AdvisorError
+from advisor.storage import default_storage_url
+from advisor.sweep.artifacts import (
+    ARTIFACTS_URL_ATTR,
+    SweepArtifactStore,
+    bind_store,
+    open_artifact_store,
+)
+from advisor.sweep.budget import (
+    COST_ATTR,
+    PRICE_ATTR,
+    SHARE_ATTR,
+    STARTED_ATTR,
+    WALL_ATTR,
+    BudgetGate,
+    trial_cost_usd,
+)
+from advisor.sweep.cleanup import cleanup_study
+from advisor.sweep.instance import resolve_instance
+from advisor.sweep.service import CLEANUP_POLICY_ATTR
+from advisor.sweep.spec import (
+    Direction,
+    Distribution,
+    ParamSpec,
+    PrunerKind,
+    SamplerKind,
+    SweepSpec,
+)
+
+__all__ = [
+    "SEARCH_SPACE_ATTR",
+    "STOP_REASON_ATTR",
+    "Objective",
+    "WorkerResult",
+    "load_entrypoint",
+    "make_pruner",
+    "make_sampler",
+    "open_study",
+    "run_worker",
+    "storage_url_of",
+    "suggest",
+]
+
+log = logging.getLogger("advisor.sweep")
+
+SEARCH_SPACE_ATTR = "advisor:search_space"
+STOP_REASON_ATTR = "advisor:stop_reason"
+PRICE_STUDY_ATTR = "advisor:price_usd_per_hour"
+INSTANCE_ATTR = "advisor:instance"
+Objective = Callable[[optuna.Trial], Any]
+
+_DB_RETRY_S = 120.0
+_DIRECTIONS = {Direction.MINIMIZE: optuna.study.StudyDirection.MINIMIZE,
+               Direction.MAXIMIZE: optuna.study.StudyDirection.MAXIMIZE}
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    """What one worker loop did: trials it ran and why it stopped."""
+
+    trials_run: int
+    stop_reason: str
+
+
+def storage_url_of(spec: SweepSpec, override: str | None = None) -> str:
+    """The storage URL: the command-line override, sweep.yaml's, else the default SQLite file."""
+    return override or spec.storage or default_storage_url()
+
+
+def _param_dict(p: ParamSpec) -> dict[str, Any]:
+    return {"name": p.name, "type": str(p.distribution), "low": p.low, "high": p.high,
+            "log": p.log, "step": p.step, "choices": list(p.choices)}
+
+
+def _params_from_attr(raw: object) -> list[ParamSpec]:
+    if not isinstance(raw, list):
+        return []
+    return [ParamSpec(d["name"], Distribution(d["type"]), low=d["low"], high=d["high"],
+                      log=d["log"], step=d["step"], choices=tuple(d["choices"])) for d in raw]
+
+
+def suggest(trial: optuna.Trial, space: Sequence[ParamSpec] | None = None) -> dict[str, Any]:
+    """Suggest every parameter of the sweep's YAML search space; returns name -> value.
+
+    Safe to call again inside the objective (Optuna returns the same values). Without
+    ``space``, the study's stored search space is used.
+    """
+    params = list(space) if space is not None else _params_from_attr(
+        trial.study.user_attrs.get(SEARCH_SPACE_ATTR))
+    values: dict[str, Any] = {}
+    for p in params:
+        if p.distribution is Distribution.CATEGORICAL:
+            values[p.name] = trial.suggest_categorical(p.name, list(p.choices))
+        elif p.distribution is Distribution.INT:
+            assert p.low is not None and p.high is not None
+            values[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high),
+                                               step=int(p.step or 1), log=p.log)
+        else:
+            assert p.low is not None and p.high is not None
+            values[p.name] = trial.suggest_float(p.name, p.low, p.high, step=p.step, log=p.log)
+    return values
+
+
+def make_sampler(spec: SweepSpec) -> optuna.samplers.BaseSampler:
+    """The Optuna sampler sweep.yaml names, with its seed and options."""
+    s = spec.sampler
+    if s.kind is SamplerKind.RANDOM:
+        return optuna.samplers.RandomSampler(seed=s.seed)
+    if s.kind is SamplerKind.CMAES:
+        return optuna.samplers.CmaEsSampler(seed=s.seed, **s.options)
+    if s.kind is SamplerKind.GRID:
+        grid = {p.name: p.grid_values() for p in spec.search_space}
+        return optuna.samplers.GridSampler(grid, seed=s.seed)
+    return optuna.samplers.TPESampler(seed=s.seed, **s.options)
+
+
+def make_pruner(spec: SweepSpec) -> optuna.pruners.BasePruner:
+    """The Optuna pruner sweep.yaml names, with its options."""
+    kind, options = spec.pruner.kind, dict(spec.pruner.options)
+    if kind is PrunerKind.NONE:
+        return optuna.pruners.NopPruner()
+    if kind is PrunerKind.PERCENTILE:
+        return optuna.pruners.PercentilePruner(options.pop("percentile", 25.0), **options)
+    if kind is PrunerKind.SUCCESSIVE_HALVING:
+        return optuna.pruners.SuccessiveHalvingPruner(**options)
+    if kind is PrunerKind.HYPERBAND:
+        return optuna.pruners.HyperbandPruner(**options)
+    if kind is PrunerKind.WILCOXON:
+        return optuna.pruners.WilcoxonPruner(**options)
+    return optuna.pruners.MedianPruner(**options)
+
+
+def load_entrypoint(spec: SweepSpec) -> Objective:
+    """Import ``pkg.mod:func`` with the sweep.yaml folder first on ``sys.path``."""
+    module_name, _, func_name = spec.entrypoint.partition(":")
+    if spec.source_dir and spec.source_dir not in sys.path:
+        sys.path.insert(0, spec.source_dir)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise AdvisorError(f"entrypoint: cannot import {module_name!r} ({exc}); the module "
+                           f"must be importable from {spec.source_dir or 'the current folder'}"
+                           ) from exc
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise AdvisorError(f"entrypoint: {module_name} has no function {func_name!r}")
+    return func  # type: ignore[no-any-return]
+
+
+def _db_errors() -> tuple[type[BaseException], ...]:
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    return (OperationalError, DBAPIError)
+
+
+def _with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RETRY_S) -> Any:
+    """Call, retrying with back-off while the database is unreachable (e.g. restarting)."""
+    deadline = time.monotonic() + retry_s
+    delay = 0.2
+    while True:
+        try:
+            return call()
+        except _db_errors() as exc:
+            if time.monotonic() > deadline:
+                raise AdvisorError(f"storage: {what} failed for {retry_s:.0f} s: "
+                                   f"{str(exc).splitlines()[0]}") from exc
+            log.warning("storage: %s failed (%s); retrying in %.1f s", what,
+                        str(exc).splitlines()[0], delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+def open_study(spec: SweepSpec, *, storage_url: str | None = None,
+               price_usd_per_hour: float | None = None, instance: str | None = None,
+               artifacts_url: str | None = None) -> optuna.Study:
+    """Create the study, or load it when it exists (re-running resumes)."""
+    url = storage_url_of(spec, storage_url)
+    try:
+        storage = optuna.storages.RDBStorage(
+            url, engine_kwargs={"pool_pre_ping": True}, heartbeat_interval=spec.heartbeat_s,
+            grace_period=max(2 * spec.heartbeat_s, 2))
+    except (ImportError, ValueError) as exc:
+        raise AdvisorError(f"storage: cannot open {url!r}: {exc}") from exc
+    study = optuna.create_study(
+        study_name=spec.study, storage=storage, sampler=make_sampler(spec),
+        pruner=make_pruner(spec), direction=_DIRECTIONS[spec.direction], load_if_exists=True)
+    if study.direction.name.lower() != str(spec.direction):
+        raise AdvisorError(f"direction: study {spec.study!r} already exists with direction "
+                           f"{study.direction.name.lower()}; use a new study name")
+    attrs = study.user_attrs
+    wanted: dict[str, Any] = {
+        SEARCH_SPACE_ATTR: [_param_dict(p) for p in spec.search_space],
+        CLEANUP_POLICY_ATTR: {"keep_best": spec.cleanup.keep_best,
+                              "states": [str(s) for s in spec.cleanup.states]},
+    }
+    if price_usd_per_hour is not None:
+        wanted[PRICE_STUDY_ATTR] = price_usd_per_hour
+    if instance is not None:
+        wanted[INSTANCE_ATTR] = instance
+    if artifacts_url is not None:
+        wanted[ARTIFACTS_URL_ATTR] = artifacts_url
+    for key, value in wanted.items():
+        if attrs.get(key) != value:
+            study.set_user_attr(key, value)
+    return study
+
+
+def _wrap(objective: Objective, spec: SweepSpec, price: float,
+          clock: Callable[[], float]) -> Objective:
+    share = spec.trials_per_instance
+
+    def run(trial: optuna.Trial) -> Any:
+        started = clock()
+        trial.set_user_attr(STARTED_ATTR, started)
+        trial.set_user_attr(PRICE_ATTR, price)
+        trial.set_user_attr(SHARE_ATTR, share)
+        try:
+            suggest(trial, spec.search_space)
+            return objective(trial)
+        finally:
+            wall = max(clock() - started, 0.0)
+            trial.set_user_attr(WALL_ATTR, wall)
+            trial.set_user_attr(COST_ATTR, trial_cost_usd(wall, price, share))
+
+    return run
+
+
+def _grid_done(spec: SweepSpec, trials: Sequence[FrozenTrial]) -> str | None:
+    if spec.sampler.kind is not SamplerKind.GRID:
+        return None
+    size = 1
+    for p in spec.search_space:
+        size *= len(p.grid_values())
+    used = sum(1 for t in trials if t.state is not TrialState.WAITING)
+    return f"grid exhausted ({size} points)" if used >= size else None
+
+
+def run_worker(
+    spec: SweepSpec, *, storage_url: str | None = None, clock: Callable[[], float] = time.time,
+    artifact_store: SweepArtifactStore | None = None,
+    on_trial_end: Callable[[optuna.Study, FrozenTrial], None] | None = None,
+    stop: threading.Event | None = None, objective: Objective | None = None,
+) -> WorkerResult:
+    """Run trials until the budget, the trial count, the grid or ``stop`` ends the sweep.
+
+    Entrypoint exceptions fail that trial only. ``objective`` overrides the entrypoint
+    (tests, benchmarks); ``clock`` (seconds) drives cost accounting and ``max_hours``.
+    """
+    choice = resolve_instance(spec)
+    store = artifact_store
+    if store is None and spec.artifacts:
+        store = open_artifact_store(spec.artifacts, base_dir=spec.source_dir)
+    study = _with_db_retry("opening the study", lambda: open_study(
+        spec, storage_url=storage_url, price_usd_per_hour=choice.price_usd_per_hour,
+        instance=choice.label, artifacts_url=store.url if store else None))
+    user_fn = objective or load_entrypoint(spec)
+    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock)
+    gate = BudgetGate(spec.budget, choice.price_usd_per_hour, spec.trials_per_instance, clock)
+    bind_store(spec.study, store)
+
+    def after_trial(st: optuna.Study, trial: FrozenTrial) -> None:
+        if store is not None:
+            cleanup_study(st, store, spec.cleanup)
+        if on_trial_end is not None:
+            on_trial_end(st, trial)
+
+    ran, reason = 0, ""
+    try:
+        while not reason:
+            if stop is not None and stop.is_set():
+                reason = "interrupted"
+                break
+            trials = _with_db_retry("reading trials", lambda: study.get_trials(deepcopy=False))
+            reason = gate.stop_reason(trials) or _grid_done(spec, trials) or ""
+            if reason:
+                break
+            n = spec.trials_per_instance
+            _with_db_retry("running a trial", lambda n=n: study.optimize(  # type: ignore[misc]
+                wrapped, n_trials=n, n_jobs=n, catch=(Exception,), callbacks=[after_trial],
+                gc_after_trial=False))
+            ran += n
+        _with_db_retry("recording the stop reason",
+                       lambda: study.set_user_attr(STOP_REASON_ATTR, reason))
+    finally:
+        bind_store(spec.study, None)
+    log.info("worker stopped after %d trials: %s", ran, reason)
+    return WorkerResult(ran, reason)

@@ -1,0 +1,109 @@
+"""The state of a sweep in numbers: trials by state, best trial, dollars, pruning savings, bytes.
+
+Savings by pruning are an estimate: a pruned trial that reported ``k`` intermediate values
+when a full trial reports ``n`` ran ``k/n`` of its length, so completing it would have cost
+``cost * n / k``; the saving is that minus what it cost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from advisor.sweep.budget import cost_of
+from advisor.sweep.cleanup import bytes_cleaned
+
+__all__ = ["SweepStatus", "load_status", "pruning_savings_usd", "sweep_status"]
+
+_PRICE_ATTR = "advisor:price_usd_per_hour"
+_STOP_ATTR = "advisor:stop_reason"
+_INSTANCE_ATTR = "advisor:instance"
+
+
+@dataclass(frozen=True)
+class SweepStatus:
+    """A sweep's progress and spend; ``to_json()`` gives plain types for ``--json``."""
+
+    study: str
+    direction: str
+    instance: str
+    price_usd_per_hour: float
+    trials_by_state: dict[str, int]
+    usd_by_state: dict[str, float]
+    spent_usd: float
+    saved_by_pruning_usd: float
+    bytes_cleaned: int
+    best_value: float | None = None
+    best_params: dict[str, Any] = field(default_factory=dict)
+    best_trial: int | None = None
+    stop_reason: str = ""
+
+    @property
+    def finished(self) -> int:
+        """Trials that reached an end state."""
+        ended = ("complete", "pruned", "fail")
+        return sum(n for s, n in self.trials_by_state.items() if s in ended)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict of every field."""
+        return asdict(self)
+
+
+def _full_length(trials: Sequence[FrozenTrial]) -> int:
+    lengths = [len(t.intermediate_values) for t in trials if t.state is TrialState.COMPLETE]
+    return max(lengths, default=0)
+
+
+def pruning_savings_usd(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float) -> float:
+    """Estimated dollars pruning saved: each pruned trial's full-length cost minus its cost."""
+    full = _full_length(trials)
+    saved = 0.0
+    for t in trials:
+        if t.state is not TrialState.PRUNED or full == 0:
+            continue
+        done = max(len(t.intermediate_values), 1)
+        if done >= full:
+            continue
+        cost = cost_of(t, price_usd_per_hour=price_usd_per_hour)
+        saved += cost * full / done - cost
+    return saved
+
+
+def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepStatus:
+    """Summarize a study run by ``advisor sweep`` (any Optuna study works, at price 0)."""
+    attrs = study.user_attrs
+    price = float(attrs.get(_PRICE_ATTR) or 0.0)
+    trials = study.get_trials(deepcopy=False)
+    now = time.time() if now_s is None else now_s
+    by_state: dict[str, int] = {}
+    usd: dict[str, float] = {}
+    for t in trials:
+        name = t.state.name.lower()
+        by_state[name] = by_state.get(name, 0) + 1
+        usd[name] = usd.get(name, 0.0) + cost_of(t, price_usd_per_hour=price, now_s=now)
+    best_value, best_params, best_number = None, {}, None
+    if any(t.state is TrialState.COMPLETE for t in trials):
+        best = study.best_trial
+        best_value, best_params, best_number = best.value, dict(best.params), best.number
+    return SweepStatus(
+        study=study.study_name, direction=study.direction.name.lower(),
+        instance=str(attrs.get(_INSTANCE_ATTR, "local")), price_usd_per_hour=price,
+        trials_by_state=dict(sorted(by_state.items())),
+        usd_by_state={k: round(v, 6) for k, v in sorted(usd.items())},
+        spent_usd=round(sum(v for k, v in usd.items() if k != "running"), 6),
+        saved_by_pruning_usd=round(pruning_savings_usd(trials, price_usd_per_hour=price), 6),
+        bytes_cleaned=bytes_cleaned(study), best_value=best_value, best_params=best_params,
+        best_trial=best_number, stop_reason=str(attrs.get(_STOP_ATTR, "")),
+    )
+
+
+def load_status(study_name: str, *, storage_url: str | None = None) -> SweepStatus:
+    """The status of a stored study by name (raises AdvisorError naming the known studies)."""
+    from advisor.sweep.service import load_stored_study
+
+    return sweep_status(load_stored_study(study_name, storage_url))

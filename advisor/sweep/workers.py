@@ -1,0 +1,173 @@
+"""Run a sweep with one or many workers: in this process, as local processes, or (later) on cloud.
+
+``run_sweep`` is what ``advisor sweep sweep.yaml`` calls. With ``workers > 1`` it starts
+worker processes (``python -m advisor.sweep.workers SWEEP_YAML``, the same as ``advisor sweep
+worker SWEEP_YAML``) against one PostgreSQL-backed study and polls its status until they end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import optuna
+
+from advisor.errors import AdvisorError
+from advisor.storage import is_postgres_url
+from advisor.sweep.artifacts import open_artifact_store
+from advisor.sweep.cleanup import CleanupReport, cleanup_study
+from advisor.sweep.instance import resolve_instance
+from advisor.sweep.runner import WorkerResult, open_study, run_worker, storage_url_of
+from advisor.sweep.spec import SweepSpec, load_sweep_spec
+from advisor.sweep.status import SweepStatus, sweep_status
+
+__all__ = [
+    "SweepOutcome",
+    "check_workers_storage",
+    "launch_cloud_workers",
+    "main",
+    "run_sweep",
+    "spawn_local_workers",
+    "worker_command",
+]
+
+log = logging.getLogger("advisor.sweep")
+
+ProgressFn = Callable[[SweepStatus], None]
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """How a sweep ended: its final status, why it stopped, the workers' exit codes."""
+
+    status: SweepStatus
+    stop_reason: str
+    worker_exit_codes: tuple[int, ...] = ()
+    final_cleanup: CleanupReport | None = None
+
+
+def check_workers_storage(url: str, workers: int) -> None:
+    """Refuse several workers on a storage that cannot take concurrent writers."""
+    if workers < 1:
+        raise AdvisorError(f"--workers: must be 1 or more, got {workers}")
+    if workers > 1 and not is_postgres_url(url):
+        raise AdvisorError(
+            f"--workers {workers} needs a PostgreSQL storage URL, but the storage is {url!r}: "
+            "SQLite locks the whole file on every write, so parallel workers would fail with "
+            "'database is locked' and heartbeats would not be reliable. Set 'storage: "
+            "postgresql://USER@HOST/DB' in sweep.yaml (or --storage / ADVISOR_STORAGE_URL), "
+            "or run with --workers 1")
+
+
+def worker_command(spec_path: str | Path, *, storage_url: str | None = None) -> list[str]:
+    """The command line of one local worker process."""
+    cmd = [sys.executable, "-m", "advisor.sweep.workers", str(Path(spec_path).resolve())]
+    return cmd + (["--storage", storage_url] if storage_url else [])
+
+
+def spawn_local_workers(spec_path: str | Path, workers: int, *,
+                        storage_url: str | None = None,
+                        env: dict[str, str] | None = None) -> list[subprocess.Popen[bytes]]:
+    """Start ``workers`` local worker processes; the caller waits for (or kills) them."""
+    return [subprocess.Popen(worker_command(spec_path, storage_url=storage_url),
+                             env={**os.environ, **(env or {})})
+            for _ in range(workers)]
+
+
+def launch_cloud_workers(spec: SweepSpec, workers: int) -> None:
+    """Start workers on cloud instances of the sweep's offer (through the probe launchers)."""
+    raise AdvisorError(
+        f"--launch: starting {workers} worker(s) of study {spec.study!r} on cloud instances is "
+        "not available yet (the probe launchers it builds on are not finished); start "
+        "'advisor sweep worker SWEEP_YAML' on each machine yourself, with a PostgreSQL storage")
+
+
+def _final_pass(spec: SweepSpec, study: optuna.Study) -> CleanupReport | None:
+    optuna.storages.fail_stale_trials(study)
+    if not spec.artifacts:
+        return None
+    store = open_artifact_store(spec.artifacts, base_dir=spec.source_dir)
+    return cleanup_study(study, store, spec.cleanup)
+
+
+def _wait(procs: Sequence[subprocess.Popen[bytes]], study: optuna.Study,
+          on_progress: ProgressFn | None, poll_s: float) -> tuple[int, ...]:
+    try:
+        while any(p.poll() is None for p in procs):
+            if on_progress is not None:
+                on_progress(sweep_status(study))
+            time.sleep(poll_s)
+    except KeyboardInterrupt:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+        raise
+    return tuple(int(p.returncode) for p in procs)
+
+
+def run_sweep(spec_path: str | Path, *, workers: int | None = None,
+              storage_url: str | None = None, launch: bool = False,
+              on_progress: ProgressFn | None = None, poll_s: float = 1.0,
+              stop: threading.Event | None = None) -> SweepOutcome:
+    """Run (or resume) the sweep described by sweep.yaml until its budget or trials end."""
+    spec = load_sweep_spec(spec_path)
+    n = workers if workers is not None else spec.workers
+    url = storage_url_of(spec, storage_url)
+    check_workers_storage(url, n)
+    if launch:
+        launch_cloud_workers(spec, n)
+    choice = resolve_instance(spec)
+    codes: tuple[int, ...] = ()
+    if n == 1:
+        def progress(st: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
+            if on_progress is not None:
+                on_progress(sweep_status(st))
+
+        result: WorkerResult = run_worker(spec, storage_url=url, on_trial_end=progress, stop=stop)
+        reason = result.stop_reason
+        study = open_study(spec, storage_url=url)
+    else:
+        study = open_study(spec, storage_url=url, price_usd_per_hour=choice.price_usd_per_hour,
+                           instance=choice.label)
+        codes = _wait(spawn_local_workers(spec_path, n, storage_url=url), study,
+                      on_progress, poll_s)
+        reason = str(study.user_attrs.get("advisor:stop_reason", ""))
+        if any(codes):
+            log.warning("worker exit codes: %s", codes)
+    report = _final_pass(spec, study)
+    status = sweep_status(study)
+    if on_progress is not None:
+        on_progress(status)
+    return SweepOutcome(status, reason, codes, report)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m advisor.sweep.workers SWEEP_YAML [--storage URL]``: one worker loop."""
+    parser = argparse.ArgumentParser(prog="advisor sweep worker")
+    parser.add_argument("sweep_yaml")
+    parser.add_argument("--storage", default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    try:
+        spec = load_sweep_spec(args.sweep_yaml)
+        if args.storage:
+            spec = replace(spec, storage=args.storage)
+        result = run_worker(spec)
+    except AdvisorError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"worker done: {result.trials_run} trials; {result.stop_reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
