@@ -1,14 +1,36 @@
 """Workload profile: FLOPs per sample, parameters and memory at the batch size.
 
-Measured locally with torch (FLOP counter on the meta device); no GPU needed. Cached by the
-spec's fingerprint so ``recommend`` only pays for torch the first time.
+Measured locally with torch (FLOP counter on meta-backed fake tensors); no GPU needed. Cached by the
+spec's fingerprint so ``recommend`` only pays for torch the first time: this module imports
+torch only inside the measuring functions, and a cached profile is read without it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
 
-__all__ = ["WorkloadProfile"]
+from advisor.errors import AdvisorError
+from advisor.spec import Precision, WorkloadSpec
+from advisor.storage import profile_cache_dir
+from probes.errors import ProbeError
+from probes.workload import WorkloadRecipe, build_workload
+
+__all__ = ["WorkloadProfile", "profile_workload", "recipe_for"]
+
+_CACHE_VERSION = 1
+_FP32_BYTES = 4
+_HALF_BYTES = 2
+_ADAM_BYTES_PER_PARAM = 2 * _FP32_BYTES  # first and second moment, fp32
+_GIB = 2**30
+_INSTALL_HINT = ("install with pip install 'advisor[torch]' (torch==2.13.0 on CPU) or give "
+                 "profile.flops_per_sample in model.yaml")
 
 
 @dataclass(frozen=True)
@@ -17,8 +39,9 @@ class WorkloadProfile:
 
     ``flops_per_sample`` counts forward + backward. Memory figures are bytes for the whole
     model (weights, gradients, optimizer state) and per sample (activations kept for backward),
-    so the need on a device holding ``b`` samples is ``fixed_bytes + b * activation_bytes_per_sample``.
-    ``method`` says how it was obtained (``flop_counter:meta``, ``user``, ...).
+    so the need on a device holding ``b`` samples is
+    ``fixed_bytes + b * activation_bytes_per_sample``.
+    ``method`` says how it was obtained (``flop_counter:fake``, ``user``, ...).
     """
 
     flops_per_sample: float
@@ -38,3 +61,264 @@ class WorkloadProfile:
         """GiB one device needs to train ``samples_per_device`` samples per step."""
         total = self.fixed_bytes + samples_per_device * self.activation_bytes_per_sample
         return total / 2**30
+
+
+def recipe_for(spec: WorkloadSpec, *, samples_per_device: int) -> WorkloadRecipe:
+    """The plain recipe that builds ``spec``'s model with ``samples_per_device`` per step."""
+    return WorkloadRecipe(
+        builtin=spec.model.builtin, entrypoint=spec.model.entrypoint,
+        options=dict(spec.model.options), batch_size=samples_per_device,
+        precision=str(spec.precision), base_dir=spec.source_dir)
+
+
+def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadProfile:
+    """Measure (or read from the cache) what one training sample of ``spec`` costs.
+
+    FLOPs: torch's FlopCounterMode over one forward + backward of a batch of 2, divided by 2,
+    run without allocating memory on fake CPU tensors (backed by the meta device; plain meta
+    tensors would skip autocast and take the unfused attention kernel). If that fails, the
+    plain meta device; an entrypoint that runs on neither gets one real CPU step.
+    Memory assumes mixed-precision training with the Adam optimizer: fp32 master weights and
+    fp32 gradients (4 bytes per parameter each), Adam's two fp32 moments (8 bytes per
+    parameter) and, under bf16/fp16 autocast, the half-precision weight copies autocast keeps
+    during the step (2 bytes per parameter, counted in ``weight_bytes``). Activations per
+    sample are the bytes of the tensors autograd saves for backward at batch 2 minus those at
+    batch 1, measured under the spec's precision; temporary buffers are not counted.
+
+    ``spec.profile`` (flops_per_sample, params, memory_gib) replaces measured figures;
+    ``memory_gib`` is what one device needs at the spec's ``batch_size``. Without torch the
+    override must give flops_per_sample. Profiles are cached as JSON by ``spec.fingerprint()``
+    (changing an entrypoint's code does not invalidate it: pass ``use_cache=False``).
+    Raises AdvisorError with what to change.
+    """
+    path = profile_cache_dir() / f"{spec.fingerprint()}.json"
+    if use_cache:
+        cached = _read_cache(path)
+        if cached is not None:
+            return cached
+    profile = _apply_override(spec, _measure_spec(spec))
+    _write_cache(path, profile)
+    return profile
+
+
+def _measure_spec(spec: WorkloadSpec) -> WorkloadProfile | None:
+    """The measured profile, or None when the override says everything needed."""
+    override = spec.profile
+    if None not in (override.flops_per_sample, override.params, override.memory_gib):
+        return None
+    try:
+        import torch  # noqa: F401  (only checks that torch is installed)
+    except ImportError:
+        if override.flops_per_sample is None:
+            raise AdvisorError(f"{spec.name}: profiling the model needs torch; "
+                               f"{_INSTALL_HINT}") from None
+        return None
+    return _measure(recipe_for(spec, samples_per_device=2), spec.precision, name=spec.name)
+
+
+def _apply_override(spec: WorkloadSpec, measured: WorkloadProfile | None) -> WorkloadProfile:
+    override = spec.profile
+    if measured is None:
+        params = override.params or 0
+        profile = WorkloadProfile(
+            flops_per_sample=float(override.flops_per_sample or 0.0), params=params,
+            weight_bytes=params * _FP32_BYTES, gradient_bytes=params * _FP32_BYTES,
+            optimizer_bytes=params * _ADAM_BYTES_PER_PARAM, activation_bytes_per_sample=0,
+            method="user")
+    else:
+        profile = measured
+        if override.flops_per_sample is not None:
+            profile = replace(profile, flops_per_sample=float(override.flops_per_sample))
+        if override.params is not None:
+            scale = override.params / measured.params if measured.params else 0.0
+            profile = replace(
+                profile, params=override.params,
+                weight_bytes=_scaled(measured.weight_bytes, scale, override.params),
+                gradient_bytes=_scaled(measured.gradient_bytes, scale, override.params),
+                optimizer_bytes=override.params * _ADAM_BYTES_PER_PARAM)
+        if profile != measured:
+            profile = replace(profile, method=f"{measured.method}+user")
+    if override.memory_gib is not None:
+        profile = _fit_memory(profile, int(override.memory_gib * _GIB), spec.batch_size)
+    return profile
+
+
+def _scaled(measured_bytes: int, scale: float, params: int) -> int:
+    return int(measured_bytes * scale) if scale else params * _FP32_BYTES
+
+
+def _fit_memory(profile: WorkloadProfile, total_bytes: int, batch_size: int) -> WorkloadProfile:
+    """Make ``memory_gib(batch_size)`` equal the user's figure, keeping the measured split."""
+    fixed = profile.fixed_bytes
+    if fixed <= total_bytes:
+        return replace(profile, activation_bytes_per_sample=(total_bytes - fixed) // batch_size)
+    ratio = total_bytes / fixed
+    return replace(profile, weight_bytes=int(profile.weight_bytes * ratio),
+                   gradient_bytes=int(profile.gradient_bytes * ratio),
+                   optimizer_bytes=int(profile.optimizer_bytes * ratio),
+                   activation_bytes_per_sample=0)
+
+
+def _read_cache(path: Path) -> WorkloadProfile | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.pop("version", None) != _CACHE_VERSION:
+        return None
+    if set(data) != {f.name for f in fields(WorkloadProfile)}:
+        return None
+    try:
+        return WorkloadProfile(**data)
+    except TypeError:
+        return None
+
+
+def _write_cache(path: Path, profile: WorkloadProfile) -> None:
+    payload = json.dumps({"version": _CACHE_VERSION, **asdict(profile)}, indent=1)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(payload)
+    os.replace(tmp, path)
+
+
+# --- measuring with torch (imported lazily) -------------------------------------------------
+
+# Errors torch raises when a model cannot run on the meta device or fake tensors.
+_STEP_ERRORS = (RuntimeError, NotImplementedError, TypeError, ValueError, AttributeError,
+                IndexError)
+
+
+def _measure(recipe: WorkloadRecipe, precision: Precision, *, name: str) -> WorkloadProfile:
+    """Profile ``recipe``: fake tensors, then meta, then (entrypoints) a real CPU step."""
+    # Fake CPU tensors (meta-backed) first: autocast applies to them, not to meta tensors,
+    # and attention takes the fused kernel that saves no score matrix, as on accelerators.
+    modes = ["fake", "meta"]
+    if recipe.entrypoint is not None:
+        modes.append("cpu")
+    problems = []
+    for mode in modes:
+        try:
+            return _measure_on(mode, recipe, precision)
+        except ProbeError as exc:
+            if recipe.builtin is not None or mode == modes[-1]:
+                raise AdvisorError(f"{name}: {exc}") from exc
+            problems.append(f"{mode}: {exc}")
+        except _STEP_ERRORS as exc:
+            problems.append(f"{mode}: {type(exc).__name__}: {str(exc).strip()[:200]}")
+    raise AdvisorError(f"{name}: cannot run one training step to profile the model "
+                       f"({'; '.join(problems)}); fix the model or give profile.flops_per_sample "
+                       f"and profile.memory_gib in model.yaml")
+
+
+def _mode_context(mode: str) -> AbstractContextManager[Any]:
+    import torch
+
+    if mode == "meta":
+        return torch.device("meta")
+    if mode == "fake":
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        return FakeTensorMode()
+    return nullcontext()
+
+
+class _SavedBytes:
+    """Sums the bytes of distinct storages autograd saves for backward."""
+
+    def __init__(self) -> None:
+        self.storages: dict[int, Any] = {}
+
+    def pack(self, tensor: Any) -> Any:
+        storage = tensor.untyped_storage()
+        self.storages[id(storage)] = storage  # keeps it alive, so ids stay unique
+        return tensor
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(s.nbytes()) for s in self.storages.values())
+
+
+def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> WorkloadProfile:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    autocast_dtype = {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
+    use_autocast = autocast_dtype is not None and mode != "meta"
+    flops: dict[int, int] = {}
+    saved: dict[int, int] = {}
+    with _mode_context(mode):
+        built = build_workload(recipe)
+        model = built.model
+        if hasattr(model, "train"):
+            model.train()
+        device = "meta" if mode == "meta" else "cpu"
+        for batch_size in (1, 2):
+            batch = built.make_batch(batch_size, device)
+            saver = _SavedBytes()
+            with torch.autograd.graph.saved_tensors_hooks(saver.pack, _identity), \
+                    FlopCounterMode(display=False, custom_mapping=_cpu_attention_flops()) as counter:
+                with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16,
+                                    enabled=use_autocast):
+                    loss = built.loss_fn(model, batch)
+                loss.backward()
+            flops[batch_size] = counter.get_total_flops()
+            saved[batch_size] = saver.nbytes
+            del loss, batch, saver
+        params, weight_bytes = _parameters(model)
+    activation = max(0, saved[2] - saved[1])
+    method = f"flop_counter:{mode}"
+    if precision.low_precision:
+        weight_bytes += params * _HALF_BYTES
+        if mode == "meta":
+            activation //= 2
+            method += " (activations halved for low precision)"
+    return WorkloadProfile(
+        flops_per_sample=flops[2] / 2, params=params, weight_bytes=weight_bytes,
+        gradient_bytes=params * _FP32_BYTES, optimizer_bytes=params * _ADAM_BYTES_PER_PARAM,
+        activation_bytes_per_sample=activation, method=method)
+
+
+def _cpu_attention_flops() -> dict[Any, Any]:
+    """FLOP formulas for the CPU flash-attention kernels, which the counter does not know.
+
+    The same formulas the counter uses for the CUDA kernels (full attention matrix, causal
+    masking not discounted; backward recomputes the scores).
+    """
+    import torch
+    from torch.utils import flop_counter
+
+    aten = torch.ops.aten
+    sdpa_flop_count: Callable[..., int] = flop_counter.sdpa_flop_count
+    sdpa_backward_flop_count: Callable[..., int] = flop_counter.sdpa_backward_flop_count
+
+    def forward(query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> int:
+        del args, kwargs
+        return int(sdpa_flop_count(query, key, value))
+
+    def backward(grad_out: Any, query: Any, key: Any, value: Any, *args: Any,
+                 **kwargs: Any) -> int:
+        del args, kwargs
+        return int(sdpa_backward_flop_count(grad_out, query, key, value))
+
+    # The kernels' names start with "_" but they are the ops torch dispatches to on CPU.
+    return {aten._scaled_dot_product_flash_attention_for_cpu: forward,  # noqa: SLF001
+            aten._scaled_dot_product_flash_attention_for_cpu_backward: backward}  # noqa: SLF001
+
+
+def _identity(tensor: Any) -> Any:
+    return tensor
+
+
+def _parameters(model: Any) -> tuple[int, int]:
+    """Parameter count and bytes of parameters plus buffers (shared tensors counted once)."""
+    params = list(_iter(model, "parameters"))
+    buffers = list(_iter(model, "buffers"))
+    count = sum(int(p.numel()) for p in params)
+    nbytes = sum(int(t.numel()) * int(t.element_size()) for t in params + buffers)
+    return count, nbytes
+
+
+def _iter(model: Any, what: str) -> Iterator[Any]:
+    method = getattr(model, what, None)
+    return iter(method()) if callable(method) else iter(())
