@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -160,10 +160,20 @@ def newest_snapshots(directory: Path) -> dict[Cloud, Path]:
     return newest
 
 
-def current_catalog(directory: Path) -> Catalog:
-    """The catalog to rank on: the newest snapshot per cloud, else the shipped prices."""
+def current_catalog(directory: Path, *, zones: bool = False) -> Catalog:
+    """The catalog to rank on: the newest snapshot per cloud, else the shipped prices.
+
+    Spot offers of AWS snapshots exist per availability zone and once per region (at the
+    cheapest zone); ranking wants one row per offer, so per-zone rows are left out unless
+    ``zones`` is True.
+    """
     newest = newest_snapshots(directory)
-    return load_catalog(overrides=newest) if newest else shipped_catalog()
+    if not newest:
+        return shipped_catalog()
+    catalog = load_catalog(overrides=newest)
+    if zones:
+        return catalog
+    return replace(catalog, offers=tuple(o for o in catalog.offers if o.zone is None))
 
 
 def _read_meta(csv_path: Path) -> dict[str, object]:
