@@ -35,3 +35,99 @@ def _guarded_connect(self: socket.socket, address: object) -> None:
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail any test that opens a connection to a non-loopback address."""
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+# --- A private PostgreSQL server for multi-worker sweeps and shared stores -----------------
+
+import glob  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+
+
+@dataclass
+class PostgresServer:
+    """A throw-away PostgreSQL server: its SQLAlchemy ``url`` and a ``restart()`` for faults."""
+
+    url: str
+    data_dir: str
+    port: int
+    bin_dir: str
+    run_as: list[str]
+    log_path: str
+
+    def pg_ctl(self, *args: str) -> None:
+        """Run pg_ctl on this server's data directory (as the postgres user under root)."""
+        subprocess.run([*self.run_as, f"{self.bin_dir}/pg_ctl", "-D", self.data_dir,
+                        "-l", self.log_path, *args], check=True, capture_output=True)
+
+    def restart(self) -> None:
+        """Restart the server (fast shutdown, which drops every open connection)."""
+        self.pg_ctl("-m", "fast", "-w", "restart")
+
+
+def _postgres_bin_dir() -> str:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if found:
+        return os.path.dirname(found[-1])
+    initdb = shutil.which("initdb")
+    if initdb:
+        return os.path.dirname(initdb)
+    pytest.fail("PostgreSQL binaries not found (no /usr/lib/postgresql/*/bin/initdb, no initdb "
+                "on PATH); install them with 'apt-get install postgresql'", pytrace=False)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """Start a private PostgreSQL server for the session (initdb in a temp dir, trust auth).
+
+    Runs the server as the ``postgres`` OS user when the tests run as root (initdb refuses
+    root). Stopped and deleted at the end of the session.
+    """
+    bin_dir = _postgres_bin_dir()
+    tmp = tempfile.mkdtemp(prefix="advisor-pg-")
+    run_as: list[str] = []
+    if os.geteuid() == 0:
+        import pwd
+
+        user = pwd.getpwnam("postgres")
+        os.chown(tmp, user.pw_uid, user.pw_gid)
+        run_as = ["runuser", "-u", "postgres", "--"]
+    data_dir, port = f"{tmp}/data", _free_port()
+    server = PostgresServer(
+        url=f"postgresql+psycopg2://advisor@127.0.0.1:{port}/advisor_test", data_dir=data_dir,
+        port=port, bin_dir=bin_dir, run_as=run_as, log_path=f"{tmp}/server.log")
+    try:
+        subprocess.run([*run_as, f"{bin_dir}/initdb", "-D", data_dir, "-U", "advisor",
+                        "--auth=trust", "-E", "UTF8", "--no-sync"], check=True,
+                       capture_output=True)
+        options = (f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
+                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        server.pg_ctl("-o", options, "-w", "start")
+        subprocess.run([*run_as, f"{bin_dir}/createdb", "-h", "127.0.0.1", "-p", str(port),
+                        "-U", "advisor", "advisor_test"], check=True, capture_output=True)
+    except subprocess.CalledProcessError as exc:
+        log = Path(server.log_path).read_text() if os.path.exists(server.log_path) else ""
+        shutil.rmtree(tmp, ignore_errors=True)
+        pytest.fail(f"could not start PostgreSQL: {exc.stderr!r}\n{log}", pytrace=False)
+    try:
+        yield server
+    finally:
+        try:
+            server.pg_ctl("-m", "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """SQLAlchemy URL of the session's private PostgreSQL database."""
+    return postgres_server.url
