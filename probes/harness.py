@@ -1,0 +1,383 @@
+"""The probe harness: time the training step on this machine's device and report a ProbeResult.
+
+Phases, all inside the request's time box: warm-up (excluded; over when step times stop
+falling), measured steps until the samples/s estimate is stable (relative 95% half-width
+under the target) or the box ends, then the optional input-pipeline check (cached batch vs
+the real loader) and the optional largest-batch search. Out-of-memory is a result.
+
+Run on an instance as ``python -m probes.harness REQUEST.json RESULT.json``; needs only torch
+and this package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from probes.devices import Device, detect_device
+from probes.errors import ProbeError
+from probes.stats import percentile, relative_halfwidth, warmup_done
+from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+from probes.workload import BuiltWorkload, build_workload
+
+__all__ = ["Harness", "OutOfMemory", "is_oom_error", "main", "run_probe"]
+
+Clock = Callable[[], float]
+_OOM_MARKERS = ("out of memory", "not enough memory", "can't allocate memory",
+                "cannot allocate memory", "failed to allocate")
+
+
+class OutOfMemory(Exception):
+    """The step at ``batch_size`` needed more memory than the device (or the cap) has."""
+
+    def __init__(self, batch_size: int, detail: str) -> None:
+        super().__init__(f"out of memory at batch {batch_size}: {detail}")
+        self.batch_size = batch_size
+        self.detail = detail
+
+
+def is_oom_error(exc: BaseException) -> bool:
+    """True for torch's OutOfMemoryError, MemoryError and allocator failures on any device."""
+    if isinstance(exc, MemoryError | OutOfMemory):
+        return True
+    if isinstance(exc, RuntimeError):
+        text = str(exc).lower()
+        return type(exc).__name__ == "OutOfMemoryError" or any(m in text for m in _OOM_MARKERS)
+    return False
+
+
+def _to_device(batch: Any, device: Any) -> Any:
+    if hasattr(batch, "to") and callable(batch.to):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, dict):
+        return {k: _to_device(v, device) for k, v in batch.items()}
+    if isinstance(batch, list | tuple):
+        return type(batch)(_to_device(v, device) for v in batch)
+    return batch
+
+
+@dataclass
+class _Measurement:
+    step_times_s: list[float]
+    warmup_steps: int
+    utilization: list[float]
+
+
+class Harness:
+    """Runs one ProbeRequest on one device. ``clock`` is injectable (seconds, monotonic).
+
+    ``min_measured_steps`` and ``min_measure_s`` keep a very fast step from stopping on a
+    lucky handful of samples; ``max_batch`` bounds the largest-batch search.
+    """
+
+    def __init__(
+        self,
+        request: ProbeRequest,
+        *,
+        workload: BuiltWorkload | None = None,
+        device: Device | None = None,
+        clock: Clock = time.perf_counter,
+        min_measured_steps: int = 25,
+        min_measure_s: float = 1.0,
+        max_warmup_steps: int = 50,
+        max_batch: int = 1 << 16,
+    ) -> None:
+        self.request = request
+        self._workload = workload
+        self._device = device
+        self._clock = clock
+        self._min_steps = min_measured_steps
+        self._min_measure_s = min_measure_s
+        self._max_warmup = max_warmup_steps
+        self._max_batch = max_batch
+        self._step: Callable[[Any], None] | None = None
+        self._precision = request.recipe.precision
+
+    # -- set-up -----------------------------------------------------------------------
+    def _prepare(self) -> tuple[BuiltWorkload, Device]:
+        import torch
+
+        device = self._device or detect_device()
+        workload = self._workload or build_workload(self.request.recipe)
+        model = workload.model.to(device.torch_device)
+        model.train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        precision = self.request.recipe.precision
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+        device.enable_tf32(precision == "tf32")
+        self._precision = precision
+        if precision == "tf32" and not device.supports_tf32():
+            self._precision = "fp32"
+        scaler = torch.amp.GradScaler(device.autocast_device_type) if (
+            precision == "fp16" and device.kind == "cuda") else None
+
+        def step(batch: Any) -> None:
+            optimizer.zero_grad(set_to_none=True)
+            autocast: Any = (torch.autocast(device.autocast_device_type, dtype=dtype)
+                             if dtype is not None else contextlib.nullcontext())
+            with autocast:
+                loss = workload.loss_fn(model, batch)
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                loss.backward()
+                optimizer.step()
+            device.synchronize()
+
+        self._step = step
+        return workload, device
+
+    def _run_step(self, batch: Any, batch_size: int, device: Device) -> float:
+        assert self._step is not None
+        start = self._clock()
+        try:
+            self._step(batch)
+        except Exception as exc:
+            if is_oom_error(exc):
+                raise OutOfMemory(batch_size, str(exc).splitlines()[0][:300]) from exc
+            raise
+        elapsed = self._clock() - start
+        limit = self.request.memory_limit_gib
+        peak = device.peak_memory_gib()
+        if limit is not None and peak is not None and peak > limit:
+            raise OutOfMemory(batch_size, f"peak {peak:.2f} GiB over the cap {limit:.2f} GiB")
+        return elapsed
+
+    def _batch(self, workload: BuiltWorkload, batch_size: int, device: Device) -> Any:
+        try:
+            return workload.make_batch(batch_size, device.torch_device)
+        except Exception as exc:
+            if is_oom_error(exc):
+                raise OutOfMemory(batch_size, str(exc).splitlines()[0][:300]) from exc
+            raise
+
+    # -- phases -----------------------------------------------------------------------
+    def _measure(self, batch: Any, device: Device, deadline: float) -> _Measurement:
+        size = self.request.recipe.batch_size
+        times: list[float] = []
+        warmup_start = self._clock()
+        warmup_cap = warmup_start + 0.4 * (deadline - warmup_start)
+        while True:
+            times.append(self._run_step(batch, size, device))
+            if len(times) >= 2 and (warmup_done(times[1:]) or len(times) >= self._max_warmup
+                                    or self._clock() >= warmup_cap):
+                break
+        warmup = len(times)
+        measured: list[float] = []
+        util: list[float] = []
+        device.reset_peak_memory()
+        begin = last_util = self._clock()
+        while self._clock() < deadline:
+            measured.append(self._run_step(batch, size, device))
+            now = self._clock()
+            if now - last_util >= 0.2:
+                reading = device.utilization_pct()
+                if reading is not None:
+                    util.append(reading)
+                last_util = now
+            if (len(measured) >= self._min_steps and now - begin >= self._min_measure_s
+                    and relative_halfwidth(measured) < self.request.target_rel_halfwidth):
+                break
+        return _Measurement(measured, warmup, util)
+
+    def _input_ratio(self, workload: BuiltWorkload, cached: Any, device: Device,
+                     step_s: float, budget_s: float) -> float | None:
+        if workload.make_loader is None or budget_s <= 0:
+            return None
+        size = self.request.recipe.batch_size
+        steps = max(3, min(20, int(budget_s / max(4 * step_s, 1e-6))))
+        loader_iter: Iterator[Any] = iter(workload.make_loader(size))
+
+        def next_batch() -> Any:
+            nonlocal loader_iter
+            try:
+                return next(loader_iter)
+            except StopIteration:
+                loader_iter = iter(workload.make_loader(size))  # type: ignore[misc]
+                return next(loader_iter)
+
+        cached_s = loader_s = 0.0
+        for _ in range(2):  # interleave so drift hits both sides alike
+            start = self._clock()
+            for _ in range(steps):
+                self._run_step(cached, size, device)
+            cached_s += self._clock() - start
+            start = self._clock()
+            for _ in range(steps):
+                self._run_step(_to_device(next_batch(), device.torch_device), size, device)
+            loader_s += self._clock() - start
+        return loader_s / cached_s if cached_s > 0 else None
+
+    def _fits(self, workload: BuiltWorkload, batch_size: int, device: Device) -> bool:
+        try:
+            batch = self._batch(workload, batch_size, device)
+            self._run_step(batch, batch_size, device)
+            return True
+        except OutOfMemory:
+            _release(device)
+            return False
+
+    def _largest_batch(self, workload: BuiltWorkload, device: Device, *, fits: bool,
+                       deadline: float) -> int | None:
+        start = self.request.recipe.batch_size
+        low: int | None = start if fits else None
+        high: int | None = None if fits else start
+        if low is None:
+            trial = start // 2
+            while trial >= 1 and self._clock() < deadline:
+                if self._fits(workload, trial, device):
+                    low = trial
+                    break
+                high, trial = trial, trial // 2
+            if low is None:
+                return None
+        while high is None and low * 2 <= self._max_batch and self._clock() < deadline:
+            if self._fits(workload, low * 2, device):
+                low *= 2
+            else:
+                high = low * 2
+        while high is not None and high - low > 1 and self._clock() < deadline:
+            mid = (low + high) // 2
+            if self._fits(workload, mid, device):
+                low = mid
+            else:
+                high = mid
+        return low
+
+    # -- the whole probe --------------------------------------------------------------
+    def run(self) -> ProbeResult:
+        """Run every phase and return the result; never raises for the workload's own faults."""
+        start = self._clock()
+        request = self.request
+        box_end = start + request.time_box_s
+        extra = (0.15 if request.input_check else 0.0) + (0.2 if request.find_batch else 0.0)
+        try:
+            workload, device = self._prepare()
+        except ProbeError as exc:
+            return ProbeResult.failure(request, ProbeStatus.ERROR, str(exc),
+                                       wall_time_s=self._clock() - start)
+        base = {"device": device.name if device.kind == "cpu" else f"{device.kind}:{device.name}",
+                "precision": self._precision}
+        try:
+            batch = self._batch(workload, request.recipe.batch_size, device)
+            measure_end = start + (1.0 - extra) * request.time_box_s
+            meas = self._measure(batch, device, measure_end)
+        except OutOfMemory as exc:
+            _release(device)
+            fits = (self._largest_batch(workload, device, fits=False, deadline=box_end)
+                    if request.find_batch else None)
+            return ProbeResult.failure(
+                request, ProbeStatus.OOM, str(exc), largest_batch_that_fits=fits,
+                wall_time_s=self._clock() - start, **base)
+        except Exception as exc:  # noqa: BLE001 - the user's step may raise anything
+            return ProbeResult.failure(request, ProbeStatus.ERROR,
+                                       f"{type(exc).__name__}: {exc}"[:2000],
+                                       wall_time_s=self._clock() - start, **base)
+        return self._finish(workload, device, batch, meas, start, box_end, base)
+
+    def _finish(self, workload: BuiltWorkload, device: Device, batch: Any, meas: _Measurement,
+                start: float, box_end: float, base: dict[str, Any]) -> ProbeResult:
+        request = self.request
+        times = meas.step_times_s
+        peak = device.peak_memory_gib()
+        if len(times) < 3:
+            return ProbeResult.failure(
+                request, ProbeStatus.TIMEOUT,
+                f"time box of {request.time_box_s:g} s ended after {len(times)} measured steps "
+                f"(warm-up took {meas.warmup_steps} steps); give a longer --time-box",
+                warmup_steps=meas.warmup_steps, measured_steps=len(times),
+                wall_time_s=self._clock() - start, **base)
+        halfwidth = relative_halfwidth(times)
+        p50 = percentile(times, 50)
+        ratio: float | None = None
+        fits: int | None = None
+        try:
+            if request.input_check:
+                budget = (box_end - self._clock()) * (0.45 if request.find_batch else 0.9)
+                ratio = self._input_ratio(workload, batch, device, p50, budget)
+            if request.find_batch:
+                fits = self._largest_batch(workload, device, fits=True, deadline=box_end)
+        except OutOfMemory:
+            _release(device)
+        except Exception as exc:  # noqa: BLE001 - the user's loader may raise anything
+            base = {**base, "error": f"input check failed: {type(exc).__name__}: {exc}"[:2000]}
+        return ProbeResult(
+            probe_id=request.probe_id, offer_key=request.offer_key,
+            workload_fingerprint=request.workload_fingerprint, status=ProbeStatus.OK,
+            batch_size=request.recipe.batch_size,
+            samples_per_second=request.recipe.batch_size * len(times) / sum(times),
+            step_time_p50_s=p50, step_time_p90_s=percentile(times, 90),
+            measured_steps=len(times), warmup_steps=meas.warmup_steps,
+            rel_halfwidth=halfwidth if halfwidth != float("inf") else None,
+            stable=halfwidth < request.target_rel_halfwidth,
+            peak_memory_gib=peak if peak else None,
+            utilization_pct=statistics.fmean(meas.utilization) if meas.utilization else None,
+            input_bound_ratio=ratio, largest_batch_that_fits=fits,
+            wall_time_s=self._clock() - start, **base,
+        )
+
+
+def _release(device: Device) -> None:
+    import gc
+
+    gc.collect()
+    if device.kind == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def run_probe(request: ProbeRequest, **options: Any) -> ProbeResult:
+    """Run ``request`` here and return its result (keyword options go to ``Harness``)."""
+    return Harness(request, **options).run()
+
+
+def _cap_address_space(limit_gib: float | None) -> None:
+    """On cpu, make allocations past the cap fail (so they become ``oom``, not a dead host)."""
+    import resource
+
+    from probes.devices import _meminfo_gib
+
+    cap = limit_gib if limit_gib is not None else (_meminfo_gib("MemAvailable") or 0.0) * 0.9
+    if cap <= 0:
+        return
+    current = 0
+    with contextlib.suppress(OSError), open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmSize:"):
+                current = int(line.split()[1]) * 1024
+    limit = current + int(cap * 2**30)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m probes.harness REQUEST.json RESULT.json``: exit 0 whenever a result was written."""
+    import os
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m probes.harness REQUEST.json RESULT.json", file=sys.stderr)
+        return 2
+    with open(args[0]) as handle:
+        request = ProbeRequest.from_json(handle.read())
+    device = detect_device(os.environ.get("ADVISOR_PROBE_DEVICE") or None)
+    if device.kind == "cpu":
+        _cap_address_space(request.memory_limit_gib)
+    result = run_probe(request, device=device)
+    tmp = args[1] + ".tmp"
+    with open(tmp, "w") as handle:
+        handle.write(result.to_json())
+    os.replace(tmp, args[1])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

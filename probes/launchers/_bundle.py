@@ -1,0 +1,71 @@
+"""What a cloud instance needs to run the harness: a code bundle and a boot script.
+
+The bundle is a tar.gz of the ``probes`` package (and the user's workload folder for an
+entrypoint recipe); the request sent along points ``base_dir`` at the unpacked folder.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+
+from probes.errors import ProbeError
+from probes.types import ProbeRequest
+
+__all__ = ["REMOTE_DIR", "boot_script", "make_bundle"]
+
+REMOTE_DIR = "/opt/advisor-probe"
+_MAX_BUNDLE_BYTES = 50 * 2**20
+
+
+def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    name = Path(info.name).name
+    if name == "__pycache__" or name.startswith(".") or name.endswith(".pyc"):
+        return None
+    return info
+
+
+def make_bundle(request: ProbeRequest) -> tuple[bytes, ProbeRequest]:
+    """The tar.gz bytes and the request as the instance should read it."""
+    package = Path(__file__).resolve().parents[1]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(package, arcname="probes", filter=_skip)
+        base_dir = request.recipe.base_dir
+        if request.recipe.entrypoint and base_dir:
+            tar.add(base_dir, arcname="workload", filter=_skip)
+    data = buffer.getvalue()
+    if len(data) > _MAX_BUNDLE_BYTES:
+        raise ProbeError(f"probe bundle is {len(data) / 2**20:.0f} MiB (limit 50 MiB); keep the "
+                         "entrypoint's folder small (data is loaded on the instance)")
+    remote = request
+    if request.recipe.entrypoint and base_dir:
+        remote = replace(request, recipe=replace(request.recipe, base_dir=f"{REMOTE_DIR}/workload"))
+    return data, remote
+
+
+def boot_script(*, fetch: list[str], upload_result: str, upload_log: str, python: str,
+                shutdown_after_s: float) -> str:
+    """A bash boot script: arm the dead-man's switch, fetch, run the harness, upload, power off.
+
+    ``fetch`` commands run in ``REMOTE_DIR`` and must leave ``bundle.tar.gz`` and
+    ``request.json`` there; the upload commands read ``result.json`` and ``harness.log``.
+    """
+    minutes = max(1, math.ceil(shutdown_after_s / 60.0))
+    lines = [
+        "#!/bin/bash",
+        f"shutdown -h +{minutes}  # dead-man's switch: power off (and terminate) regardless",
+        f"mkdir -p {REMOTE_DIR} && cd {REMOTE_DIR} || exit 1",
+        *fetch,
+        "tar xzf bundle.tar.gz",
+        f"PY={python}; [ -x \"$PY\" ] || PY=python3",
+        f"PYTHONPATH={REMOTE_DIR} \"$PY\" -m probes.harness request.json result.json "
+        "> harness.log 2>&1",
+        upload_log,
+        f"[ -f result.json ] && {upload_result}",
+        "shutdown -h now",
+    ]
+    return "\n".join(lines) + "\n"

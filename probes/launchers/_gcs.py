@@ -1,0 +1,123 @@
+"""What the GCP launchers share: the bundle and result in GCS, the startup script, error codes.
+
+The instance reads the bundle and request with ``gsutil`` (its service account needs storage
+read/write scope) and writes ``result.json`` and ``harness.log`` next to them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime
+from typing import Any
+
+from probes.errors import ProbeError
+from probes.launchers._bundle import boot_script, make_bundle
+from probes.launchers.base import TAG_EXPIRES, LaunchHandle
+from probes.types import ProbeRequest, ProbeResult
+
+__all__ = ["CAPACITY_MARKERS", "GcsArea", "gcp_labels", "google_errors", "is_capacity_error",
+           "is_not_found"]
+
+CAPACITY_MARKERS = ("ZONE_RESOURCE_POOL_EXHAUSTED", "STOCKOUT", "does not have enough resources",
+                    "RESOURCE_EXHAUSTED", "resource pool exhausted", "UNSUPPORTED_OPERATION")
+
+
+def google_errors() -> tuple[type[Exception], ...]:
+    """The google.api_core exception roots (imported lazily)."""
+    from google.api_core.exceptions import GoogleAPIError
+
+    return (GoogleAPIError,)
+
+
+def is_not_found(exc: Exception) -> bool:
+    """True for a 404 from any Google client."""
+    from google.api_core.exceptions import NotFound
+
+    return isinstance(exc, NotFound)
+
+
+def is_capacity_error(exc: Exception) -> bool:
+    """True when the zone has no capacity for the machine (try the next zone)."""
+    text = str(exc)
+    return any(marker.lower() in text.lower() for marker in CAPACITY_MARKERS)
+
+
+def gcp_labels(tags: dict[str, str]) -> dict[str, str]:
+    """Tags as GCP labels (lowercase letters, digits, '-' and '_')."""
+    return {k: "".join(c if c.isalnum() or c in "-_" else "-" for c in v.lower())
+            for k, v in tags.items()}
+
+
+def expired(labels: dict[str, str], now: datetime) -> bool:
+    """True when the resource's expiry label is missing, unreadable or past."""
+    try:
+        return float(labels.get(TAG_EXPIRES, "0")) < now.timestamp()
+    except ValueError:
+        return True
+
+
+class GcsArea:
+    """The probe's objects under ``gs://bucket/prefix/probe_id/`` through a storage client."""
+
+    def __init__(self, client_factory: Any, bucket: str, prefix: str) -> None:
+        if not bucket:
+            raise ProbeError("gcp launcher: bucket is required (a GCS bucket for probe results)")
+        self._factory = client_factory
+        self._client: Any = None
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+
+    def _bucket(self) -> Any:
+        if self._client is None:
+            self._client = self._factory()
+        return self._client.bucket(self.bucket)
+
+    def key(self, probe_id: str, name: str) -> str:
+        """The object name of one file of a probe."""
+        return f"{self.prefix}/{probe_id}/{name}"
+
+    def upload(self, request: ProbeRequest, *, python: str, shutdown_after_s: float) -> str:
+        """Upload bundle and request; return the startup script that uses them."""
+        bundle, remote = make_bundle(request)
+        bucket = self._bucket()
+        bucket.blob(self.key(request.probe_id, "bundle.tar.gz")).upload_from_string(bundle)
+        bucket.blob(self.key(request.probe_id, "request.json")).upload_from_string(
+            remote.to_json())
+        base = f"gs://{self.bucket}/{self.prefix}/{request.probe_id}"
+        return boot_script(
+            fetch=[f"gsutil -q cp {base}/bundle.tar.gz {base}/request.json ."],
+            upload_result=f"gsutil -q cp result.json {base}/result.json",
+            upload_log=f"gsutil -q cp harness.log {base}/harness.log",
+            python=python, shutdown_after_s=shutdown_after_s,
+        )
+
+    def read(self, probe_id: str, name: str) -> bytes | None:
+        """An object's bytes, None when it does not exist (yet)."""
+        try:
+            return bytes(self._bucket().blob(self.key(probe_id, name)).download_as_bytes())
+        except google_errors() as exc:
+            if is_not_found(exc):
+                return None
+            raise ProbeError(f"gcp: cannot read gs://{self.bucket}/{self.key(probe_id, name)}: "
+                             f"{exc}") from exc
+
+    def result(self, handle: LaunchHandle) -> ProbeResult | None:
+        """The probe's result once the instance wrote it."""
+        body = self.read(handle.probe_id, "result.json")
+        return ProbeResult.from_json(body) if body is not None else None
+
+    def log_tail(self, probe_id: str) -> str:
+        """The last lines of the harness log, if uploaded."""
+        with contextlib.suppress(ProbeError):
+            log = self.read(probe_id, "harness.log")
+            if log:
+                lines = [ln for ln in log.decode(errors="replace").splitlines() if ln.strip()]
+                return " | ".join(lines[-3:])[-600:]
+        return ""
+
+    def delete(self, probe_id: str) -> None:
+        """Delete every object of a probe (best effort)."""
+        with contextlib.suppress(*google_errors()):
+            bucket = self._bucket()
+            for blob in bucket.list_blobs(prefix=self.key(probe_id, "")):
+                blob.delete()

@@ -1,0 +1,288 @@
+"""The AWS launcher: one EC2 instance from a Deep Learning AMI per probe, result through S3.
+
+The AMI id comes from its public SSM parameter. The instance gets user-data that fetches the
+code bundle and the request (presigned S3 URLs, so no instance role is needed), runs the
+harness, uploads result and log (presigned PUT) and powers off. Power-off terminates
+(``InstanceInitiatedShutdownBehavior=terminate``) and ``shutdown -h +N`` is armed first as a
+dead-man's switch. Instance and volumes are tagged with the probe id and an expiry. Capacity
+errors move on to the next zone. boto3 is imported lazily; botocore errors become ProbeError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from pricing import Market
+from probes.errors import ProbeError
+from probes.launchers._bundle import boot_script, make_bundle
+from probes.launchers.base import (
+    TAG_EXPIRES,
+    TAG_PROBE_ID,
+    Launcher,
+    LaunchFailed,
+    LaunchHandle,
+    probe_tags,
+)
+from probes.offer_keys import parse_offer_key
+from probes.types import ProbeRequest, ProbeResult
+
+__all__ = ["CAPACITY_ERRORS", "DEFAULT_AMI_PARAMETER", "AwsLauncher"]
+
+DEFAULT_AMI_PARAMETER = (
+    "/aws/service/deeplearning/ami/x86_64/oss-nvidia-driver-gpu-pytorch-2.6-ubuntu-22.04/latest/ami-id"
+)
+CAPACITY_ERRORS = frozenset({
+    "InsufficientInstanceCapacity", "SpotMaxPriceTooLow", "Unsupported",
+    "InsufficientCapacity", "InsufficientHostCapacity", "MaxSpotInstanceCountExceeded",
+})
+_NOT_FOUND = frozenset({"InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed"})
+ClientFactory = Callable[[str, str], Any]
+
+
+def _boto_client(service: str, region: str) -> Any:
+    import boto3
+
+    return boto3.client(service, region_name=region)
+
+
+def _error_code(exc: Exception) -> str:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def _aws_errors() -> tuple[type[Exception], ...]:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return (ClientError, BotoCoreError)
+
+
+class AwsLauncher(Launcher):
+    """Probes on EC2. ``bucket`` holds bundles and results (under ``key_prefix/probe_id/``).
+
+    ``subnets`` maps zone -> subnet id (default: the region's zones, default VPC);
+    ``client_factory(service, region)`` makes boto3 clients (injectable for tests);
+    ``regions`` are also scanned by ``gc`` and ``live_probe_ids``.
+    """
+
+    name = "aws"
+    boot_overhead_s = 240.0
+
+    def __init__(
+        self,
+        *,
+        bucket: str,
+        client_factory: ClientFactory = _boto_client,
+        ami_parameter: str = DEFAULT_AMI_PARAMETER,
+        subnets: Mapping[str, str] | None = None,
+        security_group_ids: Sequence[str] = (),
+        instance_profile: str | None = None,
+        key_prefix: str = "advisor-probes",
+        python: str = "/opt/pytorch/bin/python",
+        regions: Sequence[str] = (),
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)
+        if not bucket:
+            raise ProbeError("aws launcher: bucket is required (an S3 bucket for probe results)")
+        self.bucket = bucket
+        self._factory = client_factory
+        self.ami_parameter = ami_parameter
+        self.subnets = dict(subnets or {})
+        self.security_group_ids = tuple(security_group_ids)
+        self.instance_profile = instance_profile
+        self.key_prefix = key_prefix.strip("/")
+        self.python = python
+        self.regions = list(regions)
+        self._clients: dict[tuple[str, str], Any] = {}
+
+    def _client(self, service: str, region: str) -> Any:
+        if (service, region) not in self._clients:
+            self._clients[(service, region)] = self._factory(service, region)
+        if region not in self.regions:
+            self.regions.append(region)
+        return self._clients[(service, region)]
+
+    def _key(self, probe_id: str, name: str) -> str:
+        return f"{self.key_prefix}/{probe_id}/{name}"
+
+    # -- launch -----------------------------------------------------------------------
+    def launch(self, request: ProbeRequest) -> LaunchHandle:
+        ref = parse_offer_key(request.offer_key)
+        if ref.cloud is None or ref.cloud.value != "aws":
+            raise LaunchFailed(f"aws launcher cannot run offer {request.offer_key!r}")
+        try:
+            return self._launch(request, ref.instance_type, ref.region, ref.market)
+        except LaunchFailed:
+            self._delete_objects(ref.region, request.probe_id)
+            raise
+        except _aws_errors() as exc:
+            self._delete_objects(ref.region, request.probe_id)
+            raise LaunchFailed(f"aws {request.offer_key}: {_error_code(exc) or type(exc).__name__}: "
+                               f"{exc}") from exc
+
+    def _launch(self, request: ProbeRequest, instance_type: str, region: str,
+                market: Market) -> LaunchHandle:
+        ssm, ec2 = self._client("ssm", region), self._client("ec2", region)
+        image = ssm.get_parameter(Name=self.ami_parameter)["Parameter"]["Value"]
+        expires = self.expiry_for(request)
+        user_data = self._upload(request, region, expires)
+        tags = [{"Key": k, "Value": v} for k, v in probe_tags(request.probe_id, expires).items()]
+        tags.append({"Key": "Name", "Value": f"advisor-probe-{request.probe_id}"})
+        params: dict[str, Any] = {
+            "ImageId": image, "InstanceType": instance_type, "MinCount": 1, "MaxCount": 1,
+            "UserData": user_data, "InstanceInitiatedShutdownBehavior": "terminate",
+            "TagSpecifications": [{"ResourceType": "instance", "Tags": tags},
+                                  {"ResourceType": "volume", "Tags": tags}],
+        }
+        if market is Market.SPOT:
+            params["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
+                "SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"}}
+        if self.security_group_ids:
+            params["SecurityGroupIds"] = list(self.security_group_ids)
+        if self.instance_profile:
+            params["IamInstanceProfile"] = {"Name": self.instance_profile}
+        refused: list[str] = []
+        for zone in self._zones(ec2):
+            placement = ({"SubnetId": self.subnets[zone]} if zone in self.subnets
+                         else {"Placement": {"AvailabilityZone": zone}})
+            try:
+                reply = ec2.run_instances(**params, **placement)
+            except _aws_errors() as exc:
+                code = _error_code(exc)
+                if code not in CAPACITY_ERRORS:
+                    raise
+                refused.append(f"{zone}: {code}")
+                continue
+            instance_id = reply["Instances"][0]["InstanceId"]
+            return LaunchHandle(request.probe_id, self.name, instance_id, zone, self.clock(),
+                                expires, {"region": region})
+        raise LaunchFailed(f"aws {request.offer_key}: no capacity in any zone of {region} "
+                           f"({'; '.join(refused) or 'no zones'}); try another region or on-demand")
+
+    def _zones(self, ec2: Any) -> list[str]:
+        if self.subnets:
+            return sorted(self.subnets)
+        reply = ec2.describe_availability_zones(
+            Filters=[{"Name": "state", "Values": ["available"]}])
+        return sorted(z["ZoneName"] for z in reply["AvailabilityZones"])
+
+    def _upload(self, request: ProbeRequest, region: str, expires: datetime) -> str:
+        s3 = self._client("s3", region)
+        bundle, remote = make_bundle(request)
+        s3.put_object(Bucket=self.bucket, Key=self._key(request.probe_id, "bundle.tar.gz"),
+                      Body=bundle)
+        s3.put_object(Bucket=self.bucket, Key=self._key(request.probe_id, "request.json"),
+                      Body=remote.to_json().encode())
+        ttl = max(600, int(expires.timestamp() - self.now().timestamp()))
+
+        def url(method: str, name: str) -> str:
+            return str(s3.generate_presigned_url(
+                method, Params={"Bucket": self.bucket, "Key": self._key(request.probe_id, name)},
+                ExpiresIn=ttl))
+
+        fetch = [f"curl -fsS --retry 5 -o bundle.tar.gz '{url('get_object', 'bundle.tar.gz')}'",
+                 f"curl -fsS --retry 5 -o request.json '{url('get_object', 'request.json')}'"]
+        return boot_script(
+            fetch=fetch, python=self.python,
+            upload_result=f"curl -fsS --retry 5 -T result.json '{url('put_object', 'result.json')}'",
+            upload_log=f"curl -fsS --retry 5 -T harness.log '{url('put_object', 'harness.log')}'",
+            shutdown_after_s=self.boot_overhead_s + request.time_box_s + self.grace_s,
+        )
+
+    # -- while running ----------------------------------------------------------------
+    def _read(self, handle: LaunchHandle, name: str) -> bytes | None:
+        s3 = self._client("s3", handle.details["region"])
+        try:
+            reply = s3.get_object(Bucket=self.bucket, Key=self._key(handle.probe_id, name))
+        except _aws_errors() as exc:
+            if _error_code(exc) in ("NoSuchKey", "404", "NotFound"):
+                return None
+            raise ProbeError(f"aws: cannot read s3://{self.bucket}/"
+                             f"{self._key(handle.probe_id, name)}: {exc}") from exc
+        return bytes(reply["Body"].read())
+
+    def poll(self, handle: LaunchHandle) -> ProbeResult | None:
+        body = self._read(handle, "result.json")
+        return ProbeResult.from_json(body) if body is not None else None
+
+    def is_alive(self, handle: LaunchHandle) -> bool:
+        ec2 = self._client("ec2", handle.details["region"])
+        try:
+            reply = ec2.describe_instances(InstanceIds=[handle.resource_id])
+        except _aws_errors() as exc:
+            if _error_code(exc) in _NOT_FOUND:
+                return False
+            raise ProbeError(f"aws: cannot describe {handle.resource_id}: {exc}") from exc
+        states = [i["State"]["Name"] for r in reply["Reservations"] for i in r["Instances"]]
+        return any(s in ("pending", "running") for s in states)
+
+    def failure_detail(self, handle: LaunchHandle) -> str:
+        with contextlib.suppress(ProbeError):
+            log = self._read(handle, "harness.log")
+            if log:
+                lines = [ln for ln in log.decode(errors="replace").splitlines() if ln.strip()]
+                return " | ".join(lines[-3:])[-600:]
+        return ""
+
+    # -- clean-up ---------------------------------------------------------------------
+    def terminate(self, handle: LaunchHandle) -> None:
+        region = handle.details["region"]
+        self._terminate_ids(region, [handle.resource_id])
+        self._delete_objects(region, handle.probe_id)
+
+    def _terminate_ids(self, region: str, ids: list[str]) -> None:
+        if not ids:
+            return
+        try:
+            self._client("ec2", region).terminate_instances(InstanceIds=ids)
+        except _aws_errors() as exc:
+            if _error_code(exc) not in _NOT_FOUND:
+                raise ProbeError(f"aws: could not terminate {', '.join(ids)} in {region}: {exc}; "
+                                 "run 'advisor probes gc' or terminate them in the console") from exc
+
+    def _delete_objects(self, region: str, probe_id: str) -> None:
+        s3 = self._client("s3", region)
+        with contextlib.suppress(*_aws_errors()):
+            listing = s3.list_objects_v2(Bucket=self.bucket, Prefix=self._key(probe_id, ""))
+            keys = [{"Key": o["Key"]} for o in listing.get("Contents", [])]
+            if keys:
+                s3.delete_objects(Bucket=self.bucket, Delete={"Objects": keys})
+
+    def _tagged(self, states: list[str]) -> list[tuple[str, str, dict[str, str]]]:
+        found = []
+        for region in list(self.regions):
+            ec2 = self._client("ec2", region)
+            try:
+                pages = ec2.get_paginator("describe_instances").paginate(Filters=[
+                    {"Name": "tag-key", "Values": [TAG_PROBE_ID]},
+                    {"Name": "instance-state-name", "Values": states}])
+                for page in pages:
+                    for reservation in page["Reservations"]:
+                        for inst in reservation["Instances"]:
+                            tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
+                            found.append((region, inst["InstanceId"], tags))
+            except _aws_errors() as exc:
+                raise ProbeError(f"aws: cannot list probe instances in {region}: {exc}") from exc
+        return found
+
+    def live_probe_ids(self) -> list[str]:
+        return sorted(t[TAG_PROBE_ID] for _, _, t in self._tagged(["pending", "running"]))
+
+    def gc(self, now: datetime, *, dry_run: bool = False) -> list[str]:
+        expired: dict[str, list[str]] = {}
+        for region, instance_id, tags in self._tagged(["pending", "running", "stopping", "stopped"]):
+            try:
+                deadline = float(tags.get(TAG_EXPIRES, "0"))
+            except ValueError:
+                deadline = 0.0
+            if deadline < now.timestamp():
+                expired.setdefault(region, []).append(instance_id)
+        if not dry_run:
+            for region, ids in expired.items():
+                self._terminate_ids(region, ids)
+        return [i for ids in expired.values() for i in ids]

@@ -1,0 +1,166 @@
+"""The GCP TPU launcher: a Cloud TPU VM per probe (``tpu-v5litepod-8`` style offers), result
+through GCS, the harness on the XLA device.
+
+TPU VMs have no ``max_run_duration``; the startup script's shutdown timer stops the VM and
+``gc`` deletes any node past its expiry label. The client is injectable (``tpu_client``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from pricing import Market
+from probes.errors import ProbeError
+from probes.launchers._gcs import (
+    GcsArea,
+    expired,
+    gcp_labels,
+    google_errors,
+    is_capacity_error,
+    is_not_found,
+)
+from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, Launcher, LaunchFailed, LaunchHandle, probe_tags
+from probes.launchers.gcp import _default_storage_client
+from probes.offer_keys import parse_offer_key
+from probes.types import ProbeRequest, ProbeResult
+
+__all__ = ["GcpTpuLauncher", "runtime_version_for"]
+
+_RUNTIMES = {"v5litepod": "v2-alpha-tpuv5-lite", "v5p": "v2-alpha-tpuv5", "v6e": "v2-alpha-tpuv6e"}
+_ALIVE = ("CREATING", "STARTING", "READY", "RESTARTING")
+
+
+def runtime_version_for(accelerator_type: str) -> str:
+    """The TPU VM software image for an accelerator type (``v4-8`` -> tpu-ubuntu2204-base)."""
+    return _RUNTIMES.get(accelerator_type.rsplit("-", 1)[0], "tpu-ubuntu2204-base")
+
+
+def _default_tpu_client() -> Any:
+    from google.cloud import tpu_v2
+
+    return tpu_v2.TpuClient()
+
+
+class GcpTpuLauncher(Launcher):
+    """Probes on Cloud TPU VMs in ``project``; ``zones`` maps region -> zones to try."""
+
+    name = "gcp-tpu"
+    boot_overhead_s = 240.0
+
+    def __init__(
+        self,
+        *,
+        project: str,
+        bucket: str,
+        tpu_client: Any = None,
+        storage_client_factory: Callable[[], Any] = _default_storage_client,
+        zones: Mapping[str, Sequence[str]] | None = None,
+        python: str = "python3",
+        key_prefix: str = "advisor-probes",
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)
+        if not project:
+            raise ProbeError("gcp-tpu launcher: project is required")
+        self.project = project
+        self._tpu = tpu_client
+        self.area = GcsArea(storage_client_factory, bucket, key_prefix)
+        self.zones = {k: list(v) for k, v in (zones or {}).items()}
+        self.python = python
+
+    def _client(self) -> Any:
+        if self._tpu is None:
+            self._tpu = _default_tpu_client()
+        return self._tpu
+
+    def _node_path(self, zone: str, node_id: str) -> str:
+        return f"projects/{self.project}/locations/{zone}/nodes/{node_id}"
+
+    def launch(self, request: ProbeRequest) -> LaunchHandle:
+        from google.cloud import tpu_v2
+
+        ref = parse_offer_key(request.offer_key)
+        if not ref.is_tpu:
+            raise LaunchFailed(f"gcp-tpu launcher cannot run offer {request.offer_key!r}")
+        accelerator = ref.instance_type.removeprefix("tpu-")
+        node_id = f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
+        refused = []
+        try:
+            script = self.area.upload(request, python=self.python, shutdown_after_s=(
+                self.boot_overhead_s + request.time_box_s + self.grace_s))
+            expires = self.expiry_for(request)
+            node = tpu_v2.Node(
+                accelerator_type=accelerator, runtime_version=runtime_version_for(accelerator),
+                labels=gcp_labels(probe_tags(request.probe_id, expires)),
+                metadata={"startup-script": script},
+                scheduling_config=tpu_v2.SchedulingConfig(spot=ref.market is Market.SPOT),
+            )
+            for zone in self.zones.get(ref.region) or [f"{ref.region}-{s}" for s in "abc"]:
+                try:
+                    self._client().create_node(parent=f"projects/{self.project}/locations/{zone}",
+                                               node_id=node_id, node=node).result()
+                except google_errors() as exc:
+                    if not is_capacity_error(exc):
+                        raise
+                    refused.append(f"{zone}: {str(exc)[:120]}")
+                    self._delete(self._node_path(zone, node_id))
+                    continue
+                return LaunchHandle(request.probe_id, self.name, node_id, zone, self.clock(),
+                                    expires)
+        except google_errors() as exc:
+            self.area.delete(request.probe_id)
+            raise LaunchFailed(f"gcp-tpu {request.offer_key}: {exc}") from exc
+        self.area.delete(request.probe_id)
+        raise LaunchFailed(f"gcp-tpu {request.offer_key}: no capacity in any zone "
+                           f"({'; '.join(refused)}); try another region or on-demand")
+
+    def poll(self, handle: LaunchHandle) -> ProbeResult | None:
+        return self.area.result(handle)
+
+    def is_alive(self, handle: LaunchHandle) -> bool:
+        try:
+            node = self._client().get_node(name=self._node_path(handle.location,
+                                                                 handle.resource_id))
+        except google_errors() as exc:
+            if is_not_found(exc):
+                return False
+            raise ProbeError(f"gcp-tpu: cannot read {handle.resource_id}: {exc}") from exc
+        return getattr(node.state, "name", str(node.state)) in _ALIVE
+
+    def failure_detail(self, handle: LaunchHandle) -> str:
+        return self.area.log_tail(handle.probe_id)
+
+    def _delete(self, path: str) -> None:
+        try:
+            self._client().delete_node(name=path).result()
+        except google_errors() as exc:
+            if not is_not_found(exc):
+                raise ProbeError(f"gcp-tpu: could not delete {path}: {exc}; run "
+                                 "'advisor probes gc' or delete it in the console") from exc
+
+    def terminate(self, handle: LaunchHandle) -> None:
+        self._delete(self._node_path(handle.location, handle.resource_id))
+        self.area.delete(handle.probe_id)
+
+    def _tagged(self) -> list[Any]:
+        try:
+            nodes = self._client().list_nodes(parent=f"projects/{self.project}/locations/-")
+            return [n for n in nodes if dict(n.labels).get(TAG_MANAGED) == "true"]
+        except google_errors() as exc:
+            raise ProbeError(f"gcp-tpu: cannot list TPU nodes in {self.project}: {exc}") from exc
+
+    def live_probe_ids(self) -> list[str]:
+        return sorted(dict(n.labels)[TAG_PROBE_ID] for n in self._tagged()
+                      if getattr(n.state, "name", str(n.state)) in _ALIVE
+                      and TAG_PROBE_ID in dict(n.labels))
+
+    def gc(self, now: datetime, *, dry_run: bool = False) -> list[str]:
+        ended = []
+        for node in self._tagged():
+            if expired(dict(node.labels), now):
+                ended.append(str(node.name))
+                if not dry_run:
+                    self._delete(str(node.name))
+        return ended

@@ -1,0 +1,189 @@
+"""The local launcher: the harness in a subprocess on this machine (offer key ``local``).
+
+Each probe gets a folder under ``work_dir`` with the request, the result, a log and
+``meta.json`` (pid, process start time, expiry) that ``gc`` reads to find strays. The child
+runs in its own session so terminate ends it and anything it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from probes.errors import ProbeError
+from probes.launchers.base import Launcher, LaunchFailed, LaunchHandle
+from probes.types import ProbeRequest, ProbeResult
+
+__all__ = ["LocalLauncher"]
+
+
+def _start_ticks(pid: int) -> str:
+    """The process start time from /proc (guards against pid reuse); '' when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _pid_alive(pid: int, ticks: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    if ticks and _start_ticks(pid) not in ("", ticks):
+        return False
+    try:  # a zombie has exited: it cannot write a result any more
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+class LocalLauncher(Launcher):
+    """Runs ``python -m probes.harness`` in a subprocess; costs nothing.
+
+    ``python`` is the interpreter to use (this one by default); ``env`` adds environment
+    variables for the child (e.g. ``ADVISOR_PROBE_DEVICE=cpu``).
+    """
+
+    name = "local"
+    boot_overhead_s = 5.0
+
+    def __init__(self, work_dir: str | Path, *, python: str = sys.executable,
+                 env: dict[str, str] | None = None, **options: Any) -> None:
+        options.setdefault("poll_interval_s", 0.1)
+        options.setdefault("grace_s", 30.0)
+        super().__init__(**options)
+        self.work_dir = Path(work_dir)
+        _check_work_dir(self.work_dir)
+        self.python = python
+        self.env = dict(env or {})
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def _dir(self, probe_id: str) -> Path:
+        return self.work_dir / probe_id
+
+    def launch(self, request: ProbeRequest) -> LaunchHandle:
+        folder = self._dir(request.probe_id)
+        try:
+            folder.mkdir(parents=True, exist_ok=False)
+        except OSError as exc:
+            raise LaunchFailed(f"local probe {request.probe_id}: cannot create {folder}: {exc}"
+                               ) from exc
+        (folder / "request.json").write_text(request.to_json())
+        env = {**os.environ, **self.env}
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        started = self.clock()
+        try:
+            with open(folder / "harness.log", "wb") as log:
+                proc = subprocess.Popen(
+                    [self.python, "-m", "probes.harness", str(folder / "request.json"),
+                     str(folder / "result.json")],
+                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    env=env, start_new_session=True,
+                )
+        except OSError as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise LaunchFailed(f"local probe {request.probe_id}: cannot start {self.python}: "
+                               f"{exc}") from exc
+        expires = self.expiry_for(request)
+        meta = {"pid": proc.pid, "ticks": _start_ticks(proc.pid), "probe_id": request.probe_id,
+                "expires_at": expires.timestamp()}
+        (folder / "meta.json").write_text(json.dumps(meta))
+        self._procs[request.probe_id] = proc
+        return LaunchHandle(request.probe_id, self.name, str(proc.pid), "local", started, expires,
+                            {"folder": str(folder)})
+
+    def poll(self, handle: LaunchHandle) -> ProbeResult | None:
+        path = self._dir(handle.probe_id) / "result.json"
+        if not path.exists():
+            return None
+        return ProbeResult.from_json(path.read_text())
+
+    def is_alive(self, handle: LaunchHandle) -> bool:
+        proc = self._procs.get(handle.probe_id)
+        if proc is not None:
+            return proc.poll() is None
+        meta = self._meta(self._dir(handle.probe_id))
+        return meta is not None and _pid_alive(int(meta["pid"]), str(meta["ticks"]))
+
+    def failure_detail(self, handle: LaunchHandle) -> str:
+        log = self._dir(handle.probe_id) / "harness.log"
+        try:
+            lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            return ""
+        return " | ".join(lines[-3:])[-600:]
+
+    def terminate(self, handle: LaunchHandle) -> None:
+        self._kill(handle.probe_id)
+        shutil.rmtree(self._dir(handle.probe_id), ignore_errors=True)
+
+    def _kill(self, probe_id: str) -> None:
+        proc = self._procs.pop(probe_id, None)
+        meta = self._meta(self._dir(probe_id))
+        pid = proc.pid if proc is not None else (int(meta["pid"]) if meta else None)
+        if pid is None:
+            return
+        if proc is None and meta and not _pid_alive(pid, str(meta["ticks"])):
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, sig)
+            if proc is None:
+                break
+            try:
+                proc.wait(timeout=5.0)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+    @staticmethod
+    def _meta(folder: Path) -> dict[str, Any] | None:
+        try:
+            data = json.loads((folder / "meta.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _tagged(self) -> list[tuple[Path, dict[str, Any]]]:
+        if not self.work_dir.is_dir():
+            return []
+        found = []
+        for folder in sorted(self.work_dir.iterdir()):
+            meta = self._meta(folder)
+            if meta is not None:
+                found.append((folder, meta))
+        return found
+
+    def live_probe_ids(self) -> list[str]:
+        return [str(m["probe_id"]) for _, m in self._tagged()
+                if _pid_alive(int(m["pid"]), str(m["ticks"]))]
+
+    def gc(self, now: datetime, *, dry_run: bool = False) -> list[str]:
+        ended = []
+        for folder, meta in self._tagged():
+            if float(meta["expires_at"]) >= now.timestamp():
+                continue
+            ended.append(f"pid {meta['pid']} ({meta['probe_id']})")
+            if not dry_run:
+                self._kill(str(meta["probe_id"]))
+                shutil.rmtree(folder, ignore_errors=True)
+        return ended
+
+
+def _check_work_dir(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise ProbeError(f"probe work directory {path} is a file; remove it or set ADVISOR_HOME")

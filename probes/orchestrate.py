@@ -1,0 +1,135 @@
+"""Run ProbeRequests through launchers: check dollars first, always terminate, record everything.
+
+Every probe ends in the store with a status, whatever happens: launch failure
+(``launch_failed``), no result in time (``timeout``), the harness crashing (``error``), or
+Ctrl-C / SIGTERM (``error``, "interrupted", then the interrupt propagates). Resources are
+terminated in ``finally``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from types import FrameType
+
+from probes.errors import ProbeError
+from probes.launchers.base import Launcher, LaunchFailed
+from probes.store import ProbeStore
+from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+
+__all__ = ["ProbeEvent", "check_budget", "estimate_cost_usd", "run_probes"]
+
+LauncherFor = Callable[[ProbeRequest], Launcher]
+
+
+@dataclass(frozen=True)
+class ProbeEvent:
+    """Progress of one probe: ``stage`` is launching, running, done; ``result`` when done."""
+
+    request: ProbeRequest
+    stage: str
+    detail: str = ""
+    result: ProbeResult | None = None
+
+
+def estimate_cost_usd(requests: Sequence[ProbeRequest], launcher_for: LauncherFor) -> float:
+    """Dollars all probes cost if each runs its whole time box plus its launcher's boot time."""
+    return sum(launcher_for(r).estimate_cost_usd(r) for r in requests)
+
+
+def check_budget(requests: Sequence[ProbeRequest], launcher_for: LauncherFor,
+                 max_usd: float | None) -> float:
+    """The estimate; ProbeError when it (or any probe's own) exceeds the cap."""
+    for request in requests:
+        own = launcher_for(request).estimate_cost_usd(request)
+        if request.max_usd is not None and own > request.max_usd:
+            raise ProbeError(f"probe on {request.offer_key} may cost ${own:.2f}, over its max_usd "
+                             f"${request.max_usd:.2f}; shorten --time-box or raise --max-usd")
+    total = estimate_cost_usd(requests, launcher_for)
+    if max_usd is not None and total > max_usd:
+        raise ProbeError(f"these probes may cost ${total:.2f}, over --max-usd ${max_usd:.2f}; "
+                         "probe fewer offers, shorten --time-box, or raise --max-usd")
+    return total
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so the same clean-up runs."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        raise _Terminated("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
+             notify: Callable[[ProbeEvent], None]) -> ProbeResult:
+    notify(ProbeEvent(request, "launching", launcher.name))
+    handle = None
+    result: ProbeResult | None = None
+    started = launcher.clock()
+    try:
+        try:
+            handle = launcher.launch(request)
+        except LaunchFailed as exc:
+            result = ProbeResult.failure(request, ProbeStatus.LAUNCH_FAILED, str(exc))
+        else:
+            notify(ProbeEvent(request, "running", f"{handle.resource_id} in {handle.location}"))
+            result = launcher.wait(handle, request)
+    except KeyboardInterrupt as exc:
+        what = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
+        result = ProbeResult.failure(request, ProbeStatus.ERROR, f"interrupted by {what}")
+        raise
+    except ProbeError as exc:
+        result = ProbeResult.failure(request, ProbeStatus.ERROR, str(exc))
+    finally:
+        try:
+            if handle is not None:
+                launcher.terminate(handle)
+        finally:
+            if result is not None:
+                wall = launcher.clock() - (handle.started_s if handle is not None else started)
+                result = result.with_cost(wall_time_s=max(wall, 0.0),
+                                          price_usd_per_hour=request.price_usd_per_hour)
+                store.record(result)
+    notify(ProbeEvent(request, "done", str(result.status), result))
+    return result
+
+
+def run_probes(
+    requests: Sequence[ProbeRequest],
+    *,
+    launcher_for: LauncherFor,
+    store: ProbeStore,
+    max_usd: float | None = None,
+    on_event: Callable[[ProbeEvent], None] | None = None,
+) -> list[ProbeResult]:
+    """Run the probes one after another and return their results (all also in the store).
+
+    Refuses (ProbeError, nothing launched) when the estimate exceeds ``max_usd``. Ctrl-C and
+    SIGTERM record the running probe as interrupted, terminate it, and propagate.
+    """
+    check_budget(requests, launcher_for, max_usd)
+    ids = [r.probe_id for r in requests]
+    if len(set(ids)) != len(ids):
+        raise ProbeError("probe ids must be unique within one run")
+    notify = on_event or (lambda _event: None)
+    results = []
+    with _sigterm_as_interrupt():
+        for request in requests:
+            results.append(_run_one(request, launcher_for(request), store, notify))
+    return results

@@ -1,0 +1,115 @@
+"""The probe store: every probe's result on one SQLAlchemy storage URL (SQLite or PostgreSQL).
+
+Results are keyed by probe id and indexed by workload fingerprint and offer key, so
+``recommend`` finds the measurements of the workload it ranks. Tables are created on first
+use. The URL comes from the caller (the CLI passes ``advisor.storage.default_storage_url()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from probes.errors import ProbeError
+from probes.types import ProbeResult, ProbeStatus
+
+__all__ = ["ProbeStore", "measured_throughput"]
+
+
+class ProbeStore:
+    """Probe results in the ``advisor_probe_results`` table.
+
+    Thread-safe as far as the SQLAlchemy engine is; one row per probe id (recording the
+    same probe again replaces its row, so a ``pending`` can become ``ok``).
+    """
+
+    def __init__(self, url: str) -> None:
+        if not url or "://" not in url:
+            raise ProbeError(f"storage URL {url!r} is not a SQLAlchemy URL; "
+                             "use sqlite:///path/advisor.db or postgresql://user@host/db")
+        import sqlalchemy as sa
+
+        self.url = url
+        self._sa = sa
+        try:
+            self._engine = sa.create_engine(url, future=True)
+        except (sa.exc.ArgumentError, ImportError) as exc:
+            raise ProbeError(f"storage URL {url!r}: {exc}") from exc
+        meta = sa.MetaData()
+        self._table = sa.Table(
+            "advisor_probe_results", meta,
+            sa.Column("probe_id", sa.String(64), primary_key=True),
+            sa.Column("workload_fingerprint", sa.String(64), index=True, nullable=False),
+            sa.Column("offer_key", sa.String(200), index=True, nullable=False),
+            sa.Column("status", sa.String(20), nullable=False),
+            sa.Column("created_at", sa.String(40), nullable=False),
+            sa.Column("payload", sa.Text, nullable=False),
+        )
+        try:
+            meta.create_all(self._engine)
+        except sa.exc.SQLAlchemyError as exc:
+            raise ProbeError(f"cannot open the probe store at {url}: {exc}") from exc
+
+    def record(self, result: ProbeResult) -> None:
+        """Insert or replace the row of ``result.probe_id``."""
+        row = {
+            "probe_id": result.probe_id, "workload_fingerprint": result.workload_fingerprint,
+            "offer_key": result.offer_key, "status": str(result.status),
+            "created_at": result.created_at.isoformat(), "payload": result.to_json(),
+        }
+        table = self._table
+        with self._transaction() as conn:
+            conn.execute(table.delete().where(table.c.probe_id == result.probe_id))
+            conn.execute(table.insert().values(**row))
+
+    def get(self, probe_id: str) -> ProbeResult:
+        """The result of one probe; ProbeError naming the id when there is none."""
+        table = self._table
+        with self._transaction() as conn:
+            row = conn.execute(self._sa.select(table.c.payload)
+                               .where(table.c.probe_id == probe_id)).first()
+        if row is None:
+            raise ProbeError(f"no probe with id {probe_id!r}; see 'advisor probes list'")
+        return ProbeResult.from_json(row[0])
+
+    def list(self, *, fingerprint: str | None = None, offer_key: str | None = None,
+             status: ProbeStatus | None = None) -> list[ProbeResult]:
+        """Results matching every filter given, oldest first."""
+        table = self._table
+        query = self._sa.select(table.c.payload).order_by(table.c.created_at, table.c.probe_id)
+        if fingerprint is not None:
+            query = query.where(table.c.workload_fingerprint == fingerprint)
+        if offer_key is not None:
+            query = query.where(table.c.offer_key == offer_key)
+        if status is not None:
+            query = query.where(table.c.status == str(status))
+        with self._transaction() as conn:
+            rows = conn.execute(query).all()
+        return [ProbeResult.from_json(r[0]) for r in rows]
+
+    def latest_for(self, fingerprint: str, *, status: ProbeStatus | None = None
+                   ) -> dict[str, ProbeResult]:
+        """The newest result per offer key for one workload (optionally of one status)."""
+        latest: dict[str, ProbeResult] = {}
+        for result in self.list(fingerprint=fingerprint, status=status):
+            latest[result.offer_key] = result
+        return latest
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except self._sa.exc.SQLAlchemyError as exc:
+            raise ProbeError(f"probe store at {self.url}: {exc}") from exc
+
+
+def measured_throughput(store: ProbeStore, fingerprint: str) -> list[ProbeResult]:
+    """The newest ``ok`` result per offer key for a workload, sorted by offer key.
+
+    What ``recommend`` uses as ``measured`` throughput (``samples_per_second`` at
+    ``batch_size`` per device on ``offer_key``; ``local`` is this machine's CPU).
+    """
+    latest = store.latest_for(fingerprint, status=ProbeStatus.OK)
+    return [latest[key] for key in sorted(latest)]

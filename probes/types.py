@@ -1,0 +1,250 @@
+"""Probe requests and results: frozen records with checked invariants and a JSON round trip.
+
+A ``ProbeRequest`` travels to the instance as JSON; the harness answers with a
+``ProbeResult`` as JSON. Both check their invariants on construction, so a result that
+claims ``ok`` always carries a positive throughput and an ``oom`` always names the batch
+that did not fit.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from probes.errors import ProbeError
+from probes.workload import WorkloadRecipe
+
+__all__ = [
+    "LOCAL_OFFER_KEY",
+    "ProbeRequest",
+    "ProbeResult",
+    "ProbeStatus",
+    "recipe_from_dict",
+    "recipe_to_dict",
+]
+
+LOCAL_OFFER_KEY = "local"
+
+
+class ProbeStatus(enum.StrEnum):
+    """How a probe ended."""
+
+    OK = "ok"
+    OOM = "oom"
+    TIMEOUT = "timeout"
+    LAUNCH_FAILED = "launch_failed"
+    ERROR = "error"
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def recipe_to_dict(recipe: WorkloadRecipe) -> dict[str, Any]:
+    """A JSON-ready dict of a workload recipe."""
+    data = asdict(recipe)
+    data["options"] = dict(recipe.options)
+    return data
+
+
+def recipe_from_dict(data: dict[str, Any]) -> WorkloadRecipe:
+    """The recipe back from ``recipe_to_dict``; raises ProbeError on unknown keys."""
+    known = {f.name for f in fields(WorkloadRecipe)}
+    unknown = set(data) - known
+    if unknown:
+        raise ProbeError(f"recipe: unknown keys {sorted(unknown)}; known are {sorted(known)}")
+    return WorkloadRecipe(**data)
+
+
+def _check_positive(owner: str, name: str, value: float | None, *, allow_none: bool) -> None:
+    if value is None:
+        if not allow_none:
+            raise ProbeError(f"{owner}: {name} is required")
+        return
+    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise ProbeError(f"{owner}: {name} must be a finite number > 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ProbeRequest:
+    """One probe to run: which workload, on which offer, within what time and dollars.
+
+    ``time_box_s`` bounds the measurement on the instance (boot time is extra);
+    ``max_usd`` is the most this probe may cost; ``memory_limit_gib`` caps what the harness
+    lets the step use (an allocation past it is an ``oom``), None for the device's own limit.
+    ``target_rel_halfwidth`` is the relative 95% confidence half-width of samples/s at which
+    measuring stops.
+    """
+
+    probe_id: str
+    offer_key: str
+    recipe: WorkloadRecipe
+    workload_fingerprint: str
+    time_box_s: float = 60.0
+    max_usd: float | None = None
+    price_usd_per_hour: float = 0.0
+    find_batch: bool = False
+    input_check: bool = True
+    memory_limit_gib: float | None = None
+    target_rel_halfwidth: float = 0.02
+    created_at: datetime = field(default_factory=_utcnow)
+
+    def __post_init__(self) -> None:
+        owner = f"probe request {self.probe_id or '?'}"
+        if not self.probe_id or not all(c.isalnum() or c in "-_" for c in self.probe_id):
+            raise ProbeError(f"{owner}: probe_id must be letters, digits, '-' or '_'")
+        if not self.offer_key:
+            raise ProbeError(f"{owner}: offer_key is required (e.g. 'local' or 'aws:g5.xlarge:us-east-1')")
+        _check_positive(owner, "time_box_s", self.time_box_s, allow_none=False)
+        _check_positive(owner, "max_usd", self.max_usd, allow_none=True)
+        _check_positive(owner, "memory_limit_gib", self.memory_limit_gib, allow_none=True)
+        _check_positive(owner, "target_rel_halfwidth", self.target_rel_halfwidth, allow_none=False)
+        if self.price_usd_per_hour < 0:
+            raise ProbeError(f"{owner}: price_usd_per_hour must be >= 0, got {self.price_usd_per_hour}")
+        if self.recipe.batch_size < 1:
+            raise ProbeError(f"{owner}: recipe.batch_size must be >= 1, got {self.recipe.batch_size}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["recipe"] = recipe_to_dict(self.recipe)
+        data["created_at"] = self.created_at.isoformat()
+        return data
+
+    def to_json(self) -> str:
+        """The request as a JSON document."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProbeRequest:
+        """Parse ``to_dict`` output; raises ProbeError naming a bad or missing key."""
+        data = dict(data)
+        try:
+            data["recipe"] = recipe_from_dict(dict(data["recipe"]))
+            data["created_at"] = datetime.fromisoformat(data["created_at"])
+            return cls(**data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProbeError(f"probe request: bad JSON ({exc})") from exc
+
+    @classmethod
+    def from_json(cls, text: str) -> ProbeRequest:
+        """Parse a JSON document written by ``to_json``."""
+        try:
+            return cls.from_dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise ProbeError(f"probe request: not JSON ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What one probe measured (or why it could not).
+
+    ``samples_per_second`` is the steady-state mean after warm-up; ``rel_halfwidth`` its
+    relative 95% confidence half-width (``stable`` when under the request's target).
+    ``batch_size`` is the per-device batch that was run (for ``oom``: the batch that failed).
+    ``input_bound_ratio`` is cached-batch samples/s over real-loader samples/s (1 = not
+    input-bound). ``peak_memory_gib`` is peak accelerator memory (process peak RSS on cpu).
+    ``cost_usd`` is what the probe cost (0 locally).
+    """
+
+    probe_id: str
+    offer_key: str
+    workload_fingerprint: str
+    status: ProbeStatus
+    batch_size: int
+    samples_per_second: float | None = None
+    step_time_p50_s: float | None = None
+    step_time_p90_s: float | None = None
+    measured_steps: int = 0
+    warmup_steps: int = 0
+    rel_halfwidth: float | None = None
+    stable: bool = False
+    peak_memory_gib: float | None = None
+    utilization_pct: float | None = None
+    input_bound_ratio: float | None = None
+    precision: str = "fp32"
+    device: str = "cpu"
+    largest_batch_that_fits: int | None = None
+    wall_time_s: float = 0.0
+    cost_usd: float = 0.0
+    error: str = ""
+    created_at: datetime = field(default_factory=_utcnow)
+
+    def __post_init__(self) -> None:
+        owner = f"probe result {self.probe_id}"
+        if not isinstance(self.status, ProbeStatus):
+            object.__setattr__(self, "status", ProbeStatus(self.status))
+        if self.batch_size < 1:
+            raise ProbeError(f"{owner}: batch_size must be >= 1, got {self.batch_size}")
+        if self.status is ProbeStatus.OK:
+            _check_positive(owner, "samples_per_second (status ok)", self.samples_per_second,
+                            allow_none=False)
+            if self.measured_steps < 1:
+                raise ProbeError(f"{owner}: status ok needs measured_steps >= 1")
+        elif self.samples_per_second is not None:
+            _check_positive(owner, "samples_per_second", self.samples_per_second, allow_none=True)
+        if self.status in (ProbeStatus.ERROR, ProbeStatus.LAUNCH_FAILED) and not self.error:
+            raise ProbeError(f"{owner}: status {self.status} needs error text")
+        fits = self.largest_batch_that_fits
+        if self.status is ProbeStatus.OOM and fits is not None and fits >= self.batch_size:
+            raise ProbeError(
+                f"{owner}: oom at batch {self.batch_size} but largest_batch_that_fits={fits}"
+            )
+        if fits is not None and fits < 1:
+            raise ProbeError(f"{owner}: largest_batch_that_fits must be >= 1, got {fits}")
+        if self.cost_usd < 0 or self.wall_time_s < 0:
+            raise ProbeError(f"{owner}: cost_usd and wall_time_s must be >= 0")
+        for name in ("step_time_p50_s", "step_time_p90_s", "peak_memory_gib", "input_bound_ratio"):
+            _check_positive(owner, name, getattr(self, name), allow_none=True)
+
+    def with_cost(self, *, wall_time_s: float, price_usd_per_hour: float) -> ProbeResult:
+        """This result with the instance's wall time and the dollars it cost."""
+        return replace(self, wall_time_s=wall_time_s,
+                       cost_usd=wall_time_s / 3600.0 * price_usd_per_hour)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["status"] = str(self.status)
+        data["created_at"] = self.created_at.isoformat()
+        return data
+
+    def to_json(self) -> str:
+        """The result as a JSON document."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
+        """Parse ``to_dict`` output; raises ProbeError naming what is wrong."""
+        data = dict(data)
+        try:
+            data["status"] = ProbeStatus(data["status"])
+            if "created_at" in data:
+                data["created_at"] = datetime.fromisoformat(data["created_at"])
+            return cls(**data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProbeError(f"probe result: bad JSON ({exc})") from exc
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ProbeResult:
+        """Parse a JSON document written by ``to_json``."""
+        try:
+            return cls.from_dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise ProbeError(f"probe result: not JSON ({exc})") from exc
+
+    @classmethod
+    def failure(
+        cls, request: ProbeRequest, status: ProbeStatus, error: str, **extra: Any
+    ) -> ProbeResult:
+        """A result for a probe that measured nothing (launch failed, timed out, crashed)."""
+        extra.setdefault("precision", request.recipe.precision)
+        return cls(
+            probe_id=request.probe_id, offer_key=request.offer_key,
+            workload_fingerprint=request.workload_fingerprint, status=status,
+            batch_size=request.recipe.batch_size, error=error or str(status), **extra,
+        )
