@@ -280,26 +280,32 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
 
 
 def _cpu_attention_flops() -> dict[Any, Any]:
-    """FLOP formulas for the CPU flash-attention kernels, which the counter does not know.
+    """FLOP formulas for the fused (flash) attention kernels torch runs on CPU tensors.
 
-    The same formulas the counter uses for the CUDA kernels (full attention matrix, causal
-    masking not discounted; backward recomputes the scores).
+    The counter does not know these kernels. Counted the way the scaling-law literature
+    does (Kaplan et al. 2020, table 1): the two attention matmuls, halved under a causal
+    mask (a fused kernel skips the masked blocks), and backward = 2 x forward (the scores a
+    fused kernel recomputes in backward are not counted, like activation recomputation).
     """
     import torch
     from torch.utils import flop_counter
 
     aten = torch.ops.aten
     sdpa_flop_count: Callable[..., int] = flop_counter.sdpa_flop_count
-    sdpa_backward_flop_count: Callable[..., int] = flop_counter.sdpa_backward_flop_count
 
-    def forward(query: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> int:
-        del args, kwargs
-        return int(sdpa_flop_count(query, key, value))
+    def attention(query: Any, key: Any, value: Any, is_causal: bool) -> int:
+        flops = int(sdpa_flop_count(query, key, value))
+        return flops // 2 if is_causal else flops
 
-    def backward(grad_out: Any, query: Any, key: Any, value: Any, *args: Any,
-                 **kwargs: Any) -> int:
-        del args, kwargs
-        return int(sdpa_backward_flop_count(grad_out, query, key, value))
+    def forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
+                is_causal: bool = False, **kwargs: Any) -> int:
+        del dropout_p, kwargs
+        return attention(query, key, value, is_causal)
+
+    def backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
+                 dropout_p: float, is_causal: bool, **kwargs: Any) -> int:
+        del grad_out, out, logsumexp, dropout_p, kwargs
+        return 2 * attention(query, key, value, is_causal)
 
     # The kernels' names start with "_" but they are the ops torch dispatches to on CPU.
     return {aten._scaled_dot_product_flash_attention_for_cpu: forward,  # noqa: SLF001
