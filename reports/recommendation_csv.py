@@ -1,34 +1,101 @@
-"""CSV of a recommendation: one row per offer, ranked first, then rejected with the reason."""
+"""CSV of a recommendation: one row per offer, ranked first, then rejected with the reason.
+
+Prices are the ones the ranking used (``price_usd_per_hour`` with its ``price_observed_at``
+date and ``price_source``), never re-priced; ``prices_captured_at`` is the catalog snapshot's
+capture date. Columns and units are documented in :data:`COLUMN_DOCS`, written beside the CSV
+as ``<name>.columns.md``.
+"""
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
-from advisor.ranking import Recommendation
+from advisor.ranking import CostEstimate, Recommendation
 from advisor.serialize import estimate_row, rejection_row
+from reports.columns import Column, write_columns_doc
 
-__all__ = ["COLUMNS", "write_recommendation_csv"]
+__all__ = ["COLUMNS", "COLUMN_DOCS", "recommendation_rows", "write_recommendation_csv"]
 
-COLUMNS = [
-    "rank", "status", "offer", "cloud", "region", "instance_type", "accelerator",
-    "accelerator_count", "market", "price_usd_per_hour", "samples_per_second",
-    "samples_per_second_low", "samples_per_second_high", "samples_per_dollar", "run_hours",
-    "run_cost_usd", "memory_needed_gib_per_device", "accelerator_memory_gib", "basis",
-    "price_observed_at", "price_source", "prices_captured_at", "reason",
-]
+COLUMN_DOCS: tuple[Column, ...] = (
+    Column("rank", "", "1 = most samples per dollar; empty for rejected offers"),
+    Column("status", "", "`ranked` (meets every constraint) or `rejected` (see `reason`)"),
+    Column("offer", "", "offer key `cloud:instance_type:region:market`"),
+    Column("cloud", "", "aws, gcp or azure"),
+    Column("region", "", "cloud region"),
+    Column("instance_type", "", "the cloud's instance type name"),
+    Column("accelerator", "", "accelerator model (catalog name)"),
+    Column("accelerator_count", "devices", "accelerators per instance"),
+    Column("market", "", "`on-demand` or `spot`"),
+    Column("price_usd_per_hour", "USD/hour", "instance price the ranking used, as observed on "
+           "`price_observed_at` (not re-priced later)"),
+    Column("samples_per_second", "samples/s", "training throughput estimate, whole instance"),
+    Column("samples_per_second_low", "samples/s", "low end of the throughput interval"),
+    Column("samples_per_second_high", "samples/s", "high end of the throughput interval"),
+    Column("samples_per_dollar", "samples/USD", "samples_per_second x 3600 / price_usd_per_hour"),
+    Column("samples_per_dollar_low", "samples/USD", "the same at samples_per_second_low"),
+    Column("samples_per_dollar_high", "samples/USD", "the same at samples_per_second_high"),
+    Column("run_hours", "hours", "whole training run, with start-up and spot restart overhead"),
+    Column("run_cost_usd", "USD", "run_hours x price_usd_per_hour"),
+    Column("memory_needed_gib_per_device", "GiB", "predicted peak memory per device"),
+    Column("accelerator_memory_gib", "GiB", "memory of one device"),
+    Column("basis", "", "where samples_per_second comes from: `measured` (probe of this "
+           "workload), `predicted` (model fitted on reference data) or `prior` (accelerator "
+           "without reference data; wider interval)"),
+    Column("price_observed_at", "date (YYYY-MM-DD)", "when the price was observed"),
+    Column("price_source", "", "where the price came from (catalog file or price API)"),
+    Column("prices_captured_at", "date (YYYY-MM-DD)", "capture date of the price snapshot "
+           "(oldest capture among the clouds used)"),
+    Column("reason", "", "why a rejected offer was left out"),
+)
+
+COLUMNS = [c.name for c in COLUMN_DOCS]
+
+_INTRO = ("One row per offer of an `advisor recommend` ranking: ranked offers first (best "
+          "samples per dollar first), then rejected ones with the reason. Numbers are plain "
+          "decimals (dot separator, no thousands separator); empty cells mean not applicable.")
 
 
-def write_recommendation_csv(rec: Recommendation, path: Path) -> None:
-    """Write every ranked offer (status ``ranked``) and rejected offer (``rejected``)."""
+def _rounded(row: dict[str, Any]) -> dict[str, Any]:
+    """Floats rounded to 6 decimals so the file reads well and diffs stay stable."""
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}
+
+
+def _ranked_row(rank: int, est: CostEstimate, captured: str) -> dict[str, Any]:
+    t, price = est.throughput, est.offer.price_usd_per_hour
+    return _rounded({
+        "rank": rank, "status": "ranked", "prices_captured_at": captured,
+        "samples_per_dollar_low": t.samples_per_second_low * 3600 / price,
+        "samples_per_dollar_high": t.samples_per_second_high * 3600 / price,
+        **estimate_row(est),
+    })
+
+
+def recommendation_rows(rec: Recommendation) -> list[dict[str, Any]]:
+    """The CSV rows as dicts keyed by :data:`COLUMNS` (missing keys are empty cells)."""
     captured = rec.prices_captured_at.isoformat()
-    with path.open("w", newline="") as handle:
+    rows = [_ranked_row(i, est, captured) for i, est in enumerate(rec.ranked, start=1)]
+    for rej in rec.rejected:
+        rows.append(_rounded({
+            "status": "rejected", "prices_captured_at": captured,
+            "accelerator_count": rej.offer.accelerator_count,
+            "accelerator_memory_gib": rej.offer.accelerator_memory_gib,
+            "price_observed_at": rej.offer.observed_at.isoformat(),
+            "price_source": rej.offer.source, **rejection_row(rej),
+        }))
+    return rows
+
+
+def write_recommendation_csv(rec: Recommendation, path: Path) -> list[Path]:
+    """Write every ranked offer (status ``ranked``) and rejected offer (``rejected``).
+
+    Also writes ``<name>.columns.md`` beside it; returns both paths (CSV first).
+    """
+    with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n",
                                 extrasaction="ignore")
         writer.writeheader()
-        for i, est in enumerate(rec.ranked, start=1):
-            writer.writerow({"rank": i, "status": "ranked", "prices_captured_at": captured,
-                             **estimate_row(est)})
-        for rej in rec.rejected:
-            writer.writerow({"status": "rejected", "prices_captured_at": captured,
-                             **rejection_row(rej)})
+        writer.writerows(recommendation_rows(rec))
+    doc = write_columns_doc(path, f"Columns of {path.name}", _INTRO, COLUMN_DOCS)
+    return [path, doc]

@@ -1,0 +1,108 @@
+"""``advisor report``: CSV and self-contained HTML cost reports for budget reviews."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from cli.errors import handle_errors
+from reports.output import ReportFiles
+
+__all__ = ["report"]
+
+_OUT = click.option("--out", "out_dir", required=True,
+                    type=click.Path(file_okay=False, path_type=Path),
+                    help="Folder to write the report into (created if missing).")
+_PDF = click.option("--pdf", is_flag=True,
+                    help="Also print the HTML to PDF with headless Chromium (needs chromium).")
+_JSON = click.option("--json", "as_json", is_flag=True,
+                     help="Print the written paths as one JSON object.")
+
+
+def _done(files: ReportFiles, as_json: bool) -> None:
+    paths = {k: str(v) for k, v in asdict(files).items() if v is not None}
+    if as_json:
+        click.echo(json.dumps(paths, indent=2))
+        return
+    for kind, path in paths.items():
+        click.echo(f"wrote {kind:<7} {path}")
+
+
+@click.group()
+def report() -> None:
+    """Write cost reports: one CSV row per offer or trial, and one HTML page with charts.
+
+    The HTML file is self-contained (styles and SVG charts inline, nothing fetched), so it
+    opens offline, mails well and prints. Each CSV gets a NAME.columns.md with units.
+
+    \b
+    Examples:
+      advisor report recommend examples/resnet50.yaml --out reports/
+      advisor report recommend model.yaml --out r/ --baseline aws:p4d.24xlarge --pdf
+      advisor report sweep digits-mlp --out reports/
+    """
+
+
+@report.command("recommend")
+@click.argument("model_yaml", type=click.Path(dir_okay=False, path_type=Path))
+@_OUT
+@click.option("--baseline", default=None, metavar="OFFER",
+              help="Offer to measure savings against: cloud:instance_type[:region[:market]] "
+                   "(default: the cheapest on-demand 8x A100 offer).")
+@_PDF
+@_JSON
+@handle_errors
+def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None, pdf: bool,
+                     as_json: bool) -> None:
+    """Rank offers for MODEL_YAML and write recommendation.html/.csv into --out.
+
+    The report shows samples per dollar with intervals, run cost against run time with the
+    Pareto front, rejected offers and why, measured vs predicted numbers, the assumptions,
+    and the top pick's savings against --baseline.
+
+    \b
+    Examples:
+      advisor report recommend examples/resnet50.yaml --out reports/
+      advisor report recommend examples/resnet50.yaml --out r/ --baseline aws:p4d.24xlarge
+      advisor report recommend m.yaml --out r/ --baseline gcp:a2-highgpu-8g:us-central1:spot
+    """
+    from advisor.service import recommend_for_file
+    from reports.baseline import choose_baseline
+    from reports.recommendation import write_recommendation_report
+
+    rec = recommend_for_file(model_yaml)
+    choose_baseline(rec, baseline)  # a bad --baseline fails before anything is written
+    _done(write_recommendation_report(rec, out_dir, baseline=baseline, pdf=pdf), as_json)
+
+
+@report.command("sweep")
+@click.argument("study")
+@_OUT
+@click.option("--storage", default=None, metavar="URL",
+              help="Storage URL of the study (default: the local SQLite file).")
+@click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Planned budget to compare with (default: the one the sweep recorded).")
+@_PDF
+@_JSON
+@handle_errors
+def sweep_report(study: str, out_dir: Path, storage: str | None, budget_usd: float | None,
+                 pdf: bool, as_json: bool) -> None:
+    """Write sweep.html/.csv for STUDY into --out: a budget review of the sweep.
+
+    Planned budget against spend over time, spend by trial state, dollars saved by pruning,
+    storage freed by cleanup, the best trial and its cost, and cost per trial against the
+    objective.
+
+    \b
+    Examples:
+      advisor report sweep digits-mlp --out reports/
+      advisor report sweep resnet50-lr --out r/ --storage postgresql://advisor@db/advisor
+    """
+    from reports.sweep import write_sweep_report
+    from reports.sweep_data import load_sweep_report_data
+
+    data = load_sweep_report_data(study, storage_url=storage, budget_usd=budget_usd)
+    _done(write_sweep_report(data, out_dir, pdf=pdf), as_json)

@@ -1,0 +1,140 @@
+"""The baseline a recommendation's savings are measured against, and the savings themselves.
+
+A user names a baseline as ``cloud:instance_type[:region[:market]]`` (``aws:p4d.24xlarge``,
+``aws:p4d.24xlarge:us-east-1:on-demand``). Among the offers of the recommendation that match,
+the cheapest ranked one is taken; when none is ranked, the cheapest rejected one (then there is
+no throughput estimate and no savings figure, only the reason it was rejected).
+
+Without ``--baseline`` the default is what a team that does not shop around rents: the
+cheapest **on-demand 8x A100** offer (any A100 variant: p4d/p4de, a2-highgpu-8g,
+ND A100 v4); failing that, the cheapest on-demand A100 offer of any size.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from advisor.ranking import CostEstimate, Recommendation
+from pricing import Cloud, InstanceOffer, Market
+from reports.errors import ReportError
+
+__all__ = [
+    "DEFAULT_BASELINE_TEXT",
+    "Baseline",
+    "Savings",
+    "choose_baseline",
+    "savings",
+]
+
+DEFAULT_BASELINE_TEXT = "default: the cheapest on-demand 8x A100 offer"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The offer savings are compared with; ``estimate`` is None when it was rejected."""
+
+    offer: InstanceOffer
+    estimate: CostEstimate | None
+    rejected_because: str | None
+    chosen_by: str
+
+
+@dataclass(frozen=True)
+class Savings:
+    """What the top pick saves against the baseline, for the whole run and per sample.
+
+    ``per_sample_fraction_low``/``_high`` combine both throughput intervals as if their errors
+    were independent (a wide, cautious range).
+    """
+
+    baseline: Baseline
+    top: CostEstimate
+    run_saved_usd: float
+    run_saved_fraction: float
+    per_sample_fraction: float
+    per_sample_fraction_low: float
+    per_sample_fraction_high: float
+    hours_difference: float
+
+
+def _parse(text: str) -> tuple[str, str, str | None, str | None]:
+    parts = [p.strip() for p in text.split(":")]
+    if not 2 <= len(parts) <= 4 or not all(parts):
+        raise ReportError(f"--baseline: {text!r} is not cloud:instance_type[:region[:market]]; "
+                          "write e.g. aws:p4d.24xlarge or aws:p4d.24xlarge:us-east-1:on-demand")
+    clouds = [str(c) for c in Cloud]
+    if parts[0] not in clouds:
+        raise ReportError(f"--baseline: cloud {parts[0]!r} is not one of {', '.join(clouds)}")
+    market = parts[3] if len(parts) == 4 else None
+    markets = [str(m) for m in Market]
+    if market is not None and market not in markets:
+        raise ReportError(f"--baseline: market {market!r} is not one of {', '.join(markets)}")
+    return parts[0], parts[1], parts[2] if len(parts) >= 3 else None, market
+
+
+def _all_offers(rec: Recommendation) -> list[tuple[InstanceOffer, CostEstimate | None, str | None]]:
+    return ([(e.offer, e, None) for e in rec.ranked]
+            + [(r.offer, None, r.reason) for r in rec.rejected])
+
+
+def _cheapest(candidates: Sequence[tuple[InstanceOffer, CostEstimate | None, str | None]],
+              chosen_by: str) -> Baseline | None:
+    ranked = [c for c in candidates if c[1] is not None]
+    pool = ranked or list(candidates)
+    if not pool:
+        return None
+    offer, est, why = min(pool, key=lambda c: (c[0].price_usd_per_hour, c[0].key))
+    return Baseline(offer, est, why, chosen_by)
+
+
+def choose_baseline(rec: Recommendation, wanted: str | None = None) -> Baseline | None:
+    """The baseline named by ``wanted`` (ReportError when nothing matches), else the default.
+
+    Returns None only for the default when the recommendation has no A100 offer at all.
+    """
+    offers = _all_offers(rec)
+    if wanted is None:
+        a100 = [c for c in offers if c[0].accelerator.upper().startswith("A100")
+                and c[0].market is Market.ON_DEMAND]
+        eight = [c for c in a100 if c[0].accelerator_count == 8]
+        return (_cheapest(eight, DEFAULT_BASELINE_TEXT)
+                or _cheapest(a100, "default: the cheapest on-demand A100 offer (no 8x A100 "
+                                   "offer in this ranking)"))
+    cloud, instance_type, region, market = _parse(wanted)
+    matches = [c for c in offers if str(c[0].cloud) == cloud
+               and c[0].instance_type == instance_type
+               and (region is None or c[0].region == region)
+               and (market is None or str(c[0].market) == market)]
+    found = _cheapest(matches, f"--baseline {wanted}")
+    if found is None:
+        types = sorted({o.instance_type for o, _, _ in offers if str(o.cloud) == cloud})
+        near = difflib.get_close_matches(instance_type, types, n=3)
+        hint = f"; did you mean {', '.join(cloud + ':' + t for t in near)}?" if near else (
+            "; pick an offer from the ranking or the rejected list")
+        raise ReportError(f"--baseline: no offer of the recommendation matches {wanted!r}{hint}")
+    return found
+
+
+def savings(top: CostEstimate, baseline: Baseline) -> Savings | None:
+    """The top pick's savings against ``baseline`` (None when the baseline has no estimate)."""
+    base = baseline.estimate
+    if base is None:
+        return None
+
+    def per_dollar(est: CostEstimate, sps: float) -> float:
+        return sps * 3600 / est.offer.price_usd_per_hour
+
+    t, b = top.throughput, base.throughput
+    return Savings(
+        baseline=baseline, top=top,
+        run_saved_usd=base.run_cost_usd - top.run_cost_usd,
+        run_saved_fraction=1 - top.run_cost_usd / base.run_cost_usd,
+        per_sample_fraction=1 - base.samples_per_dollar / top.samples_per_dollar,
+        per_sample_fraction_low=1 - per_dollar(base, b.samples_per_second_high)
+        / per_dollar(top, t.samples_per_second_low),
+        per_sample_fraction_high=1 - per_dollar(base, b.samples_per_second_low)
+        / per_dollar(top, t.samples_per_second_high),
+        hours_difference=top.run_hours - base.run_hours,
+    )

@@ -1,0 +1,237 @@
+"""The sweep report (budget review): one self-contained HTML page plus the per-trial CSV.
+
+Sections: summary (spend against the planned budget, savings by pruning, storage freed, best
+trial and its cost), spend over time against the budget, spend and trials by state, cost per
+trial against its objective, the trials, and the CSV columns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from reports.charts import Point, Series, StackedBar, line_chart, scatter_chart, stacked_bar_chart
+from reports.columns import columns_html
+from reports.html import Child, Markup, el, page, table
+from reports.output import ReportFiles
+from reports.pdf import print_pdf
+from reports.sweep_csv import COLUMN_DOCS, write_sweep_csv
+from reports.sweep_data import SweepReportData, TrialCost
+
+__all__ = [
+    "STATE_COLORS",
+    "render_sweep_html",
+    "spend_over_time",
+    "write_sweep_html",
+    "write_sweep_report",
+]
+
+STATE_COLORS = {"complete": "#1b7837", "pruned": "#d6842a", "fail": "#b2182b",
+                "running": "#6b7785", "waiting": "#a7b0bd"}
+_STATE_NAMES = {"complete": "completed", "pruned": "pruned", "fail": "failed",
+                "running": "running", "waiting": "waiting"}
+_TABLE_ROWS = 30
+
+
+def _money(value: float) -> str:
+    if abs(value) >= 100:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.4f}"
+
+
+def _bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def _value(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def spend_over_time(trials: Sequence[TrialCost]) -> tuple[list[tuple[float, float]], str]:
+    """Cumulative dollars of ended trials, as (x, USD) steps, and the x axis label.
+
+    x is hours since the first trial started when the trials carry times, else the count of
+    trials ended (hand-built data).
+    """
+    ended = [t for t in trials if t.state in ("complete", "pruned", "fail")]
+    timed = [t for t in ended if t.finished_at is not None]
+    starts = [t.started_at for t in trials if t.started_at is not None]
+    if timed and starts:
+        origin = min(starts)
+        order = sorted(timed, key=lambda t: (t.finished_at, t.number))
+        xs = [((t.finished_at or origin) - origin).total_seconds() / 3600 for t in order]
+        label = "hours since the first trial started"
+    else:
+        order = sorted(ended, key=lambda t: t.number)
+        xs = [float(i) for i in range(1, len(order) + 1)]
+        label = "trials ended"
+    points, total = [(0.0, 0.0)], 0.0
+    for x, t in zip(xs, order, strict=True):
+        total += t.cost_usd
+        points.append((x, total))
+    return points, label
+
+
+def _card(key: str, value: str, note: str = "") -> Markup:
+    return el("div", {"class": "card"}, el("div", {"class": "k"}, key),
+              el("div", {"class": "v"}, value), el("div", {"class": "n"}, note) if note else None)
+
+
+def _summary(data: SweepReportData, best: TrialCost | None) -> Markup:
+    spent = data.spent_usd
+    budget_note = (f"{spent / data.budget_usd:.0%} of the {_money(data.budget_usd)} budget"
+                   if data.budget_usd else "no dollar budget recorded")
+    counts = data.count_by_state()
+    cards = [
+        _card("spent", _money(spent), budget_note),
+        _card("trials", f"{len(data.trials):,}",
+              ", ".join(f"{n} {_STATE_NAMES.get(s, s)}" for s, n in counts.items())),
+        _card("saved by pruning", _money(data.saved_by_pruning_usd), "estimated"),
+        _card("storage freed", _bytes(data.bytes_cleaned), "by artifact cleanup"),
+        _card("best trial", f"#{best.number}" if best else "none",
+              f"{data.direction} objective {_value(best.value)}, cost {_money(best.cost_usd)}"
+              if best else "no trial completed"),
+    ]
+    running = sum(t.cost_usd for t in data.trials if t.state == "running")
+    lines: list[Child] = [el("div", {"class": "cards"}, cards)]
+    facts = [f"Trials were charged at {data.instance} (${data.price_usd_per_hour:,.4g}/h"
+             + (f", prices captured {data.prices_captured_at.isoformat()}"
+                if data.prices_captured_at else "") + ")."]
+    if running:
+        facts.append(f"Running trials have used {_money(running)} so far (not in 'spent').")
+    if data.stop_reason:
+        facts.append(f"The sweep stopped: {data.stop_reason}.")
+    lines.append(el("p", None, " ".join(facts)))
+    return el("section", {"id": "summary"}, lines)
+
+
+def _spend_chart(data: SweepReportData) -> Markup:
+    points, x_label = spend_over_time(data.trials)
+    hlines = [(data.budget_usd, f"budget {_money(data.budget_usd)}", "#b2182b")] \
+        if data.budget_usd else []
+    chart = line_chart([Series("spent (ended trials)", points, "#2166ac")],
+                       x_label=x_label, y_label="cumulative spend (USD)", hlines=hlines,
+                       name="spend-over-time", fmt_y=_money)
+    return el("figure", None, chart, el("figcaption", None, "Actual spend over time against the "
+                                        "planned budget (the dollar cap of sweep.yaml)."))
+
+
+def _by_state(data: SweepReportData) -> Markup:
+    usd, counts = data.usd_by_state(), data.count_by_state()
+    names = {s: _STATE_NAMES.get(s, s) for s in counts}
+    colors = {names[s]: STATE_COLORS.get(s, "#6b7785") for s in counts}
+    bars = [StackedBar("dollars", [(names[s], v) for s, v in usd.items()]),
+            StackedBar("trials", [(names[s], float(n)) for s, n in counts.items()])]
+    total = sum(usd.values()) or 1.0
+    rows: list[list[Child]] = [[names[s], counts[s], _money(usd[s]), f"{usd[s] / total:.0%}",
+             _money(usd[s] / counts[s])] for s in counts]
+    return el("section", {"id": "by-state"}, el("h2", None, "Spend by trial state"),
+              el("figure", None, stacked_bar_chart(bars, colors=colors, name="spend-by-state"),
+                 el("figcaption", None, "Share of dollars and of trials per state.")),
+              table(["state", "trials", "dollars", "share of dollars", "dollars per trial"], rows,
+                    numeric=[1, 2, 3, 4]),
+              el("p", None, f"Pruning saved an estimated {_money(data.saved_by_pruning_usd)}: a "
+                 "pruned trial that reported k of the n intermediate values a full trial reports "
+                 "would have cost n/k times what it did. Cleanup freed "
+                 f"{_bytes(data.bytes_cleaned)} of artifacts of trials that are not kept."))
+
+
+def _objective_chart(data: SweepReportData, best: TrialCost | None) -> Markup:
+    shown = [t for t in data.trials if t.value is not None and math.isfinite(t.value)]
+    points = [Point(t.cost_usd, float(t.value or 0.0), _STATE_NAMES.get(t.state, t.state),
+                    f"trial {t.number} ({t.state}): {_money(t.cost_usd)}, objective "
+                    f"{_value(t.value)}") for t in shown]
+    values = [p.y for p in points]
+    log_y = bool(values) and min(values) > 0 and max(values) / min(values) > 20
+    at = next((i for i, t in enumerate(shown) if t is best), None)
+    highlight = [] if at is None or best is None else [(points[at], f"best #{best.number}")]
+    colors = {_STATE_NAMES[s]: c for s, c in STATE_COLORS.items()}
+    chart = scatter_chart(points, x_label="trial cost (USD)", y_label="objective",
+                          colors=colors, name="cost-vs-objective", log_y=log_y,
+                          highlight=highlight, fmt_x=_money)
+    return el("section", {"id": "cost-vs-objective"},
+              el("h2", None, "Cost per trial against its objective"),
+              el("figure", None, chart, el("figcaption", None, (
+                  f"{len(points):,} trials with a value ({data.direction}); pruned trials at "
+                  "their last reported intermediate value."))))
+
+
+def _trial_rows(trials: Sequence[TrialCost]) -> list[list[Child]]:
+    return [[t.number, _STATE_NAMES.get(t.state, t.state), _value(t.value)
+             + (" (last step)" if t.value_is_intermediate else ""), _money(t.cost_usd),
+             "" if t.wall_s is None else f"{t.wall_s:,.1f}",
+             t.started_at.strftime("%Y-%m-%d %H:%M:%S") if t.started_at else "",
+             ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                       for k, v in sorted(t.params.items()))] for t in trials]
+
+
+_TRIAL_HEADERS = ["#", "state", "objective", "cost", "wall s", "started (UTC)", "params"]
+
+
+def _trials(data: SweepReportData) -> Markup:
+    costly = sorted(data.trials, key=lambda t: (-t.cost_usd, t.number))[:_TABLE_ROWS]
+    everything = sorted(data.trials, key=lambda t: t.number)
+    return el("section", {"id": "trials"}, el("h2", None, "Trials"),
+              el("h3", None, f"The {len(costly)} most expensive trials"),
+              table(_TRIAL_HEADERS, _trial_rows(costly), numeric=[0, 2, 3, 4]),
+              el("details", None, el("summary", None, f"All {len(everything):,} trials "
+                                     "(all are in the CSV)"),
+                 table(_TRIAL_HEADERS, _trial_rows(everything), numeric=[0, 2, 3, 4])))
+
+
+def _best(best: TrialCost | None) -> Markup | None:
+    if best is None:
+        return None
+    rows = [[k, str(v)] for k, v in sorted(best.params.items())]
+    return el("section", {"id": "best"}, el("h2", None, f"Best trial: #{best.number}"),
+              el("p", None, f"Objective {_value(best.value)}, cost {_money(best.cost_usd)}"
+                 + (f", {best.wall_s:,.1f} s" if best.wall_s is not None else "") + "."),
+              table(["parameter", "value"], rows) if rows else None)
+
+
+def render_sweep_html(data: SweepReportData, *, generated_at: datetime | None = None) -> str:
+    """The whole sweep report as an HTML string."""
+    best = data.best_trial()
+    when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    body = [
+        el("h1", None, f"Sweep budget review: {data.study}"),
+        el("p", {"class": "sub"}, f"{len(data.trials):,} trials, objective "
+           f"{data.direction}d; report generated {when}."),
+        _summary(data, best),
+        el("section", {"id": "spend"}, el("h2", None, "Planned budget and actual spend"),
+           _spend_chart(data)),
+        _by_state(data),
+        _objective_chart(data, best),
+        _best(best),
+        _trials(data),
+        el("section", {"id": "columns"}, el("h2", None, "Columns of the CSV"),
+           el("p", None, "The CSV beside this report has one row per trial; its columns:"),
+           columns_html(COLUMN_DOCS)),
+    ]
+    return page(f"advisor sweep: {data.study}", *body,
+                footer=f"advisor report sweep · {data.study} · generated {when}")
+
+
+def write_sweep_html(data: SweepReportData, path: Path, *,
+                     generated_at: datetime | None = None) -> Path:
+    """Write the HTML report to ``path`` (UTF-8); returns the path."""
+    path.write_text(render_sweep_html(data, generated_at=generated_at), encoding="utf-8")
+    return path
+
+
+def write_sweep_report(data: SweepReportData, out_dir: Path, *, pdf: bool = False,
+                       name: str = "sweep", generated_at: datetime | None = None) -> ReportFiles:
+    """Write ``<name>.html``, ``<name>.csv`` and ``<name>.columns.md`` (and ``.pdf``) to
+    ``out_dir``, creating it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    html_path = write_sweep_html(data, out_dir / f"{name}.html", generated_at=generated_at)
+    csv_path, doc = write_sweep_csv(data, out_dir / f"{name}.csv")
+    pdf_path = print_pdf(html_path, out_dir / f"{name}.pdf") if pdf else None
+    return ReportFiles(html_path, csv_path, doc, pdf_path)

@@ -1,0 +1,83 @@
+"""CSV of a sweep: one row per trial with its state, objective and dollars.
+
+Each trial's dollars are what it cost at the price recorded when it ran
+(``price_usd_per_hour``), never re-priced. Columns and units are in :data:`COLUMN_DOCS`,
+written beside the CSV as ``<name>.columns.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from reports.columns import Column, write_columns_doc
+from reports.sweep_data import SweepReportData, TrialCost
+
+__all__ = ["COLUMNS", "COLUMN_DOCS", "sweep_rows", "write_sweep_csv"]
+
+COLUMN_DOCS: tuple[Column, ...] = (
+    Column("study", "", "Optuna study name"),
+    Column("trial", "", "trial number (0-based, in start order)"),
+    Column("state", "", "`complete`, `pruned`, `fail`, `running` or `waiting`"),
+    Column("objective_value", "objective's unit", "final objective of a completed trial; last "
+           "reported intermediate value of a pruned one; empty otherwise"),
+    Column("value_kind", "", "`final`, `last_intermediate` or empty"),
+    Column("is_best", "", "`true` for the best completed trial"),
+    Column("cost_usd", "USD", "what the trial cost: wall time x price / trials sharing the "
+           "instance; a running trial counts its time so far"),
+    Column("price_usd_per_hour", "USD/hour", "instance price recorded when the trial ran"),
+    Column("wall_s", "seconds", "trial wall time as recorded by the sweep runner"),
+    Column("started_at", "UTC, ISO 8601", "when the trial started"),
+    Column("finished_at", "UTC, ISO 8601", "when the trial ended (empty while running)"),
+    Column("steps_reported", "steps", "intermediate values the trial reported (pruning points)"),
+    Column("instance", "", "offer the trials were charged at (`local` when free)"),
+    Column("prices_captured_at", "date (YYYY-MM-DD)", "capture date of the price snapshot the "
+           "instance price came from (empty when the study did not record it)"),
+    Column("params", "JSON", "the trial's hyper-parameters as a JSON object (sorted keys)"),
+)
+
+COLUMNS = [c.name for c in COLUMN_DOCS]
+
+_INTRO = ("One row per trial of an `advisor sweep` study, in trial order. Numbers are plain "
+          "decimals; times are UTC; empty cells mean not applicable or not recorded.")
+
+
+def _iso(moment: Any) -> str:
+    return moment.isoformat(timespec="seconds") if moment is not None else ""
+
+
+def _row(data: SweepReportData, t: TrialCost, best: int | None) -> dict[str, Any]:
+    kind = "" if t.value is None else ("last_intermediate" if t.value_is_intermediate
+                                        else "final")
+    return {
+        "study": data.study, "trial": t.number, "state": t.state,
+        "objective_value": "" if t.value is None else t.value, "value_kind": kind,
+        "is_best": "true" if t.number == best else "false",
+        "cost_usd": round(t.cost_usd, 8),
+        "price_usd_per_hour": "" if t.price_usd_per_hour is None else t.price_usd_per_hour,
+        "wall_s": "" if t.wall_s is None else round(t.wall_s, 3),
+        "started_at": _iso(t.started_at), "finished_at": _iso(t.finished_at),
+        "steps_reported": t.steps_reported, "instance": data.instance,
+        "prices_captured_at": data.prices_captured_at.isoformat()
+        if data.prices_captured_at else "",
+        "params": json.dumps(dict(t.params), sort_keys=True, default=str),
+    }
+
+
+def sweep_rows(data: SweepReportData) -> list[dict[str, Any]]:
+    """The CSV rows as dicts keyed by :data:`COLUMNS`, in trial order."""
+    best = data.best_trial()
+    number = best.number if best else None
+    return [_row(data, t, number) for t in sorted(data.trials, key=lambda t: t.number)]
+
+
+def write_sweep_csv(data: SweepReportData, path: Path) -> list[Path]:
+    """Write the per-trial CSV and ``<name>.columns.md`` beside it; returns both paths."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(sweep_rows(data))
+    doc = write_columns_doc(path, f"Columns of {path.name}", _INTRO, COLUMN_DOCS)
+    return [path, doc]

@@ -1,0 +1,169 @@
+"""What the sweep report shows, as plain values: one ``TrialCost`` per trial plus the totals.
+
+``sweep_report_data(study)`` builds it from an Optuna study run by ``advisor sweep``: the
+totals (savings by pruning, bytes cleaned, instance, price) come from
+``advisor.sweep.status.sweep_status``, each trial's dollars from ``advisor.sweep.budget.cost_of``
+(the cost recorded on the trial at the price it ran at, never re-priced). Tests and benchmarks
+build ``SweepReportData`` by hand.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from advisor.errors import AdvisorError
+from advisor.storage import default_storage_url
+from advisor.sweep.budget import PRICE_ATTR, WALL_ATTR, cost_of
+from advisor.sweep.status import sweep_status
+
+__all__ = [
+    "BUDGET_ATTR",
+    "CAPTURED_ATTR",
+    "STATES",
+    "SweepReportData",
+    "TrialCost",
+    "load_sweep_report_data",
+    "sweep_report_data",
+]
+
+STATES = ("complete", "pruned", "fail", "running", "waiting")
+BUDGET_ATTR = "advisor:max_usd"
+CAPTURED_ATTR = "advisor:prices_captured_at"
+
+
+@dataclass(frozen=True)
+class TrialCost:
+    """One trial: state (``complete``/``pruned``/``fail``/``running``/``waiting``), objective,
+    dollars at the price it ran at, and when it ran (UTC).
+
+    ``value`` is the final objective of a completed trial, or the last reported intermediate
+    value of a pruned one (``value_is_intermediate`` then True); None otherwise.
+    """
+
+    number: int
+    state: str
+    value: float | None
+    cost_usd: float
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    wall_s: float | None = None
+    price_usd_per_hour: float | None = None
+    steps_reported: int = 0
+    value_is_intermediate: bool = False
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SweepReportData:
+    """A sweep for a budget review: planned budget, every trial's cost, and the savings."""
+
+    study: str
+    direction: str
+    instance: str
+    price_usd_per_hour: float
+    trials: tuple[TrialCost, ...]
+    budget_usd: float | None = None
+    saved_by_pruning_usd: float = 0.0
+    bytes_cleaned: int = 0
+    stop_reason: str = ""
+    prices_captured_at: date | None = None
+
+    @property
+    def spent_usd(self) -> float:
+        """Dollars of all trials that have ended (complete, pruned, failed)."""
+        return sum(t.cost_usd for t in self.trials if t.state in ("complete", "pruned", "fail"))
+
+    def usd_by_state(self) -> dict[str, float]:
+        """Dollars per trial state, in :data:`STATES` order, states with trials only."""
+        out = dict.fromkeys(self.count_by_state(), 0.0)
+        for t in self.trials:
+            out[t.state] += t.cost_usd
+        return out
+
+    def count_by_state(self) -> dict[str, int]:
+        """Trials per state, in :data:`STATES` order, states with trials only."""
+        counts = Counter(t.state for t in self.trials)
+        order = [s for s in STATES if s in counts] + sorted(set(counts) - set(STATES))
+        return {s: counts[s] for s in order}
+
+    def best_trial(self) -> TrialCost | None:
+        """The completed trial with the best objective (ties: lower number)."""
+        done = [t for t in self.trials if t.state == "complete" and t.value is not None
+                and math.isfinite(t.value)]
+        if not done:
+            return None
+        sign = -1.0 if self.direction == "maximize" else 1.0
+        return min(done, key=lambda t: (sign * float(t.value or 0.0), t.number))
+
+
+def _attr_float(trial: FrozenTrial, key: str) -> float | None:
+    value = trial.user_attrs.get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _trial_cost(trial: FrozenTrial, price: float, now_s: float) -> TrialCost:
+    value: float | None = None
+    intermediate = False
+    if trial.state is TrialState.COMPLETE and trial.values and len(trial.values) == 1:
+        value = trial.values[0]
+    elif trial.state is TrialState.PRUNED and trial.intermediate_values:
+        value = trial.intermediate_values[max(trial.intermediate_values)]
+        intermediate = True
+    return TrialCost(
+        number=trial.number, state=trial.state.name.lower(), value=value,
+        cost_usd=cost_of(trial, price_usd_per_hour=price, now_s=now_s),
+        started_at=_utc(trial.datetime_start), finished_at=_utc(trial.datetime_complete),
+        wall_s=_attr_float(trial, WALL_ATTR), price_usd_per_hour=_attr_float(trial, PRICE_ATTR),
+        steps_reported=len(trial.intermediate_values), value_is_intermediate=intermediate,
+        params=dict(trial.params))
+
+
+def sweep_report_data(study: optuna.Study, *, budget_usd: float | None = None,
+                      now_s: float | None = None) -> SweepReportData:
+    """Read a study (as run by ``advisor sweep``) into report values.
+
+    ``budget_usd`` overrides the planned budget stored on the study (``advisor:max_usd``).
+    """
+    now = time.time() if now_s is None else now_s
+    status = sweep_status(study, now_s=now)
+    attrs = study.user_attrs
+    stored_budget = attrs.get(BUDGET_ATTR)
+    if budget_usd is None and isinstance(stored_budget, int | float):
+        budget_usd = float(stored_budget)
+    captured = attrs.get(CAPTURED_ATTR)
+    trials = tuple(_trial_cost(t, status.price_usd_per_hour, now)
+                   for t in study.get_trials(deepcopy=False))
+    return SweepReportData(
+        study=status.study, direction=status.direction, instance=status.instance,
+        price_usd_per_hour=status.price_usd_per_hour, trials=trials, budget_usd=budget_usd,
+        saved_by_pruning_usd=status.saved_by_pruning_usd, bytes_cleaned=status.bytes_cleaned,
+        stop_reason=status.stop_reason,
+        prices_captured_at=date.fromisoformat(captured) if isinstance(captured, str) else None)
+
+
+def load_sweep_report_data(study_name: str, *, storage_url: str | None = None,
+                           budget_usd: float | None = None) -> SweepReportData:
+    """Open a stored study by name and read it (AdvisorError naming the known studies)."""
+    url = storage_url or default_storage_url()
+    try:
+        study = optuna.load_study(study_name=study_name, storage=url)
+    except KeyError:
+        names = sorted(s.study_name for s in optuna.get_all_study_summaries(url))
+        raise AdvisorError(f"study {study_name!r} not found in {url} (known: "
+                           f"{', '.join(names) or 'none'}); pass --storage URL if it lives "
+                           "elsewhere") from None
+    return sweep_report_data(study, budget_usd=budget_usd)
