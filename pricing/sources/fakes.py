@@ -8,8 +8,8 @@
 - Azure: ``FakeRetailPricesServer`` is a local HTTP server (127.0.0.1) paging Retail Prices
   items with NextPageLink.
 
-No network, no credentials: botocore clients are made with the default (empty) credential
-chain and never sign a request, because the Stubber answers before that.
+No network, no credentials: the stubbed botocore clients are unsigned (``UNSIGNED``), so
+botocore never looks for credentials, and the Stubber answers before any request is sent.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pricing.types import Cloud, InstanceOffer, Market
 
 __all__ = [
     "AwsFakeFleet", "FakeAggregatedList", "FakeCloudCatalog", "FakeRetailPricesServer",
-    "azure_items", "gcp_fake_clients", "gcp_sku", "stubbed_aws_factory",
+    "azure_items", "gcp_fake_clients", "gcp_sku", "stubbed_aws_factory", "unsigned_client",
 ]
 
 # canonical accelerator -> (describe_instance_types section, reported name, manufacturer, MiB)
@@ -147,10 +147,25 @@ class AwsFakeFleet:
 
     def types_in(self, region: str) -> list[dict[str, Any]]:
         """describe_instance_types items offered in ``region`` (those with any price there)."""
-        names = {json.loads(e)["product"]["attributes"]["instanceType"]
-                 for e in self.price_list.get(region, [])}
-        names |= {h["InstanceType"] for h in self.spot_history.get(region, [])}
+        names = {h["InstanceType"] for h in self.spot_history.get(region, [])}
+        for entry in self.price_list.get(region, []):
+            try:
+                names.add(json.loads(entry)["product"]["attributes"]["instanceType"])
+            except (ValueError, KeyError):
+                continue  # a deliberately malformed entry
+        names &= set(self.instance_types)
         return [self.instance_types[n] for n in sorted(names)]
+
+
+def unsigned_client(service: str, region: str) -> Any:
+    """A botocore client that needs no credentials (for use under a Stubber)."""
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+
+    return boto3.session.Session().client(
+        service, region_name=region, config=Config(signature_version=UNSIGNED),
+    )
 
 
 def _pages(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -168,15 +183,13 @@ def stubbed_aws_factory(
     get_products call with ThrottlingException; ``fail_price_page=N`` answers the Nth
     get_products call (counting from 1, across regions) with an InternalError.
     """
-    import boto3
     from botocore.stub import Stubber
 
-    session = boto3.session.Session()
     clients: dict[tuple[str, str], Any] = {}
     stubbers: dict[tuple[str, str], Any] = {}
 
     def stubbed(service: str, region: str) -> Any:
-        client = session.client(service, region_name=region)
+        client = unsigned_client(service, region)
         stubber = Stubber(client)
         clients[(service, region)], stubbers[(service, region)] = client, stubber
         return stubber
