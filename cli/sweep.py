@@ -50,8 +50,9 @@ def _render_status(status: Any) -> None:
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"sweep {status.study} ({status.direction}, {status.instance} at "
-                  f"{_money(status.price_usd_per_hour)}/h)")
+    console.print(f"sweep [bold]{status.study}[/] ({status.direction}), trials charged at "
+                  f"{_money(status.price_usd_per_hour)}/h ({status.instance})")
+    table = Table()
     table.add_column("state")
     table.add_column("trials", justify="right")
     table.add_column("dollars", justify="right")
@@ -97,8 +98,11 @@ def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[An
 def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
         as_json: bool) -> None:
     """Run (or resume) the sweep described by SWEEP_YAML."""
+    import optuna
+
     from advisor.sweep import load_sweep_spec, run_sweep
 
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
     spec = load_sweep_spec(sweep_yaml)
     if as_json:
         outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch)

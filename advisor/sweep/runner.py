@@ -13,6 +13,7 @@ import logging
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -198,9 +199,11 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
     """Create the study, or load it when it exists (re-running resumes)."""
     url = storage_url_of(spec, storage_url)
     try:
-        storage = optuna.storages.RDBStorage(
-            url, engine_kwargs={"pool_pre_ping": True}, heartbeat_interval=spec.heartbeat_s,
-            grace_period=max(2 * spec.heartbeat_s, 2))
+        with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            storage = optuna.storages.RDBStorage(
+                url, engine_kwargs={"pool_pre_ping": True},
+                heartbeat_interval=spec.heartbeat_s, grace_period=max(2 * spec.heartbeat_s, 2))
     except (ImportError, ValueError) as exc:
         raise AdvisorError(f"storage: cannot open {url!r}: {exc}") from exc
     study = optuna.create_study(

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -90,8 +91,23 @@ def launch_cloud_workers(spec: SweepSpec, workers: int) -> None:
         "'advisor sweep worker SWEEP_YAML' on each machine yourself, with a PostgreSQL storage")
 
 
+def _fail_orphans(spec: SweepSpec, study: optuna.Study) -> None:
+    """Fail trials left running by dead workers, waiting at most one grace period for it."""
+    deadline = time.monotonic() + 3 * spec.heartbeat_s + 1
+    running = optuna.trial.TrialState.RUNNING
+    while True:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(study)
+        if not study.get_trials(deepcopy=False, states=(running,)):
+            return
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.5)
+
+
 def _final_pass(spec: SweepSpec, study: optuna.Study) -> CleanupReport | None:
-    optuna.storages.fail_stale_trials(study)
+    _fail_orphans(spec, study)
     if not spec.artifacts:
         return None
     store = open_artifact_store(spec.artifacts, base_dir=spec.source_dir)

@@ -1,0 +1,96 @@
+"""Helpers for the sweep tests: write a sweep.yaml and a tiny objective module into a folder."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+OBJECTIVES = textwrap.dedent('''
+    """Tiny objectives for the sweep tests (imported relative to the sweep.yaml folder)."""
+    import os
+    import pathlib
+    import time
+
+    import optuna
+
+    from advisor.sweep import suggest, upload_artifact
+
+    HERE = pathlib.Path(__file__).parent
+
+
+    def _save(trial, text="weights"):
+        path = HERE / f"out-{os.getpid()}-{trial.number}.bin"
+        path.write_text(text * (trial.number + 1))
+        upload_artifact(trial, path)
+        path.unlink()
+
+
+    def quadratic(trial):
+        """(x - 2)^2 with intermediate values; saves an artifact; prunable."""
+        params = suggest(trial)
+        x = params["x"]
+        for step in range(5):
+            trial.report((x - 2) ** 2 + (5 - step) * 0.1, step)
+            if trial.should_prune():
+                _save(trial)
+                raise optuna.TrialPruned()
+        _save(trial)
+        return (x - 2) ** 2
+
+
+    def raises_on_odd(trial):
+        """Fails every odd trial."""
+        x = trial.params["x"]
+        if trial.number % 2:
+            raise RuntimeError("boom on an odd trial")
+        return x
+
+
+    def marked(trial):
+        """Writes a marker per trial number (to catch a trial run twice), sleeps a little."""
+        marker = HERE / "markers" / f"{trial.number}"
+        marker.parent.mkdir(exist_ok=True)
+        with open(marker, "a") as handle:
+            handle.write(f"{os.getpid()}\\n")
+        time.sleep(float(os.environ.get("SWEEP_TEST_SLEEP_S", "0.2")))
+        return trial.params["x"] ** 2
+
+
+    def sleeper(trial):
+        """The first trial to claim the lock file writes its pid and sleeps a minute."""
+        lock = HERE / "sleeper.lock"
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            time.sleep(0.4)
+            return trial.params["x"] ** 2
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        (HERE / "sleeper.pid").write_text(str(os.getpid()))
+        time.sleep(60)
+        return 0.0
+''')
+
+
+def write_sweep(folder: Path, **fields: Any) -> Path:
+    """Write objectives.py and a sweep.yaml (defaults below, overridden by ``fields``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "objectives.py").write_text(OBJECTIVES)
+    data: dict[str, Any] = {
+        "study": "t",
+        "entrypoint": "objectives:quadratic",
+        "search_space": {"x": {"type": "float", "low": -5.0, "high": 5.0}},
+        "sampler": {"type": "random", "seed": 0},
+        "pruner": {"type": "none"},
+        "budget": {"max_trials": 6},
+        "heartbeat_s": 1,
+        "storage": f"sqlite:///{folder / 'sweep.db'}",
+    }
+    data.update(fields)
+    data = {k: v for k, v in data.items() if v is not None}
+    path = folder / "sweep.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path

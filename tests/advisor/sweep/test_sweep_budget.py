@@ -1,0 +1,140 @@
+"""Dollar accounting: trial cost, shared instances, and the cap with an injected clock."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import optuna
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from optuna.trial import TrialState
+
+from advisor.sweep.budget import (
+    COST_ATTR,
+    STARTED_ATTR,
+    WALL_ATTR,
+    BudgetGate,
+    cost_of,
+    trial_cost_usd,
+)
+from advisor.sweep.runner import run_worker
+from advisor.sweep.spec import BudgetSpec, parse_sweep_spec
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+class FakeClock:
+    """Seconds that only move when a test (or a fake objective) says so."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(("wall_s", "price", "share", "usd"), [
+    (3600, 2.0, 1, 2.0),   # one hour at $2/h
+    (1800, 2.0, 1, 1.0),   # half an hour
+    (3600, 2.0, 4, 0.5),   # four trials share the instance
+    (0, 9.0, 1, 0.0),      # no time, no cost
+])
+def test_trial_cost(wall_s: float, price: float, share: int, usd: float) -> None:
+    assert trial_cost_usd(wall_s, price, share) == pytest.approx(usd)
+
+
+def test_trial_cost_rejects_bad_share() -> None:
+    with pytest.raises(ValueError, match="share"):
+        trial_cost_usd(1, 1, 0)
+
+
+def _spec(tmp_path: Path, **budget: float) -> object:
+    return parse_sweep_spec({
+        "study": "cap", "entrypoint": "m:f", "storage": f"sqlite:///{tmp_path / 'b.db'}",
+        "sampler": "random", "pruner": "none", "price_usd_per_hour": 3600.0,  # $1 per second
+        "budget": budget,
+    })
+
+
+def _run(tmp_path: Path, durations: list[float], max_usd: float, share: int = 1) -> optuna.Study:
+    clock = FakeClock()
+    spec = replace(_spec(tmp_path, max_usd=max_usd, max_trials=len(durations)),  # type: ignore[type-var]
+                   trials_per_instance=share)
+
+    def objective(trial: optuna.Trial) -> float:
+        clock.now += durations[trial.number % len(durations)]
+        return 0.0
+
+    run_worker(spec, clock=clock, objective=objective)  # type: ignore[arg-type]
+    return optuna.load_study(study_name="cap", storage=f"sqlite:///{tmp_path / 'b.db'}")
+
+
+def test_cap_stops_before_passing_max_usd(tmp_path: Path) -> None:
+    study = _run(tmp_path, [1.0] * 20, max_usd=5.5)
+    costs = [t.user_attrs[COST_ATTR] for t in study.trials]
+    assert costs == [pytest.approx(1.0)] * 5  # a sixth would have made $6 > $5.5
+    assert "dollar cap" in study.user_attrs["advisor:stop_reason"]
+
+
+def test_shared_instance_divides_each_trial_cost(tmp_path: Path) -> None:
+    study = _run(tmp_path, [10.0] * 4, max_usd=1000.0, share=2)  # two trials at once
+    assert len(study.trials) == 4
+    for trial in study.trials:
+        assert trial.user_attrs["advisor:share"] == 2
+        assert trial.user_attrs[COST_ATTR] == pytest.approx(trial.user_attrs[WALL_ATTR] / 2)
+
+
+@settings(max_examples=8, deadline=None)
+@given(durations=st.lists(st.floats(0.1, 5.0), min_size=1, max_size=12),
+       max_usd=st.floats(0.5, 20.0))
+def test_overshoot_at_most_the_running_trial(tmp_path_factory: pytest.TempPathFactory,
+                                             durations: list[float], max_usd: float) -> None:
+    folder = tmp_path_factory.mktemp("cap")
+    study = _run(folder, durations * 3, max_usd=max_usd)
+    costs = [t.user_attrs[COST_ATTR] for t in study.trials]
+    spent = sum(costs)
+    # one worker: the only trial in flight when the cap is crossed is the last one
+    assert spent - max_usd <= costs[-1] + 1e-9
+    assert sum(costs[:-1]) <= max_usd + 1e-9
+
+
+def _trial(state: TrialState, cost: float | None = None, started: float | None = None
+           ) -> optuna.trial.FrozenTrial:
+    attrs: dict[str, float] = {}
+    if cost is not None:
+        attrs[COST_ATTR] = cost
+    if started is not None:
+        attrs[STARTED_ATTR] = started
+    value = 0.0 if state is TrialState.COMPLETE else None
+    return optuna.trial.create_trial(state=state, value=value, user_attrs=attrs)
+
+
+def test_gate_counts_running_trials_at_their_expected_cost() -> None:
+    clock = FakeClock()
+    gate = BudgetGate(BudgetSpec(max_usd=30.0), price_usd_per_hour=3600.0, clock=clock)
+    trials = [_trial(TrialState.COMPLETE, cost=4.0),
+              _trial(TrialState.RUNNING, started=clock.now - 10),  # ran 10 s: $10 > expected $4
+              _trial(TrialState.RUNNING, started=clock.now - 1)]   # ran 1 s: expected $4
+    assert gate.spent_usd(trials) == pytest.approx(4.0)
+    assert gate.in_flight_usd(trials) == pytest.approx(14.0)
+    assert gate.stop_reason(trials) is None  # 4 + 14 + 4 = 22 <= 30
+    trials.append(_trial(TrialState.RUNNING, started=clock.now - 9))
+    assert "dollar cap" in (gate.stop_reason(trials) or "")  # 4 + 23 + 4 = 31 > 30
+
+
+def test_cost_of_falls_back_to_timestamps_for_heartbeat_failed_trials() -> None:
+    trial = _trial(TrialState.FAIL)
+    wall = (trial.datetime_complete - trial.datetime_start).total_seconds()  # type: ignore[operator]
+    assert cost_of(trial, price_usd_per_hour=3600.0) == pytest.approx(wall)
+
+
+def test_gate_stops_on_trials_and_hours() -> None:
+    clock = FakeClock()
+    gate = BudgetGate(BudgetSpec(max_trials=2, max_hours=1.0), price_usd_per_hour=0.0,
+                      clock=clock)
+    assert gate.stop_reason([_trial(TrialState.COMPLETE)]) is None
+    assert "max_trials" in (gate.stop_reason([_trial(TrialState.COMPLETE)] * 2) or "")
+    clock.now += 3600
+    assert "max_hours" in (gate.stop_reason([]) or "")
