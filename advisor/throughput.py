@@ -28,6 +28,8 @@ __all__ = [
     "ThroughputEstimate",
     "ThroughputModel",
     "WorkloadFeatures",
+    "peak_flops",
+    "precision_key",
 ]
 
 DEFAULT_SCALING_EFFICIENCY = 0.90
@@ -68,9 +70,12 @@ class ThroughputEstimate:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadFeatures:
-    """What the throughput model knows about the workload being predicted."""
+    """What the throughput model knows about the workload being predicted.
 
-    precision: Precision
+    ``precision`` is None when unknown (e.g. rows of a user's benchmark file).
+    """
+
+    precision: Precision | None
     flops_per_sample: float | None = None
     params: int | None = None
     name: str = ""
@@ -114,16 +119,19 @@ class ThroughputModel(abc.ABC):
         """Fraction of linear speed-up kept on ``count`` devices (1.0 for one)."""
 
 
-def _precision_key(precision: Precision, spec: AcceleratorSpec) -> str:
+def precision_key(precision: Precision | None, spec: AcceleratorSpec) -> str:
     """``mixed`` when the step runs at half width on this hardware, else ``fp32``.
 
-    Accelerators with no fp32 figure (TPUs, Gaudi) run matmuls in bf16 passes anyway.
+    Accelerators with no fp32 figure (TPUs, Gaudi) run matmuls in bf16 passes anyway;
+    an unknown precision counts as ``mixed`` (what current training recipes use).
     """
+    if precision is None:
+        return "mixed"
     half = precision is Precision.FP16 or (precision is Precision.BF16 and spec.supports_bf16)
     return "mixed" if half or spec.fp32_tflops is None else "fp32"
 
 
-def _peak_flops(spec: AcceleratorSpec, precision_key: str) -> float:
+def peak_flops(spec: AcceleratorSpec, precision_key: str) -> float:
     """Peak FLOP/s for the precision key; fp32 on tensor-core GPUs with bf16 runs as TF32
     (half the dense bf16 rate), as the reference "fp32" rows on Ampere and newer did."""
     if precision_key == "fp32" and spec.tensor_cores and spec.supports_bf16 and spec.bf16_tflops:
@@ -161,7 +169,7 @@ class PeakFractionModel(ThroughputModel):
             if row.accelerator_count == 1 and spec is not None and flops is not None:
                 achieved = row.samples_per_second * flops
                 fractions[(row.accelerator, row.precision)].append(
-                    achieved / _peak_flops(spec, row.precision))
+                    achieved / peak_flops(spec, row.precision))
         for row in rows:
             one = singles.get((row.generation, row.model, row.precision, row.accelerator))
             if row.accelerator_count > 1 and one:
@@ -221,9 +229,9 @@ class PeakFractionModel(ThroughputModel):
         if not workload.flops_per_sample:
             raise AdvisorError("the workload has no FLOPs per sample; profile it or give "
                                "profile.flops_per_sample in model.yaml")
-        precision_key = _precision_key(workload.precision, accelerator)
-        fraction, low, high, seen = self._fraction(accelerator, precision_key)
-        peak = _peak_flops(accelerator, precision_key)
+        key = precision_key(workload.precision, accelerator)
+        fraction, low, high, seen = self._fraction(accelerator, key)
+        peak = peak_flops(accelerator, key)
         scale = count * self.scaling_efficiency(accelerator, count) * peak / workload.flops_per_sample
         return ThroughputEstimate(
             fraction * scale, min(low, fraction) * scale, max(high, fraction) * scale,

@@ -1,0 +1,92 @@
+"""Residual quantiles for ``TransferModel`` intervals, measured on the reference data.
+
+Every reference workload is predicted with all workloads of the same model (any precision,
+any generation) left out, from 1, 2 and 3 random probes of its own; for the ``unseen``
+cases the target accelerator's column is also removed from the whole table and the spec
+regressions are refitted without it. Residuals are ``log(measured) - log(predicted)``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from advisor._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict
+from advisor._transfer_core import TransferSettings, transfer_predict
+
+if TYPE_CHECKING:
+    from advisor.transfer import TransferModel
+
+__all__ = ["residual_quantiles"]
+
+_PROBE_COUNTS = (1, 2, 3)
+
+
+def _model_name(workload: str) -> str:
+    return workload.split("/")[1] if workload.count("/") >= 2 else workload
+
+
+def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: TransferSettings,
+                     rng: np.random.Generator, out: dict[str, list[float]],
+                     *, target: int, unseen: bool, truth: ReferenceTable) -> None:
+    names = np.array([_model_name(w) for w in table.workloads])
+    for w in np.flatnonzero(np.isfinite(truth.log_sps[:, target])):
+        rows = names != names[w]
+        others = [c for c in np.flatnonzero(np.isfinite(truth.log_sps[w])) if c != target]
+        for k in _PROBE_COUNTS:
+            if len(others) < k:
+                continue
+            probes = {int(c): float(truth.log_sps[w, c])
+                      for c in rng.choice(others, size=k, replace=False)}
+            result = transfer_predict(table, coefs, probes, None if unseen else target,
+                                      table.features[target], settings=settings, row_mask=rows)
+            if result is None:
+                continue
+            case = "unseen" if result.regression else "seen"
+            out[f"{case}{k}"].append(float(truth.log_sps[w, target]) - result.log_sps)
+
+
+def _prior_residuals(table: ReferenceTable, coefs: FloatArray, out: dict[str, list[float]],
+                     *, target: int, case: str, mismatch_weight: float,
+                     measured: FloatArray) -> None:
+    names = np.array([_model_name(w) for w in table.workloads])
+    precisions = np.array(table.precisions)
+    base = np.where(np.isfinite(measured), measured, ridge_predict(coefs, table.features[target]))
+    for w in np.flatnonzero(np.isfinite(table.flops) & np.isfinite(table.log_sps[:, target])):
+        usable = np.isfinite(table.flops) & (names != names[w]) & np.isfinite(base)
+        if not usable.any():
+            continue
+        pred = base[usable] + np.log(table.flops[usable] / table.flops[w])
+        weight = np.where(precisions[usable] == precisions[w], 1.0, mismatch_weight)
+        out[case].append(float(table.log_sps[w, target] - (weight * pred).sum() / weight.sum()))
+
+
+def residual_quantiles(model: TransferModel, coverage: float) -> dict[str, tuple[float, float]]:
+    """Central ``coverage`` quantiles of log residuals per case (seen1..3, unseen1..3, prior,
+    prior_unseen); cases with fewer than 20 residuals are left out."""
+    table, coefs = model.table_, model.coefs_
+    settings = model._settings()  # noqa: SLF001 - the model's own settings
+    rng = np.random.default_rng(model.random_state)
+    out: dict[str, list[float]] = defaultdict(list)
+    seen_columns = np.flatnonzero(table.seen() & np.isfinite(table.features).all(axis=1))
+    for target in seen_columns:
+        _probe_residuals(table, coefs, settings, rng, out, target=int(target), unseen=False,
+                         truth=table)
+        _prior_residuals(table, coefs, out, target=int(target), case="prior",
+                         mismatch_weight=model.precision_mismatch_weight,
+                         measured=table.log_sps[:, target])
+        hidden = ReferenceTable(table.workloads, table.precisions, table.flops,
+                                table.accelerators, table.log_sps.copy(), table.features)
+        hidden.log_sps[:, target] = np.nan
+        hidden_coefs = fit_ridge(hidden, alpha=model.ridge_alpha, exclude_column=int(target))
+        _probe_residuals(hidden, hidden_coefs, settings, rng, out, target=int(target),
+                         unseen=True, truth=table)
+        _prior_residuals(table, hidden_coefs, out, target=int(target), case="prior_unseen",
+                         mismatch_weight=model.precision_mismatch_weight,
+                         measured=np.full(len(table.workloads), np.nan))
+    tail = (1.0 - coverage) / 2
+    return {case: (min(0.0, float(np.quantile(values, tail))),
+                   max(0.0, float(np.quantile(values, 1 - tail))))
+            for case, values in out.items() if len(values) >= 20}

@@ -1,0 +1,126 @@
+"""The reference data as a matrix: log single-device throughput, workloads x accelerators.
+
+Internal to the throughput model. A reference *workload* is (software generation, model,
+precision): ratios between accelerators are only ever taken inside one row, so generations
+are never mixed. Also holds the spec features of every accelerator and a per-workload ridge
+regression of log throughput on those features (the fallback for accelerators a workload,
+or the whole reference, has no measurement on).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor.reference import REFERENCE_FLOPS_PER_SAMPLE, ReferenceRow
+from pricing import AcceleratorSpec
+
+__all__ = ["FloatArray", "ReferenceTable", "spec_features"]
+
+FloatArray = npt.NDArray[np.float64]
+N_FEATURES = 5
+
+
+def spec_features(spec: AcceleratorSpec) -> FloatArray:
+    """log peak fp32, log peak tensor (bf16/fp16), log bandwidth, log memory, tensor cores.
+
+    Parts without an fp32 figure (TPU, Gaudi) use their bf16 peak, parts without a tensor
+    figure their fp32 peak.
+    """
+    fp32 = spec.fp32_tflops or spec.bf16_tflops or 1.0
+    tensor = spec.bf16_tflops or fp32
+    return np.array([math.log(fp32), math.log(tensor), math.log(spec.memory_bandwidth_gbs),
+                     math.log(spec.memory_gib), 1.0 if spec.tensor_cores else 0.0])
+
+
+@dataclass
+class ReferenceTable:
+    """Log samples/s per (workload, accelerator) with NaN where not measured."""
+
+    workloads: list[str]
+    precisions: list[str]
+    flops: FloatArray          # FLOPs per sample per workload, NaN when unknown
+    accelerators: list[str]
+    log_sps: FloatArray        # (n_workloads, n_accelerators)
+    features: FloatArray       # (n_accelerators, N_FEATURES), NaN rows without a spec
+
+    @classmethod
+    def build(cls, reference: Sequence[ReferenceRow],
+              specs: Mapping[str, AcceleratorSpec]) -> ReferenceTable:
+        """Single-device rows only; repeated measurements are averaged in log space."""
+        values: dict[tuple[str, str], list[float]] = defaultdict(list)
+        meta: dict[str, tuple[str, str]] = {}
+        for row in reference:
+            if row.accelerator_count != 1 or row.samples_per_second <= 0:
+                continue
+            key = f"{row.generation}/{row.model}/{row.precision}"
+            values[(key, row.accelerator)].append(math.log(row.samples_per_second))
+            meta[key] = (row.precision, row.model)
+        workloads = sorted(meta)
+        accelerators = sorted({a for _, a in values} | set(specs))
+        w_index = {w: i for i, w in enumerate(workloads)}
+        a_index = {a: i for i, a in enumerate(accelerators)}
+        log_sps = np.full((len(workloads), len(accelerators)), np.nan)
+        for (w, a), logs in values.items():
+            log_sps[w_index[w], a_index[a]] = sum(logs) / len(logs)
+        features = np.full((len(accelerators), N_FEATURES), np.nan)
+        for a, i in a_index.items():
+            if a in specs:
+                features[i] = spec_features(specs[a])
+        flops = np.array([REFERENCE_FLOPS_PER_SAMPLE.get(meta[w][1], np.nan) for w in workloads])
+        return cls(workloads, [meta[w][0] for w in workloads], flops, accelerators, log_sps,
+                   features)
+
+    def column(self, accelerator: str) -> int | None:
+        """Column index of an accelerator, None when the table does not know it."""
+        try:
+            return self.accelerators.index(accelerator)
+        except ValueError:
+            return None
+
+    def seen(self) -> npt.NDArray[np.bool_]:
+        """Per accelerator: measured for at least one workload."""
+        return np.asarray(np.isfinite(self.log_sps).any(axis=0))
+
+
+def fit_ridge(table: ReferenceTable, *, alpha: float,
+              exclude_column: int | None = None) -> FloatArray:
+    """Per-workload ridge coefficients (intercept first) of log samples/s on spec features.
+
+    Features are standardised over the accelerators with specs; the intercept is not
+    penalised. ``exclude_column`` drops one accelerator (to test predicting it unseen).
+    Workloads with fewer than 3 usable points get NaN coefficients.
+    """
+    x = table.features
+    usable = np.isfinite(x).all(axis=1)
+    mean = np.nanmean(x[usable], axis=0)
+    std = np.nanstd(x[usable], axis=0)
+    std[std == 0] = 1.0
+    z = (x - mean) / std
+    design = np.hstack([np.ones((len(z), 1)), z])
+    penalty = alpha * np.eye(design.shape[1])
+    penalty[0, 0] = 0.0
+    coefs = np.full((len(table.workloads), design.shape[1]), np.nan)
+    for w in range(len(table.workloads)):
+        mask = usable & np.isfinite(table.log_sps[w])
+        if exclude_column is not None:
+            mask[exclude_column] = False
+        if mask.sum() < 3:
+            continue
+        d, y = design[mask], table.log_sps[w, mask]
+        coefs[w] = np.linalg.solve(d.T @ d + penalty, d.T @ y)
+    return np.asarray(np.concatenate([coefs, np.tile(mean, (len(coefs), 1)),
+                                      np.tile(std, (len(coefs), 1))], axis=1))
+
+
+def ridge_predict(coefs: FloatArray, features: FloatArray) -> FloatArray:
+    """Per-workload predicted log samples/s at one accelerator's spec features."""
+    k = N_FEATURES + 1
+    mean, std = coefs[:, k:k + N_FEATURES], coefs[:, k + N_FEATURES:]
+    z = (features - mean) / std
+    return np.asarray(coefs[:, 0] + (coefs[:, 1:k] * z).sum(axis=1))

@@ -1,0 +1,104 @@
+"""The numerical core of ratio transfer (PARIS / Gavel style), on a ``ReferenceTable``.
+
+A workload W with probes ``y_p`` (log samples/s on accelerators p) is predicted on a target
+X by every reference workload j that was measured on X and on at least one probe:
+
+    pred_j = log j(X) + mean_p (y_p - log j(p))
+
+j's offsets ``y_p - log j(p)`` are constant when j behaves like W on the probes; their spread
+``disp_j`` sets j's weight ``exp(-0.5 (disp_j / tau)^2)``. When too few reference workloads
+know X, ``log j(X)`` comes from j's ridge regression on spec features instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor._table import FloatArray, ReferenceTable, ridge_predict
+
+__all__ = ["TransferSettings", "transfer_predict"]
+
+
+@dataclass(frozen=True, slots=True)
+class TransferSettings:
+    """Hyper-parameters of the transfer (see ``TransferModel`` for their meaning)."""
+
+    tau: float = 0.06
+    single_probe_dispersion: float = 0.15
+    precision_mismatch_weight: float = 0.3
+    min_neighbours: int = 3
+    top_k: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class TransferResult:
+    """Predicted log samples/s and how it was obtained."""
+
+    log_sps: float
+    regression: bool          # True when the target came from spec regressions
+    neighbours: float         # effective number of reference workloads used
+
+
+def _weights(offsets: FloatArray, settings: TransferSettings, n_probes: int,
+             ) -> tuple[FloatArray, FloatArray]:
+    """(anchor, log weight) per reference workload from its offset matrix (NaN = not measured)."""
+    counts = np.isfinite(offsets).sum(axis=1)
+    with np.errstate(invalid="ignore"):
+        anchor = np.where(counts > 0, np.nansum(offsets, axis=1) / np.maximum(counts, 1), np.nan)
+        squared = np.nansum((offsets - anchor[:, None]) ** 2, axis=1)
+    missing = n_probes - counts
+    prior = settings.single_probe_dispersion ** 2
+    # Probes j has no measurement on count as one typical dispersion each.
+    dispersion = np.sqrt((squared + missing * prior + (prior if n_probes == 1 else 0.0))
+                         / np.maximum(n_probes, 1))
+    log_weight = -0.5 * (dispersion / settings.tau) ** 2
+    return anchor, np.where(counts > 0, log_weight, -np.inf)
+
+
+def transfer_predict(
+    table: ReferenceTable,
+    coefs: FloatArray,
+    probes: dict[int, float],
+    target: int | None,
+    target_features: FloatArray,
+    *,
+    settings: TransferSettings,
+    row_mask: npt.NDArray[np.bool_] | None = None,
+    precision_key: str | None = None,
+) -> TransferResult | None:
+    """Predict log samples/s on the target column (or spec features when the table has no
+    column for it) from probe columns; None when no reference workload overlaps the probes.
+    """
+    rows = np.ones(len(table.workloads), dtype=bool) if row_mask is None else row_mask.copy()
+    cols = np.fromiter(probes, dtype=int, count=len(probes))
+    y = np.fromiter(probes.values(), dtype=float, count=len(probes))
+    offsets = y[None, :] - table.log_sps[:, cols]
+    anchor, log_weight = _weights(offsets, settings, len(probes))
+    if precision_key is not None:
+        log_weight = log_weight + np.where(np.array(table.precisions) == precision_key, 0.0,
+                                           np.log(settings.precision_mismatch_weight))
+    log_weight = np.where(rows, log_weight, -np.inf)
+    measured = (table.log_sps[:, target] if target is not None
+                else np.full(len(table.workloads), np.nan))
+    direct = np.isfinite(measured) & np.isfinite(log_weight)
+    regression = int(direct.sum()) < settings.min_neighbours
+    if regression:
+        base = ridge_predict(coefs, target_features)
+        base = np.where(np.isfinite(measured), measured, base)
+    else:
+        base = measured
+    usable = np.isfinite(base) & np.isfinite(anchor) & np.isfinite(log_weight)
+    if not usable.any():
+        return None
+    shifted = np.where(usable, log_weight - log_weight[usable].max(), -np.inf)
+    w = np.exp(shifted)
+    if settings.top_k and usable.sum() > settings.top_k:
+        cutoff = np.sort(w)[-settings.top_k]
+        w = np.where(w >= cutoff, w, 0.0)
+    pred = base + anchor
+    total = float(w.sum())
+    effective = total ** 2 / float((w ** 2).sum())
+    return TransferResult(float(np.nansum(w * pred) / total), regression, effective)

@@ -1,0 +1,91 @@
+"""``MedianRatioModel``: the simple baseline the transfer model is judged against.
+
+A target is predicted from each probe by the median, over all reference workloads measured
+on both, of the target/probe throughput ratio; the probes' estimates are averaged in log
+space. Accelerators no reference workload was measured on keep the probes' fraction of
+datasheet peak. Without probes it cannot predict.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Self
+
+from advisor.errors import AdvisorError
+from advisor.reference import ReferenceRow
+from advisor.scaling import ScalingModel
+from advisor.throughput import (
+    Basis,
+    Measurement,
+    ThroughputEstimate,
+    ThroughputModel,
+    WorkloadFeatures,
+    peak_flops,
+    precision_key,
+)
+from pricing import AcceleratorSpec
+
+__all__ = ["MedianRatioModel"]
+
+
+class MedianRatioModel(ThroughputModel):
+    """Median reference ratio from each probe to the target; no similarity, no intervals
+    beyond ``half_width`` (log space)."""
+
+    def __init__(self, *, half_width: float = 0.3) -> None:
+        if not half_width > 0:
+            raise AdvisorError(f"half_width must be > 0, got {half_width}")
+        self.half_width = half_width
+
+    def fit(self, reference: Sequence[ReferenceRow],
+            accelerators: Mapping[str, AcceleratorSpec]) -> Self:
+        """Index single-device log throughput by accelerator and workload; returns self."""
+        logs: dict[str, dict[str, float]] = defaultdict(dict)
+        for row in reference:
+            if row.accelerator_count == 1 and row.samples_per_second > 0:
+                workload = f"{row.generation}/{row.model}/{row.precision}"
+                logs[row.accelerator][workload] = math.log(row.samples_per_second)
+        self.logs_ = dict(logs)
+        self.specs_ = dict(accelerators)
+        self.scaling_ = ScalingModel().fit(reference, accelerators)
+        return self
+
+    def scaling_efficiency(self, accelerator: AcceleratorSpec, count: int) -> float:
+        """Fraction of linear speed-up kept on ``count`` devices, from the scaling fit."""
+        return self.scaling_.efficiency(accelerator, count)
+
+    def _estimate(self, workload: WorkloadFeatures, probe: str, log_sps: float,
+                  target: AcceleratorSpec) -> float:
+        on_target, on_probe = self.logs_.get(target.name, {}), self.logs_.get(probe, {})
+        ratios = [on_target[w] - on_probe[w] for w in on_target.keys() & on_probe.keys()]
+        if ratios:
+            return log_sps + statistics.median(ratios)
+        spec = self.specs_.get(probe)
+        if spec is None:
+            raise AdvisorError(f"no reference ratio or spec links {probe} to {target.name}")
+        return log_sps + math.log(peak_flops(target, precision_key(workload.precision, target))
+                                  / peak_flops(spec, precision_key(workload.precision, spec)))
+
+    def predict(
+        self,
+        workload: WorkloadFeatures,
+        accelerator: AcceleratorSpec,
+        *,
+        count: int = 1,
+        measurements: Sequence[Measurement] = (),
+    ) -> ThroughputEstimate:
+        """Mean over probes of the median-ratio estimate; needs at least one probe."""
+        if not measurements:
+            raise AdvisorError("the median-ratio baseline needs at least one probe")
+        logs = [self._estimate(workload, m.accelerator, math.log(
+            m.samples_per_second / (m.accelerator_count * self.scaling_efficiency(
+                self.specs_[m.accelerator], m.accelerator_count))), accelerator)
+            for m in measurements]
+        value = math.exp(statistics.mean(logs)) * count * self.scaling_efficiency(accelerator, count)
+        measured = any(m.accelerator == accelerator.name for m in measurements)
+        return ThroughputEstimate(value, value * math.exp(-self.half_width),
+                                  value * math.exp(self.half_width),
+                                  Basis.MEASURED if measured else Basis.PREDICTED)

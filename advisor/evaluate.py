@@ -1,0 +1,238 @@
+"""The evaluation protocol of ``advisor model evaluate``: how far to trust the predictions.
+
+For every workload W and every accelerator X measured for W, ``repeats`` seeded sets of
+``probes`` other accelerators measured for W serve as W's probes; the reference data is every
+other workload of the benchmark (plus any extra reference rows); with ``unseen_target`` every
+row of X is removed from the reference first. X is predicted (APE = |pred - meas| / meas)
+and, per probe set, the priced accelerators of W are ranked by samples per dollar using the
+measured value for probes and predictions for the rest (regret = 1 - measured samples/$ of
+the pick / best measured samples/$).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import random
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from advisor.errors import AdvisorError
+from advisor.reference import ReferenceRow
+from advisor.throughput import Measurement, ThroughputModel, WorkloadFeatures
+from pricing import AcceleratorSpec, PricingError, canonical_accelerator_name
+
+__all__ = [
+    "BenchRow",
+    "EvaluationResult",
+    "bench_reference_rows",
+    "evaluate",
+    "evaluate_file",
+    "read_bench",
+]
+
+REQUIRED_COLUMNS = ("workload", "accelerator", "throughput_samples_per_s")
+PRICE_COLUMN = "price_usd_per_hour"
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRow:
+    """One measured throughput of a workload on one accelerator (optionally priced)."""
+
+    workload: str
+    accelerator: str
+    samples_per_second: float
+    price_usd_per_hour: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationResult:
+    """Accuracy of the predictions and quality of the ranking; percentages as numbers."""
+
+    n: int
+    mape: float
+    median_ape: float
+    top1_pct: float
+    mean_regret_pct: float
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        """The JSON object ``advisor model evaluate --json`` prints (NaN as null)."""
+        return {k: None if isinstance(v, float) and math.isnan(v) else v
+                for k, v in asdict(self).items()}
+
+
+def _positive(text: str, column: str, line: int, path: Path, *, fix: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise AdvisorError(f"{path}:{line}: column {column} must be a positive number, got "
+                           f"{text!r}; {fix}")
+    return value
+
+
+def read_bench(path: Path, accelerators: Mapping[str, AcceleratorSpec]) -> list[BenchRow]:
+    """Parse and validate BENCH.csv; accelerator names are resolved to the catalog's."""
+    try:
+        handle = path.open(newline="")
+    except OSError as exc:
+        raise AdvisorError(f"cannot read {path}: {exc.strerror}") from exc
+    with handle:
+        reader = csv.DictReader(handle)
+        columns = [c.strip() for c in reader.fieldnames or []]
+        missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+        if missing:
+            raise AdvisorError(f"{path}: missing column {missing[0]}; the header needs "
+                               f"{', '.join(REQUIRED_COLUMNS)} (optional {PRICE_COLUMN})")
+        rows = []
+        for line, raw in enumerate(reader, start=2):
+            row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+            if not row["workload"]:
+                raise AdvisorError(f"{path}:{line}: column workload is empty; name the workload")
+            try:
+                name = canonical_accelerator_name(row["accelerator"], accelerators)
+            except PricingError as exc:
+                raise AdvisorError(f"{path}:{line}: column accelerator: {exc}; use a name from "
+                                   "'advisor pricing list' (e.g. A100-40GB-SXM, H100, T4)") from exc
+            sps = _positive(row["throughput_samples_per_s"], "throughput_samples_per_s", line,
+                            path, fix="give measured samples per second")
+            price = row.get(PRICE_COLUMN, "")
+            rows.append(BenchRow(row["workload"], name, sps, _positive(
+                price, PRICE_COLUMN, line, path, fix="give USD per hour or leave it empty")
+                if price else None))
+    if not rows:
+        raise AdvisorError(f"{path}: no rows; add one row per (workload, accelerator)")
+    return rows
+
+
+def bench_reference_rows(rows: Sequence[BenchRow]) -> list[ReferenceRow]:
+    """Benchmark rows as single-device reference rows (each workload its own model)."""
+    return [ReferenceRow(generation="bench", model=r.workload, precision="unknown",
+                         accelerator=r.accelerator, accelerator_count=1,
+                         batch_size_per_accelerator=0, samples_per_second=r.samples_per_second,
+                         sample_unit="sample") for r in rows]
+
+
+def _by_workload(rows: Sequence[BenchRow]) -> dict[str, dict[str, tuple[float, float | None]]]:
+    """workload -> accelerator -> (samples/s geometric mean, price) ."""
+    grouped: dict[str, dict[str, list[BenchRow]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        grouped[r.workload][r.accelerator].append(r)
+    return {w: {a: (math.exp(statistics.mean(math.log(r.samples_per_second) for r in rs)),
+                    next((r.price_usd_per_hour for r in rs if r.price_usd_per_hour), None))
+                for a, rs in accs.items()} for w, accs in grouped.items()}
+
+
+def _regret(measured: Mapping[str, tuple[float, float | None]], predicted: Mapping[str, float],
+            ) -> tuple[float, bool] | None:
+    """(regret, pick is the best) of ranking the priced accelerators by predicted samples/$."""
+    priced = {a: price for a, (_, price) in measured.items() if price}
+    if len(priced) < 2:
+        return None
+    pick = max(priced, key=lambda a: predicted[a] / priced[a])
+    best = max(priced, key=lambda a: measured[a][0] / priced[a])
+    value = (measured[pick][0] / priced[pick]) / (measured[best][0] / priced[best])
+    return 1.0 - value, pick == best
+
+
+def evaluate(
+    rows: Sequence[BenchRow],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    model_factory: Callable[[], ThroughputModel],
+    probes: int,
+    repeats: int = 10,
+    seed: int = 0,
+    reference: Sequence[ReferenceRow] = (),
+    unseen_target: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvaluationResult:
+    """Run the protocol in the module docstring; pure given its inputs (seeded)."""
+    if probes < 1:
+        raise AdvisorError(f"--probes must be >= 1, got {probes}: with no probe a benchmark "
+                           "row has no FLOPs to predict from")
+    if repeats < 1:
+        raise AdvisorError(f"--repeats must be >= 1, got {repeats}")
+    table = _by_workload(rows)
+    rng = random.Random(seed)
+    apes: list[float] = []
+    regrets: list[float] = []
+    hits = 0
+    for done, workload in enumerate(sorted(table)):
+        measured = table[workload]
+        others = [r for r in rows if r.workload != workload]
+        base_model = None
+        for target in sorted(measured):
+            pool = sorted(a for a in measured if a != target)
+            if len(pool) < probes:
+                continue
+            if unseen_target:
+                kept = [r for r in others if r.accelerator != target]
+                model = model_factory().fit([*bench_reference_rows(kept),
+                                             *(r for r in reference if r.accelerator != target)],
+                                            accelerators)
+            else:
+                base_model = base_model or model_factory().fit(
+                    [*bench_reference_rows(others), *reference], accelerators)
+                model = base_model
+            features = WorkloadFeatures(precision=None, name=workload)
+            for _ in range(repeats):
+                chosen = rng.sample(pool, probes)
+                shots = [Measurement(a, measured[a][0]) for a in chosen]
+                predicted = {a: (measured[a][0] if a in chosen else model.predict(
+                    features, accelerators[a], measurements=shots).samples_per_second)
+                    for a in measured if a in chosen or a == target or measured[a][1]}
+                apes.append(abs(predicted[target] - measured[target][0]) / measured[target][0])
+                outcome = _regret(measured, predicted)
+                if outcome is not None:
+                    regrets.append(outcome[0])
+                    hits += outcome[1]
+        if progress is not None:
+            progress(done + 1, len(table))
+    if not apes:
+        raise AdvisorError(f"no workload has more than {probes} accelerators measured; lower "
+                           "--probes or add rows")
+    return EvaluationResult(
+        n=len(apes), mape=100 * statistics.mean(apes), median_ape=100 * statistics.median(apes),
+        top1_pct=100 * hits / len(regrets) if regrets else math.nan,
+        mean_regret_pct=100 * statistics.mean(regrets) if regrets else math.nan)
+
+
+def _model_factories() -> dict[str, Callable[[], ThroughputModel]]:
+    from advisor.baseline import MedianRatioModel
+    from advisor.transfer import TransferModel
+
+    return {"transfer": lambda: TransferModel(calibrate=False), "median-ratio": MedianRatioModel}
+
+
+def evaluate_file(
+    path: Path,
+    *,
+    probes: int,
+    repeats: int = 10,
+    seed: int = 0,
+    reference: str = "shipped",
+    unseen_target: bool = False,
+    model: str = "transfer",
+    progress: Callable[[int, int], None] | None = None,
+) -> EvaluationResult:
+    """``advisor model evaluate``: read BENCH.csv and run the protocol with a named model
+    (``transfer`` or the ``median-ratio`` baseline) and reference (``shipped`` or ``none``)."""
+    from advisor.reference import load_reference
+    from pricing import load_accelerators
+
+    factories = _model_factories()
+    if model not in factories:
+        raise AdvisorError(f"unknown model {model!r}; use one of {', '.join(factories)}")
+    if reference not in ("shipped", "none"):
+        raise AdvisorError(f"--reference must be shipped or none, got {reference!r}")
+    accelerators = load_accelerators()
+    rows = read_bench(path, accelerators)
+    extra = load_reference() if reference == "shipped" else ()
+    return evaluate(rows, accelerators=accelerators, model_factory=factories[model],
+                    probes=probes, repeats=repeats, seed=seed, reference=extra,
+                    unseen_target=unseen_target, progress=progress)

@@ -1,0 +1,245 @@
+"""``TransferModel``: predict a workload's throughput by transferring reference ratios.
+
+With probes of the workload, it finds reference workloads that behave alike on the probed
+accelerators (their log-ratio profile matches) and carries their ratio to the target over
+(the PARIS / Gavel idea); for accelerators no reference workload was measured on, each
+reference workload's ridge regression on spec features stands in for its measurement.
+Without probes it starts from the workload's FLOPs per sample and the reference models with
+known FLOPs (achieved FLOP/s per accelerator). Intervals are quantiles of residuals measured
+by leaving each reference workload out (and, for unseen accelerators, each accelerator).
+Parts from a vendor with no reference rows at all (TPU, Gaudi, Trainium) keep the probed
+fraction of datasheet peak; their interval is the unseen one widened, since no data can
+measure that error.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Self
+
+import numpy as np
+
+from advisor._table import ReferenceTable, fit_ridge, ridge_predict, spec_features
+from advisor._transfer_core import TransferSettings, transfer_predict
+from advisor.errors import AdvisorError
+from advisor.reference import ReferenceRow
+from advisor.scaling import ScalingModel
+from advisor.throughput import (
+    Basis,
+    Measurement,
+    ThroughputEstimate,
+    ThroughputModel,
+    WorkloadFeatures,
+    peak_flops,
+    precision_key,
+)
+from pricing import AcceleratorSpec
+
+__all__ = ["TransferModel"]
+
+_MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
+
+
+class TransferModel(ThroughputModel):
+    """Ratio transfer from similar reference workloads, spec regression as fallback.
+
+    Hyper-parameters: ``tau`` (log-space dispersion at which a reference workload's weight
+    falls to exp(-1/2)), ``top_k`` (most similar reference workloads averaged),
+    ``single_probe_dispersion`` (assumed dispersion when only one probe is shared),
+    ``precision_mismatch_weight`` (weight of reference rows of the other precision when the
+    workload's precision is known), ``min_neighbours`` (reference workloads measured on the
+    target needed before the spec regression is bypassed), ``ridge_alpha``,
+    ``interval_coverage`` (central fraction of residuals the interval covers),
+    ``foreign_widening`` (interval factor for vendors absent from the reference data),
+    ``calibrate`` (measure residuals in ``fit``; off for fast repeated fits),
+    ``random_state``.
+    """
+
+    def __init__(self, *, tau: float = 0.06, top_k: int = 8,
+                 single_probe_dispersion: float = 0.15, precision_mismatch_weight: float = 0.3,
+                 min_neighbours: int = 3, ridge_alpha: float = 1.0,
+                 interval_coverage: float = 0.9, foreign_widening: float = 2.0,
+                 calibrate: bool = True, random_state: int = 0) -> None:
+        for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
+                            ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening)]:
+            if not value > 0:
+                raise AdvisorError(f"{name} must be > 0, got {value}")
+        if not 0 < interval_coverage < 1:
+            raise AdvisorError(f"interval_coverage must be in (0, 1), got {interval_coverage}")
+        if not 0 < precision_mismatch_weight <= 1:
+            raise AdvisorError("precision_mismatch_weight must be in (0, 1], got "
+                               f"{precision_mismatch_weight}")
+        self.tau = tau
+        self.top_k = top_k
+        self.single_probe_dispersion = single_probe_dispersion
+        self.precision_mismatch_weight = precision_mismatch_weight
+        self.min_neighbours = min_neighbours
+        self.ridge_alpha = ridge_alpha
+        self.interval_coverage = interval_coverage
+        self.foreign_widening = foreign_widening
+        self.calibrate = calibrate
+        self.random_state = random_state
+
+    # -- fitting ---------------------------------------------------------------------------
+
+    def _settings(self) -> TransferSettings:
+        return TransferSettings(tau=self.tau, single_probe_dispersion=self.single_probe_dispersion,
+                                precision_mismatch_weight=self.precision_mismatch_weight,
+                                min_neighbours=self.min_neighbours, top_k=self.top_k)
+
+    def fit(self, reference: Sequence[ReferenceRow],
+            accelerators: Mapping[str, AcceleratorSpec]) -> Self:
+        """Build the reference table, spec regressions, scaling and residual quantiles."""
+        self.table_ = ReferenceTable.build(reference, accelerators)
+        if not self.table_.workloads:
+            raise AdvisorError("reference data has no single-accelerator rows; cannot fit "
+                               "the throughput model")
+        self.coefs_ = fit_ridge(self.table_, alpha=self.ridge_alpha)
+        self.specs_ = dict(accelerators)
+        seen = self.table_.seen()
+        self.seen_ = {a for a, s in zip(self.table_.accelerators, seen, strict=True) if s}
+        self.vendors_ = {accelerators[a].vendor for a in self.seen_ if a in accelerators}
+        self.scaling_ = ScalingModel().fit(reference, accelerators)
+        self.fraction_ = self._achieved_fractions()
+        self.residual_quantiles_: dict[str, tuple[float, float]] = {}
+        if self.calibrate:
+            from advisor._calibration import residual_quantiles
+
+            self.residual_quantiles_ = residual_quantiles(self, self.interval_coverage)
+        return self
+
+    def _achieved_fractions(self) -> dict[str, float]:
+        """Median achieved fraction of peak per precision key over FLOPs-known references."""
+        values: dict[str, list[float]] = {"fp32": [], "mixed": []}
+        table = self.table_
+        for w, flops in enumerate(table.flops):
+            if not math.isfinite(flops):
+                continue
+            for a, name in enumerate(table.accelerators):
+                spec = self.specs_.get(name)
+                if spec is None or not math.isfinite(table.log_sps[w, a]):
+                    continue
+                peak = peak_flops(spec, table.precisions[w])
+                values.setdefault(table.precisions[w], []).append(
+                    math.exp(table.log_sps[w, a]) * flops / peak)
+        return {k: statistics.median(v) if v else 0.3 for k, v in values.items()}
+
+    # -- prediction ------------------------------------------------------------------------
+
+    def scaling_efficiency(self, accelerator: AcceleratorSpec, count: int) -> float:
+        """Fraction of linear speed-up kept on ``count`` devices, from the scaling fit."""
+        return self.scaling_.efficiency(accelerator, count)
+
+    def _per_device_probes(self, measurements: Sequence[Measurement]) -> dict[str, float]:
+        """Log samples/s per single device of each measured accelerator."""
+        logs: dict[str, list[float]] = {}
+        for m in measurements:
+            spec = self.specs_.get(m.accelerator)
+            efficiency = self.scaling_efficiency(spec, m.accelerator_count) if spec else 1.0
+            per_device = m.samples_per_second / (m.accelerator_count * efficiency)
+            logs.setdefault(m.accelerator, []).append(math.log(per_device))
+        return {a: sum(v) / len(v) for a, v in logs.items()}
+
+    def predict_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                    probes: Mapping[str, float]) -> tuple[float, str]:
+        """Log single-device samples/s and the residual case (for the interval) it falls in.
+
+        ``probes`` maps accelerator names to measured log single-device samples/s.
+        """
+        if accelerator.name in probes:
+            return probes[accelerator.name], "measured"
+        key = precision_key(workload.precision, accelerator) if workload.precision else None
+        if accelerator.vendor not in self.vendors_:
+            return self._foreign(workload, accelerator, probes, key), "foreign"
+        seen = accelerator.name in self.seen_
+        columns = {c: y for a, y in probes.items()
+                   if (c := self.table_.column(a)) is not None}
+        if columns:
+            result = transfer_predict(
+                self.table_, self.coefs_, columns, self.table_.column(accelerator.name),
+                spec_features(accelerator), settings=self._settings(), precision_key=key)
+            if result is not None:
+                kind = "unseen" if result.regression else "seen"
+                return result.log_sps, f"{kind}{min(len(columns), 3)}"
+        return self._prior(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
+
+    def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+               key: str | None) -> float:
+        """No probe: FLOPs-known reference workloads, scaled by FLOPs per sample."""
+        if not workload.flops_per_sample:
+            raise AdvisorError("the workload has no FLOPs per sample and no probe; profile it, "
+                               "give profile.flops_per_sample in model.yaml, or probe it")
+        table = self.table_
+        known = np.isfinite(table.flops)
+        column = table.column(accelerator.name)
+        base = table.log_sps[:, column] if column is not None else np.full(len(known), np.nan)
+        regressed = ridge_predict(self.coefs_, spec_features(accelerator))
+        base = np.where(np.isfinite(base), base, regressed)
+        pred = base + np.log(np.where(known, table.flops, np.nan) / workload.flops_per_sample)
+        weight = np.where(np.array(table.precisions) == (key or "fp32"), 1.0,
+                          self.precision_mismatch_weight)
+        usable = known & np.isfinite(pred)
+        if not usable.any():
+            return self._foreign(workload, accelerator, {}, key)
+        return float((weight[usable] * pred[usable]).sum() / weight[usable].sum())
+
+    def _foreign(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                 probes: Mapping[str, float], key: str | None) -> float:
+        """Same achieved fraction of datasheet peak as the probes (or the reference median)."""
+        peak = peak_flops(accelerator, key or "mixed")
+        fractions = []
+        for name, log_sps in probes.items():
+            spec = self.specs_.get(name)
+            if spec is not None:
+                probe_key = precision_key(workload.precision, spec) if workload.precision else key
+                fractions.append(log_sps - math.log(peak_flops(spec, probe_key or "mixed")))
+        if fractions:
+            return sum(fractions) / len(fractions) + math.log(peak)
+        if not workload.flops_per_sample:
+            raise AdvisorError("the workload has no FLOPs per sample and no probe; profile it, "
+                               "give profile.flops_per_sample in model.yaml, or probe it")
+        fraction = self.fraction_.get(key or "mixed", 0.3)
+        return math.log(fraction * peak / workload.flops_per_sample)
+
+    def _interval(self, case: str) -> tuple[float, float]:
+        """Log-space (low, high) offsets for a residual case."""
+        if case == "measured":
+            return -_MEASURED_HALF_WIDTH, _MEASURED_HALF_WIDTH
+        quantiles = self.residual_quantiles_
+        if case == "foreign":
+            low, high = quantiles.get("unseen3", quantiles.get("prior_unseen", (-0.4, 0.4)))
+            return low * self.foreign_widening, high * self.foreign_widening
+        fallback = {"prior_unseen": "prior", "unseen3": "unseen2", "unseen2": "unseen1",
+                    "seen3": "seen2", "seen2": "seen1"}
+        while case not in quantiles and case in fallback:
+            case = fallback[case]
+        return quantiles.get(case, (-0.5, 0.5))
+
+    def predict(
+        self,
+        workload: WorkloadFeatures,
+        accelerator: AcceleratorSpec,
+        *,
+        count: int = 1,
+        measurements: Sequence[Measurement] = (),
+    ) -> ThroughputEstimate:
+        """Samples/s on ``count`` devices; measured where probed, with a residual interval."""
+        probes = self._per_device_probes(measurements)
+        exact = [m for m in measurements
+                 if m.accelerator == accelerator.name and m.accelerator_count == count]
+        if exact:
+            value = statistics.mean(m.samples_per_second for m in exact)
+            return ThroughputEstimate(value, value * math.exp(-_MEASURED_HALF_WIDTH),
+                                      value * math.exp(_MEASURED_HALF_WIDTH), Basis.MEASURED)
+        log_sps, case = self.predict_log(workload, accelerator, probes)
+        low, high = self._interval(case)
+        spread = self.scaling_.log_spread(accelerator, count)
+        low, high = -math.hypot(low, spread), math.hypot(high, spread)
+        scale = count * self.scaling_efficiency(accelerator, count)
+        value = math.exp(log_sps) * scale
+        basis = {"measured": Basis.MEASURED, "foreign": Basis.PRIOR,
+                 "prior": Basis.PRIOR, "prior_unseen": Basis.PRIOR}.get(case, Basis.PREDICTED)
+        return ThroughputEstimate(value, value * math.exp(min(low, 0.0)),
+                                  value * math.exp(max(high, 0.0)), basis)

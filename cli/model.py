@@ -1,0 +1,77 @@
+"""``advisor model``: check how far to trust the throughput model on your own past runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cli.errors import handle_errors
+from cli.options import json_option
+from cli.render import console, echo_json
+
+__all__ = ["model"]
+
+
+@click.group()
+def model() -> None:
+    """Evaluate the throughput model."""
+
+
+@model.command()
+@click.argument("bench_csv", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--probes", "-k", "probes", type=click.IntRange(min=1), required=True,
+              help="How many other accelerators of each workload count as its probes.")
+@click.option("--repeats", "-r", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Seeded probe sets drawn per (workload, target accelerator).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--reference", type=click.Choice(["shipped", "none"]), default="shipped",
+              show_default=True,
+              help="Add the shipped reference measurements to the other workloads of the file.")
+@click.option("--unseen-target", is_flag=True,
+              help="Remove every row of the target accelerator from the reference first "
+                   "(as if it were brand new).")
+@click.option("--model", "model_name", type=click.Choice(["transfer", "median-ratio"]),
+              default="transfer", show_default=True,
+              help="The throughput model, or the simple median-ratio baseline.")
+@json_option
+@handle_errors
+def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: str,
+             unseen_target: bool, model_name: str, as_json: bool) -> None:
+    """Predict every measured row of BENCH_CSV from PROBES other rows of its workload.
+
+    BENCH_CSV has columns workload, accelerator, throughput_samples_per_s and optionally
+    price_usd_per_hour (accelerator names as in 'advisor pricing list', or V100, A100,
+    H100...). For each workload W and accelerator X, R seeded sets of K other accelerators
+    of W are W's probes; the other workloads (plus the shipped reference data) are the
+    reference. Reports the error of the prediction for X (MAPE, median APE) and, over the
+    priced accelerators, how often the samples-per-dollar pick is the best (top-1) and the
+    mean regret of the pick.
+
+    \b
+    Examples:
+      advisor model evaluate runs.csv --probes 3
+      advisor model evaluate runs.csv --probes 2 --repeats 20 --reference none --json
+      advisor model evaluate runs.csv --probes 3 --unseen-target
+    """
+    from rich.progress import Progress
+
+    from advisor.evaluate import evaluate_file
+
+    with Progress(console=console(stderr=True), transient=True, disable=as_json) as bar:
+        task = bar.add_task("evaluating workloads", total=None)
+        result = evaluate_file(bench_csv, probes=probes, repeats=repeats, seed=seed,
+                               reference=reference, unseen_target=unseen_target,
+                               model=model_name,
+                               progress=lambda done, total: bar.update(task, completed=done,
+                                                                        total=total))
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    out = console()
+    out.print(f"{result.n} predictions from {probes} probe(s) each ({model_name} model, "
+              f"reference: {reference}{', unseen target' if unseen_target else ''})")
+    out.print(f"  MAPE              {result.mape:6.1f} %")
+    out.print(f"  median APE        {result.median_ape:6.1f} %")
+    out.print(f"  top-1 pick        {result.top1_pct:6.1f} %")
+    out.print(f"  mean regret       {result.mean_regret_pct:6.1f} %")
