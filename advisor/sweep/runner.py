@@ -170,10 +170,21 @@ def load_entrypoint(spec: SweepSpec) -> Objective:
     return func  # type: ignore[no-any-return]
 
 
-def _db_errors() -> tuple[type[BaseException], ...]:
+def _db_error_in(exc: BaseException) -> BaseException | None:
+    """The database error behind ``exc`` (itself or in its cause/context chain), if any.
+
+    Optuna can mask a lost connection behind another error raised while it cleans up.
+    """
     from sqlalchemy.exc import DBAPIError, OperationalError
 
-    return (OperationalError, DBAPIError)
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, OperationalError | DBAPIError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RETRY_S) -> Any:
@@ -183,12 +194,15 @@ def _with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_R
     while True:
         try:
             return call()
-        except _db_errors() as exc:
+        except Exception as exc:  # noqa: BLE001 - re-raised unless a database error is behind it
+            db_error = _db_error_in(exc)
+            if db_error is None:
+                raise
+            first_line = str(db_error).splitlines()[0] if str(db_error) else type(db_error).__name__
             if time.monotonic() > deadline:
                 raise AdvisorError(f"storage: {what} failed for {retry_s:.0f} s: "
-                                   f"{str(exc).splitlines()[0]}") from exc
-            log.warning("storage: %s failed (%s); retrying in %.1f s", what,
-                        str(exc).splitlines()[0], delay)
+                                   f"{first_line}") from exc
+            log.warning("storage: %s failed (%s); retrying in %.1f s", what, first_line, delay)
             time.sleep(delay)
             delay = min(delay * 2, 5.0)
 

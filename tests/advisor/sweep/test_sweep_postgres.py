@@ -1,0 +1,105 @@
+"""Many workers on one PostgreSQL-backed study, and the faults they must survive.
+
+Uses the private server from tests/conftest.py (``postgres_server``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+from sweep_helpers import write_sweep
+
+from advisor.sweep.workers import SweepOutcome, run_sweep
+
+pytestmark = [pytest.mark.postgres]
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _markers(folder: Path) -> dict[int, int]:
+    return {int(p.name): len(p.read_text().split()) for p in (folder / "markers").iterdir()}
+
+
+def test_three_workers_share_one_study_without_duplicates(tmp_path: Path,
+                                                          postgres_url: str) -> None:
+    path = write_sweep(tmp_path, study="pg-three", storage=postgres_url,
+                       entrypoint="objectives:marked", budget={"max_trials": 9})
+    outcome = run_sweep(path, workers=3, poll_s=0.2)
+    assert outcome.worker_exit_codes == (0, 0, 0)
+    trials = optuna.load_study(study_name="pg-three", storage=postgres_url).trials
+    numbers = [t.number for t in trials]
+    assert len(set(numbers)) == len(numbers) == len(trials)
+    # the gate is checked by each worker before it asks for a trial: at most one extra each
+    assert 9 <= len(trials) <= 11
+    assert all(t.state is TrialState.COMPLETE for t in trials)
+    # every trial ran exactly once, in one of the three worker processes
+    markers = _markers(tmp_path)
+    assert sorted(markers) == sorted(numbers) and set(markers.values()) == {1}
+
+
+def _run_in_thread(path: Path, workers: int) -> tuple[threading.Thread, dict[str, Any]]:
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        box["outcome"] = run_sweep(path, workers=workers, poll_s=0.2)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def _wait_for(predicate: Any, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_kill_9_of_a_worker_fails_its_trial_and_the_study_finishes(
+        tmp_path: Path, postgres_url: str) -> None:
+    path = write_sweep(tmp_path, study="pg-kill", storage=postgres_url,
+                       entrypoint="objectives:sleeper", budget={"max_trials": 12})
+    thread, box = _run_in_thread(path, workers=2)
+    pid_file = tmp_path / "sleeper.pid"
+    _wait_for(pid_file.exists, 60, "a worker to start the sleeping trial")
+    time.sleep(0.2)
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    outcome: SweepOutcome = box["outcome"]
+    assert sorted(outcome.worker_exit_codes) == [-signal.SIGKILL, 0]
+    trials = optuna.load_study(study_name="pg-kill", storage=postgres_url).trials
+    states = [t.state for t in trials]
+    assert states.count(TrialState.FAIL) == 1       # the killed worker's trial, by heartbeat
+    assert TrialState.RUNNING not in states
+    assert states.count(TrialState.COMPLETE) == len(trials) - 1 >= 11
+    assert outcome.status.trials_by_state["complete"] == len(trials) - 1
+
+
+def test_sweep_survives_a_database_restart(tmp_path: Path, postgres_server: Any) -> None:
+    url = postgres_server.url
+    path = write_sweep(tmp_path, study="pg-restart", storage=url,
+                       entrypoint="objectives:marked", budget={"max_trials": 14})
+    thread, box = _run_in_thread(path, workers=2)
+    _wait_for(lambda: (tmp_path / "markers").exists() and len(list(
+        (tmp_path / "markers").iterdir())) >= 4, 60, "four trials")
+    postgres_server.restart()
+    thread.join(timeout=180)
+    assert not thread.is_alive()
+    outcome: SweepOutcome = box["outcome"]
+    assert outcome.worker_exit_codes == (0, 0)
+    study = optuna.load_study(study_name="pg-restart", storage=url)
+    states = [t.state for t in study.trials]
+    assert TrialState.RUNNING not in states
+    # trials cut by the restart may fail; the others complete and the budget is used up
+    assert states.count(TrialState.COMPLETE) >= 10
+    assert len(states) >= 14

@@ -1,0 +1,45 @@
+"""Sweep status: trials and dollars by state, and dollars saved by pruning."""
+
+from __future__ import annotations
+
+import json
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from advisor.sweep.budget import COST_ATTR
+from advisor.sweep.status import pruning_savings_usd, sweep_status
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _trial(state: TrialState, steps: int, cost: float, value: float | None = None
+           ) -> optuna.trial.FrozenTrial:
+    return optuna.trial.create_trial(
+        state=state, value=value, intermediate_values={i: 1.0 for i in range(steps)},
+        user_attrs={COST_ATTR: cost}, params={"x": 1.0},
+        distributions={"x": optuna.distributions.FloatDistribution(0, 2)})
+
+
+def test_savings_scale_each_pruned_trial_to_full_length() -> None:
+    trials = [_trial(TrialState.COMPLETE, 10, 10.0, 0.5),
+              _trial(TrialState.PRUNED, 2, 2.0),    # would have cost 10: saved 8
+              _trial(TrialState.PRUNED, 5, 5.0),    # would have cost 10: saved 5
+              _trial(TrialState.FAIL, 1, 1.0)]      # failures are not savings
+    assert pruning_savings_usd(trials, price_usd_per_hour=0.0) == pytest.approx(13.0)
+
+
+def test_status_sums_by_state_and_is_json() -> None:
+    study = optuna.create_study(study_name="s", storage="sqlite:///:memory:")
+    study.set_user_attr("advisor:price_usd_per_hour", 1.5)
+    study.add_trials([_trial(TrialState.COMPLETE, 4, 3.0, 0.25),
+                      _trial(TrialState.COMPLETE, 4, 3.0, 0.75),
+                      _trial(TrialState.PRUNED, 1, 1.0)])
+    status = sweep_status(study)
+    assert status.trials_by_state == {"complete": 2, "pruned": 1}
+    assert status.usd_by_state == {"complete": 6.0, "pruned": 1.0}
+    assert status.spent_usd == 7.0
+    assert status.saved_by_pruning_usd == pytest.approx(3.0)
+    assert status.best_value == 0.25 and status.best_params == {"x": 1.0}
+    assert json.loads(json.dumps(status.to_json()))["price_usd_per_hour"] == 1.5
