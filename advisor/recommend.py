@@ -17,12 +17,10 @@ from advisor.ranking import (
     memory_rejection,
     rank,
 )
-from advisor.reference import load_reference
 from advisor.spec import Precision, WorkloadSpec
 from advisor.throughput import (
     Basis,
     Measurement,
-    PeakFractionModel,
     ThroughputModel,
     WorkloadFeatures,
 )
@@ -34,8 +32,11 @@ STALE_PRICES_DAYS = 90
 
 
 def default_throughput_model(catalog: Catalog) -> ThroughputModel:
-    """The throughput model ``recommend`` uses, fitted on the shipped reference data."""
-    return PeakFractionModel().fit(load_reference(), catalog.accelerators)
+    """The throughput model ``recommend`` uses, fitted on the shipped reference data (ratio
+    transfer with residual intervals; cached on disk, see ``advisor.model_cache``)."""
+    from advisor.model_cache import cached_transfer_model
+
+    return cached_transfer_model(catalog.accelerators)
 
 
 def _check_names(spec: WorkloadSpec, catalog: Catalog) -> None:
@@ -70,18 +71,16 @@ def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog
             advice.append(f"{spec_top.name} supports bf16 and precision is {spec.precision}: "
                           f"bf16 autocast is predicted {gain:.1f}x faster (precision: bf16)")
     if top.throughput.basis is not Basis.MEASURED:
-        low_top = top.throughput.samples_per_second_low * 3600 / top.offer.price_usd_per_hour
-        rivals = [e for e in ranked[1:20] if e.throughput.basis is not Basis.MEASURED
-                  and e.throughput.samples_per_second_high * 3600 / e.offer.price_usd_per_hour
-                  > low_top and e.offer.accelerator != top.offer.accelerator]
-        names = list(dict.fromkeys(e.offer.accelerator for e in rivals))[:3]
-        if names:
+        from advisor.planner import candidates_from, plan
+
+        probes = plan(candidates_from(ranked), 2, run_cost_usd=top.run_cost_usd)
+        if probes:
             advice.append(
-                f"the top pick ({top.offer.accelerator}) is predicted, and {', '.join(names)} "
-                "could still beat it within the intervals: probe "
-                f"{top.offer.accelerator} and {names[0]} "
-                f"('advisor probe MODEL --on {top.offer.key} --on "
-                f"{next(e.offer.key for e in rivals if e.offer.accelerator == names[0])}')")
+                f"the top pick ({top.offer.accelerator}) is predicted; the probes with the "
+                "largest expected regret cut per dollar: "
+                + "; ".join(p.describe() for p in probes)
+                + " ('advisor probe MODEL " + " ".join(f"--on {p.offer_key}" for p in probes)
+                + "', or 'advisor recommend MODEL --suggest-probes N')")
     return advice
 
 

@@ -197,11 +197,23 @@ class TransferModel(ThroughputModel):
                 fractions.append(log_sps - math.log(peak_flops(spec, probe_key or "mixed")))
         if fractions:
             return sum(fractions) / len(fractions) + math.log(peak)
-        if not workload.flops_per_sample:
-            raise AdvisorError("the workload has no FLOPs per sample and no probe; profile it, "
-                               "give profile.flops_per_sample in model.yaml, or probe it")
-        fraction = self.fraction_.get(key or "mixed", 0.3)
-        return math.log(fraction * peak / workload.flops_per_sample)
+        proxy = self._nearest_seen(peak, key or "mixed")
+        if proxy is None:
+            if not workload.flops_per_sample:
+                raise AdvisorError("the workload has no FLOPs per sample and no probe; profile "
+                                   "it, give profile.flops_per_sample in model.yaml, or probe it")
+            fraction = self.fraction_.get(key or "mixed", 0.3)
+            return math.log(fraction * peak / workload.flops_per_sample)
+        proxy_key = precision_key(workload.precision, proxy) if workload.precision else key
+        return (self._prior(workload, proxy, proxy_key)
+                + math.log(peak / peak_flops(proxy, proxy_key or "mixed")))
+
+    def _nearest_seen(self, peak: float, key: str) -> AcceleratorSpec | None:
+        """The measured accelerator whose datasheet peak is closest (log scale) to ``peak``."""
+        seen = [self.specs_[a] for a in sorted(self.seen_) if a in self.specs_]
+        if not seen:
+            return None
+        return min(seen, key=lambda s: abs(math.log(peak_flops(s, key) / peak)))
 
     def _interval(self, case: str) -> tuple[float, float]:
         """Log-space (low, high) offsets for a residual case."""

@@ -1,0 +1,61 @@
+"""The fitted default throughput model, cached on disk so ``recommend`` starts fast.
+
+Fitting ``TransferModel`` with its residual calibration takes about half a second; the
+fitted model is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file,
+the accelerator specs and the model's hyper-parameters, and refitted whenever one changes.
+A missing, stale or unreadable cache file only costs a refit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from advisor.reference import REFERENCE_CSV, load_reference
+from advisor.storage import data_dir
+from advisor.transfer import TransferModel
+from pricing import AcceleratorSpec
+
+__all__ = ["CACHE_VERSION", "cached_transfer_model"]
+
+CACHE_VERSION = 1
+
+
+def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],
+               model: TransferModel) -> str:
+    digest = hashlib.sha256()
+    digest.update(f"v{CACHE_VERSION}".encode())
+    digest.update(reference_path.read_bytes())
+    digest.update(repr(sorted(accelerators.items())).encode())
+    digest.update(repr(sorted(vars(model).items())).encode())
+    return digest.hexdigest()[:24]
+
+
+def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
+                          reference_path: Path = REFERENCE_CSV,
+                          cache_dir: Path | None = None) -> TransferModel:
+    """``TransferModel()`` fitted on the reference file, from the disk cache when possible."""
+    model = TransferModel()
+    folder = cache_dir or data_dir() / "cache"
+    path = folder / f"throughput-{_cache_key(reference_path, accelerators, model)}.pkl"
+    try:
+        with path.open("rb") as handle:
+            cached = pickle.load(handle)  # noqa: S301 - our own cache file
+        if isinstance(cached, TransferModel):
+            return cached
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        pass
+    model.fit(load_reference(reference_path), accelerators)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only data directory only costs the next run a refit
+    return model
