@@ -36,6 +36,8 @@ _TABLE_ROWS = 30
 
 
 def _money(value: float) -> str:
+    if value == 0:
+        return "$0"
     if abs(value) >= 100:
         return f"${value:,.0f}"
     return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.4f}"
@@ -57,8 +59,8 @@ def _value(value: float | None) -> str:
 def spend_over_time(trials: Sequence[TrialCost]) -> tuple[list[tuple[float, float]], str]:
     """Cumulative dollars of ended trials, as (x, USD) steps, and the x axis label.
 
-    x is hours since the first trial started when the trials carry times, else the count of
-    trials ended (hand-built data).
+    x is the time since the first trial started (in hours, minutes or seconds, whichever
+    reads best) when the trials carry times, else the count of trials ended.
     """
     ended = [t for t in trials if t.state in ("complete", "pruned", "fail")]
     timed = [t for t in ended if t.finished_at is not None]
@@ -66,8 +68,11 @@ def spend_over_time(trials: Sequence[TrialCost]) -> tuple[list[tuple[float, floa
     if timed and starts:
         origin = min(starts)
         order = sorted(timed, key=lambda t: (t.finished_at, t.number))
-        xs = [((t.finished_at or origin) - origin).total_seconds() / 3600 for t in order]
-        label = "hours since the first trial started"
+        seconds = [((t.finished_at or origin) - origin).total_seconds() for t in order]
+        unit_s, unit = next((u, n) for u, n in ((3600.0, "hours"), (60.0, "minutes"), (1.0, "seconds"))
+                            if max(seconds) >= 2 * u or u == 1.0)
+        xs = [s / unit_s for s in seconds]
+        label = f"{unit} since the first trial started"
     else:
         order = sorted(ended, key=lambda t: t.number)
         xs = [float(i) for i in range(1, len(order) + 1)]
@@ -127,8 +132,9 @@ def _by_state(data: SweepReportData) -> Markup:
     usd, counts = data.usd_by_state(), data.count_by_state()
     names = {s: _STATE_NAMES.get(s, s) for s in counts}
     colors = {names[s]: STATE_COLORS.get(s, "#6b7785") for s in counts}
-    bars = [StackedBar("dollars", [(names[s], v) for s, v in usd.items()]),
-            StackedBar("trials", [(names[s], float(n)) for s, n in counts.items()])]
+    bars = [StackedBar("dollars", [(names[s], v) for s, v in usd.items()], _money),
+            StackedBar("trials", [(names[s], float(n)) for s, n in counts.items()],
+                       lambda n: f"{n:,.0f}")]
     total = sum(usd.values()) or 1.0
     rows: list[list[Child]] = [[names[s], counts[s], _money(usd[s]), f"{usd[s] / total:.0%}",
              _money(usd[s] / counts[s])] for s in counts]

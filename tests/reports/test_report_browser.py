@@ -1,0 +1,117 @@
+"""Headless Chromium opens each HTML report from disk, network blocked, and screenshots it.
+
+The driver is selenium with the Debian chromedriver (``/usr/bin/chromedriver``) named
+explicitly, so selenium-manager never downloads anything. Screenshots go to
+``$ADVISOR_SCREENSHOT_DIR`` when set, else to the test's tmp dir.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_samples import GENERATED_AT, sample_recommendation, sample_sweep
+
+from reports.html import el, page
+from reports.pdf import OFFLINE_FLAGS, find_chromium, print_pdf
+from reports.recommendation import write_recommendation_report
+from reports.sweep import write_sweep_report
+
+pytestmark = pytest.mark.browser
+
+CHROMEDRIVER = os.environ.get("ADVISOR_CHROMEDRIVER", "/usr/bin/chromedriver")
+
+_CHART_STATS = """
+return Array.from(document.querySelectorAll('svg.chart')).map(svg => {
+  const box = svg.getBoundingClientRect();
+  const drawn = Array.from(svg.querySelectorAll('.mark')).filter(m => {
+    const b = m.getBBox(); return b.width > 0 || b.height > 0; }).length;
+  return {name: svg.dataset.chart, width: box.width, height: box.height, drawn: drawn};
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium for the module, with a fresh profile and no network."""
+    binary = find_chromium()
+    assert binary is not None, "chromium is missing: apt-get install -y chromium chromium-driver"
+    assert Path(CHROMEDRIVER).exists(), f"{CHROMEDRIVER} is missing: apt-get install chromium-driver"
+    os.environ.setdefault("SE_OFFLINE", "true")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in OFFLINE_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.add_argument("--window-size=1280,1000")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _open(driver: Any, path: Path) -> list[dict[str, Any]]:
+    """Load ``path``; returns the console entries it produced."""
+    driver.get_log("browser")  # drop what earlier pages logged
+    driver.get(path.resolve().as_uri())
+    driver.execute_script("return document.fonts.ready")
+    return list(driver.get_log("browser"))
+
+
+def _screenshot(driver: Any, name: str, tmp_path: Path) -> Path:
+    height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+    driver.set_window_size(1280, min(max(height, 800), 12000))
+    folder = Path(os.environ.get("ADVISOR_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{name}.png"
+    assert driver.save_screenshot(str(target))
+    driver.set_window_size(1280, 1000)
+    return target
+
+
+@pytest.mark.parametrize(("name", "write", "sample", "charts"), [
+    ("recommendation", write_recommendation_report, sample_recommendation,
+     {"samples-per-dollar", "cost-vs-time"}),
+    ("sweep", write_sweep_report, sample_sweep,
+     {"spend-over-time", "spend-by-state", "cost-vs-objective"}),
+])
+def test_report_renders_offline_with_charts(browser: Any, tmp_path: Path, name: str, write,
+                                            sample, charts: set[str]) -> None:
+    files = write(sample(), tmp_path / "out", generated_at=GENERATED_AT)
+    console = _open(browser, files.html)
+    assert [e for e in console if e["level"] in ("SEVERE", "WARNING")] == []
+    stats = browser.execute_script(_CHART_STATS)
+    assert {s["name"] for s in stats} == charts
+    for chart in stats:
+        assert chart["width"] > 300 and chart["height"] > 40, chart
+        assert chart["drawn"] > 0, f"chart {chart['name']} drew nothing"
+    shot = _screenshot(browser, f"{name}-report", tmp_path)
+    assert shot.stat().st_size > 20_000  # a real page, not a blank one
+
+
+def test_external_request_is_blocked_and_reported(browser: Any, tmp_path: Path) -> None:
+    # the negative control: a page that tries to fetch is caught by the console check
+    bad = tmp_path / "bad.html"
+    bad.write_text(page("bad", el("p", None, "x")).replace(
+        "</body>", '<img src="http://example.com/pixel.png"></body>'))
+    console = _open(browser, bad)
+    assert any(e["level"] == "SEVERE" for e in console), console
+
+
+@pytest.mark.slow
+def test_pdf_print(tmp_path: Path) -> None:
+    files = write_recommendation_report(sample_recommendation(), tmp_path,
+                                        generated_at=GENERATED_AT)
+    pdf = print_pdf(files.html, tmp_path / "r.pdf")
+    assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 10_000
+    if os.environ.get("ADVISOR_SCREENSHOT_DIR"):
+        shutil.copy(pdf, Path(os.environ["ADVISOR_SCREENSHOT_DIR"]) / "recommendation-report.pdf")

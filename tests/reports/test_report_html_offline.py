@@ -1,0 +1,119 @@
+"""The HTML reports are self-contained: no URL to another host, no linked files, text escaped."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+from html.parser import HTMLParser
+
+import pytest
+from offline_html import external_references
+from report_samples import GENERATED_AT, sample_recommendation, sample_sweep
+
+from reports.html import el, page
+from reports.recommendation import render_recommendation_html
+from reports.sweep import render_sweep_html
+from reports.sweep_data import SweepReportData
+
+
+def _recommendation_html() -> str:
+    return render_recommendation_html(sample_recommendation(), generated_at=GENERATED_AT)
+
+
+def _sweep_html() -> str:
+    return render_sweep_html(sample_sweep(), generated_at=GENERATED_AT)
+
+
+@pytest.mark.parametrize("render", [_recommendation_html, _sweep_html])
+def test_report_has_no_external_reference(render) -> None:
+    document = render()
+    assert external_references(document) == []
+    assert "<svg" in document and "<style>" in document
+
+
+@pytest.mark.parametrize(("snippet", "found"), [
+    ('<img src="https://example.com/x.png">', True),          # image from another host
+    ('<a href="http://example.com">x</a>', True),              # link out
+    ('<link rel="stylesheet" href="s.css">', True),            # linked stylesheet
+    ('<script src="app.js"></script>', True),                  # linked script
+    ("<style>body{background:url(//cdn.x/y.png)}</style>", True),  # css fetch
+    ('<div style="background:url(http://x)"></div>', True),    # inline style fetch
+    ('<a href="#ranking">x</a>', False),                       # in-page anchor
+    ('<svg xmlns="http://www.w3.org/2000/svg"></svg>', False),  # a namespace is not a fetch
+])
+def test_checker_catches_external_references(snippet: str, found: bool) -> None:
+    assert bool(external_references(page("t", el("div", None)) + snippet)) is found
+
+
+def test_page_forbids_fetches_by_csp() -> None:
+    assert "content=\"default-src 'none';" in html.unescape(_recommendation_html())
+
+
+def test_user_text_is_escaped() -> None:
+    rec = replace(sample_recommendation(), workload='<script>alert("x")</script> & co',
+                  advice=("<b>bold</b>",))
+    document = render_recommendation_html(rec, generated_at=GENERATED_AT)
+    assert "<script>" not in document and "<b>bold" not in document
+    assert "&lt;script&gt;" in document and "&lt;b&gt;bold" in document
+
+
+class _Sections(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.charts: list[str] = []
+        self.marks = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(str(a["id"]))
+        if tag == "svg" and a.get("data-chart"):
+            self.charts.append(str(a["data-chart"]))
+        if "mark" in (a.get("class") or "").split():
+            self.marks += 1
+
+
+def _sections(document: str) -> _Sections:
+    parser = _Sections()
+    parser.feed(document)
+    return parser
+
+
+def test_recommendation_report_sections_and_charts() -> None:
+    document = _recommendation_html()
+    found = _sections(document)
+    assert {"summary", "advice", "charts", "ranking", "rejected", "evidence", "assumptions",
+            "columns"} <= found.ids
+    assert found.charts == ["samples-per-dollar", "cost-vs-time"]
+    # 5 bars + 5 scatter points + Pareto front rings
+    assert found.marks >= 10
+    assert "Pareto front" in document
+    assert "region {region} not in constraints.regions" in document
+    assert "<details>" in document  # full rejected list folded
+
+
+def test_recommendation_report_states_savings_against_default_baseline() -> None:
+    document = _recommendation_html()
+    # default baseline: cheapest on-demand 8x A100 = p4d us-east-1 at $32.77/h
+    assert "aws:p4d.24xlarge:us-east-1:on-demand at $32.77/h" in document
+    assert "The top pick saves $35" in document
+
+
+def test_sweep_report_sections_and_figures() -> None:
+    document = _sweep_html()
+    found = _sections(document)
+    assert {"summary", "spend", "by-state", "cost-vs-objective", "best", "trials",
+            "columns"} <= found.ids
+    assert found.charts == ["spend-over-time", "spend-by-state", "cost-vs-objective"]
+    assert "$1.21" in document           # saved by pruning
+    assert "280.4 MiB" in document       # bytes cleaned
+    assert "Best trial: #4" in document
+    assert "budget $5.00" in document
+
+
+def test_empty_sweep_renders_no_data_charts() -> None:
+    empty = SweepReportData(study="s", direction="maximize", instance="local",
+                            price_usd_per_hour=0.0, trials=())
+    document = render_sweep_html(empty, generated_at=GENERATED_AT)
+    assert "no data" in document and external_references(document) == []
