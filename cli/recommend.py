@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -65,8 +66,12 @@ def _render(rec: Recommendation, top: int) -> None:
 @json_option
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write every ranked and rejected offer to this CSV file.")
+@click.option("--suggest-probes", "suggest_probes", type=click.IntRange(min=1), default=None,
+              metavar="N", help="Suggest up to N offers to probe (largest expected regret cut "
+                                "per probe dollar) and what each probe costs.")
 @handle_errors
-def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None) -> None:
+def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
+              suggest_probes: int | None) -> None:
     """Rank cloud instances for MODEL_YAML by samples per dollar.
 
     Profiles the model locally (cached), predicts its throughput on every offer in the
@@ -78,6 +83,7 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None) 
       advisor recommend examples/resnet50.yaml
       advisor recommend examples/bert.yaml --top 5 --json
       advisor recommend examples/gpt2.yaml --csv ranking.csv
+      advisor recommend examples/resnet50.yaml --suggest-probes 3
     """
     from advisor.service import recommend_for_file
 
@@ -86,7 +92,20 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None) 
         from reports.recommendation_csv import write_recommendation_csv
 
         write_recommendation_csv(rec, csv_path)
+    suggestions = []
+    if suggest_probes:
+        from advisor.planner import plan_probes
+
+        suggestions = plan_probes(rec, suggest_probes)
     if as_json:
-        echo_json(recommendation_to_dict(rec))
+        data = recommendation_to_dict(rec)
+        if suggest_probes:
+            data["suggested_probes"] = [asdict(s) for s in suggestions]
+        echo_json(data)
     else:
         _render(rec, top)
+        if suggest_probes:
+            console().print("suggested probes:" if suggestions else
+                            "suggested probes: none would change the pick enough to pay off")
+            for s in suggestions:
+                console().print(f"  - {s.describe()}")
