@@ -104,20 +104,22 @@ def _render_offers(offers: list[InstanceOffer], catalog: Catalog) -> None:
     dates = ", ".join(f"{c} {d}" for c, d in _captured(catalog).items())
     table = Table(title=f"{len(offers)} offers (prices captured {dates})", title_justify="left")
     for name, justify in [("cloud", "left"), ("region", "left"), ("instance type", "left"),
-                          ("accelerators", "left"), ("vCPU", "right"), ("mem GiB", "right"),
-                          ("market", "left"), ("$/h", "right"), ("$/device-h", "right"),
-                          ("flagged", "left")]:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+                          ("accelerators", "left"), ("market", "left"), ("$/h", "right"),
+                          ("$/dev-h", "right"), ("!", "left")]:
+        table.add_column(name, justify=justify, no_wrap=name not in ("accelerators", "region"))  # type: ignore[arg-type]
     for o in offers:
         where = f"{o.region} ({o.zone})" if o.zone else o.region
         table.add_row(
             o.cloud.value, where, o.instance_type,
-            f"{o.accelerator_count}x {o.accelerator} {o.accelerator_memory_gib:g}G",
-            str(o.vcpus or ""), f"{o.memory_gib:g}" if o.memory_gib else "", o.market.value,
-            f"{o.price_usd_per_hour:,.3f}", f"{o.price_usd_per_accelerator_hour:,.3f}",
-            (o.flagged[:40] + "...") if len(o.flagged) > 43 else o.flagged,
+            f"{o.accelerator_count}x {o.accelerator}",
+            o.market.value, f"{o.price_usd_per_hour:,.2f}",
+            f"{o.price_usd_per_accelerator_hour:,.3f}", "!" if o.flagged else "",
         )
     out.print(table)
+    flagged = sum(1 for o in offers if o.flagged)
+    if flagged:
+        out.print(f"! = {flagged} rows with a doubted price (see 'advisor pricing list --flagged "
+                  "--json' for the reasons)")
     if catalog.approximate_dates:
         out.print("note: the shipped prices' capture date is approximate "
                   f"({', '.join(sorted(c.value for c in catalog.approximate_dates))}); "

@@ -33,13 +33,18 @@ def _source(factory: Any, sleeps: list[float] | None = None, **kwargs: Any) -> A
     return AwsPriceSource(client_factory=factory, clock=lambda: NOW, sleep=record.append, **kwargs)
 
 
-@pytest.fixture
-def moto_fetch(monkeypatch: pytest.MonkeyPatch) -> Any:
+@pytest.fixture(scope="module")
+def moto_fetch() -> Any:
     """Fetch us-east-1 with EC2 answered by moto and the Price List API by a Stubber."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")  # fake, for moto only
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        return _moto_fetch()
+
+
+def _moto_fetch() -> Any:
     from moto import mock_aws
 
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     entries = [
         aws_price_list_entry("p5.48xlarge", "us-east-1", 55.04, vcpus=192, memory_gib=2048),
         aws_price_list_entry("g5.xlarge", "us-east-1", 1.006, vcpus=4, memory_gib=16),
