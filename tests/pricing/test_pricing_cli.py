@@ -88,7 +88,9 @@ def test_refresh_aws_end_to_end(monkeypatch: pytest.MonkeyPatch, advisor_home: P
     assert {o["observed_at"] for o in listed} == {NOW.date().isoformat()}
 
 
-def test_refresh_failure_exits_2_and_keeps_shipped(monkeypatch: pytest.MonkeyPatch, advisor_home: Path) -> None:
+def test_refresh_failure_exits_2_and_keeps_shipped(
+    monkeypatch: pytest.MonkeyPatch, advisor_home: Path
+) -> None:
     fleet = AwsFakeFleet.from_offers(shipped_catalog().offers, now=NOW)
     factory, _ = stubbed_aws_factory(fleet, ["us-east-1"], page_size=10, fail_price_page=3)
     monkeypatch.setattr(aws_module, "default_client_factory", factory)

@@ -68,7 +68,8 @@ def test_failed_write_leaves_previous_snapshot_whole(tmp_path: Path, monkeypatch
     with pytest.raises(OSError, match="disk full"):
         write_snapshot(tmp_path, Cloud.AWS, _cheaper(AWS, 0.5), captured_at=T2)
     assert newest_snapshots(tmp_path) == {Cloud.AWS: first}
-    assert sorted(p.name for p in (tmp_path / "aws").iterdir()) == [first.name, first.with_suffix(".json").name]
+    names = sorted(p.name for p in (tmp_path / "aws").iterdir())
+    assert names == [first.name, first.with_suffix(".json").name]
 
 
 def test_empty_or_mixed_snapshots_refused(tmp_path: Path) -> None:
