@@ -28,19 +28,18 @@ def _render(rec: Recommendation, top: int) -> None:
     out = console()
     table = Table(title=f"{rec.workload}: best samples per dollar first "
                   f"(prices captured {rec.prices_captured_at})", title_justify="left")
-    for name, justify in [("#", "right"), ("offer", "left"), ("accelerators", "left"),
-                          ("market", "left"), ("$/h", "right"), ("samples/s (low-high)", "right"),
-                          ("samples/$", "right"), ("run h", "right"), ("run $", "right"),
-                          ("basis", "left")]:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    columns = ["#", "instance", "region", "accelerators", "market", "$/h", "samples/s",
+               "interval", "samples/$", "run h", "run $", "basis"]
+    for name in columns:
+        table.add_column(name, justify="left" if name in {"instance", "region", "accelerators",
+                                                          "market", "basis"} else "right")
     for i, est in enumerate(rec.ranked[:top], start=1):
         o, t = est.offer, est.throughput
         table.add_row(
-            str(i), f"{o.cloud} {o.region} {o.instance_type}",
+            str(i), f"{o.cloud}:{o.instance_type}", o.region,
             f"{o.accelerator_count}x {o.accelerator}", str(o.market),
-            f"{o.price_usd_per_hour:,.2f}",
-            f"{fmt_number(t.samples_per_second)} ({fmt_number(t.samples_per_second_low)}-"
-            f"{fmt_number(t.samples_per_second_high)})",
+            f"{o.price_usd_per_hour:,.2f}", fmt_number(t.samples_per_second),
+            f"{fmt_number(t.samples_per_second_low)}-{fmt_number(t.samples_per_second_high)}",
             fmt_number(est.samples_per_dollar), f"{est.run_hours:,.1f}",
             f"{est.run_cost_usd:,.0f}", str(t.basis),
         )

@@ -12,8 +12,10 @@ __all__ = ["console", "echo_json", "fmt_number"]
 
 
 def console(*, stderr: bool = False) -> Console:
-    """A rich console (plain when not a terminal, so pipes get no colour codes)."""
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    """A rich console: plain and 140 columns wide when not a terminal (pipes, files, CI)."""
+    probe = Console(stderr=stderr)
+    width = None if probe.is_terminal else 140
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
 def echo_json(data: Any) -> None:
