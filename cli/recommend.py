@@ -65,12 +65,14 @@ def _render(rec: Recommendation, top: int) -> None:
 @json_option
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write every ranked and rejected offer to this CSV file.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a self-contained HTML report (charts, savings) to this file.")
 @click.option("--suggest-probes", "suggest_probes", type=click.IntRange(min=1), default=None,
               metavar="N", help="Suggest up to N offers to probe (largest expected regret cut "
                                 "per probe dollar) and what each probe costs.")
 @handle_errors
 def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
-              suggest_probes: int | None) -> None:
+              html_path: Path | None, suggest_probes: int | None) -> None:
     """Rank cloud instances for MODEL_YAML by samples per dollar.
 
     Profiles the model locally (cached), predicts its throughput on every offer in the
@@ -81,7 +83,7 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
     Examples:
       advisor recommend examples/resnet50.yaml
       advisor recommend examples/bert.yaml --top 5 --json
-      advisor recommend examples/gpt2.yaml --csv ranking.csv
+      advisor recommend examples/gpt2.yaml --csv ranking.csv --html ranking.html
       advisor recommend examples/resnet50.yaml --suggest-probes 3
     """
     from advisor.service import recommend_for_file
@@ -91,6 +93,10 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
         from reports.recommendation_csv import write_recommendation_csv
 
         write_recommendation_csv(rec, csv_path)
+    if html_path is not None:
+        from reports.recommendation import write_recommendation_html
+
+        write_recommendation_html(rec, html_path)
     suggestions = []
     if suggest_probes:
         from advisor.planner import plan_probes

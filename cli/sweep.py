@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -145,17 +146,33 @@ def worker(sweep_yaml: str, storage: str | None) -> None:
 @click.argument("study")
 @click.option("--storage", default=None, help="Storage URL (default: the local SQLite file).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the budget-review HTML report (charts) to this file.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write one row per trial (state, objective, dollars) to this CSV file.")
 @handle_errors
-def status(study: str, storage: str | None, as_json: bool) -> None:
+def status(study: str, storage: str | None, as_json: bool, html_path: Path | None,
+           csv_path: Path | None) -> None:
     """Trials by state, best trial, dollars by state, pruning savings and bytes cleaned.
 
     \b
-    Example:
+    Examples:
       advisor sweep status digits-mlp --json
+      advisor sweep status digits-mlp --html review.html --csv trials.csv
     """
     from advisor.sweep import load_status
 
     result = load_status(study, storage_url=storage)
+    if html_path is not None or csv_path is not None:
+        from reports.sweep import write_sweep_html
+        from reports.sweep_csv import write_sweep_csv
+        from reports.sweep_data import load_sweep_report_data
+
+        data = load_sweep_report_data(study, storage_url=storage)
+        if html_path is not None:
+            write_sweep_html(data, html_path)
+        if csv_path is not None:
+            write_sweep_csv(data, csv_path)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:

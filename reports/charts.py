@@ -70,7 +70,7 @@ class StackedBar:
 
     label: str
     parts: Sequence[tuple[str, float]]
-    total_label: str = ""
+    fmt: Format | None = None
 
 
 def _f(value: float) -> str:
@@ -124,7 +124,7 @@ def _y_axis(scale: Scale, x: float, right: float, label: str, fmt: Format) -> Ma
               el("g", {"class": "axis"},
                  el("line", {"x1": _f(x), "x2": _f(x), "y1": _f(scale.start),
                              "y2": _f(scale.end)}),
-                 labels, el("text", {"transform": f"translate({_f(x - 52)},{_f(mid)}) rotate(-90)",
+                 labels, el("text", {"transform": f"translate({_f(x - 66)},{_f(mid)}) rotate(-90)",
                                      "text-anchor": "middle"}, label)))
 
 
@@ -183,7 +183,7 @@ def scatter_chart(points: Sequence[Point], *, x_label: str, y_label: str,
     labelled."""
     if not points:
         return _no_data(name, f"{y_label} against {x_label}", width)
-    left, right, top, bottom = 80.0, width - 30.0, 30.0, height - 50.0
+    left, right, top, bottom = 92.0, width - 30.0, 30.0, height - 50.0
     xs = Scale.fit([p.x for p in points], left, right, log=log_x)
     ys = Scale.fit([p.y for p in points], bottom, top, log=log_y)
     marks = [el("circle", {"class": "mark", "cx": _f(xs(p.x)), "cy": _f(ys(p.y)), "r": 3.2,
@@ -229,7 +229,7 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str,
     points = [pt for s in series for pt in s.points]
     if not points:
         return _no_data(name, f"{y_label} against {x_label}", width)
-    left, right, top, bottom = 80.0, width - 30.0, 30.0, height - 50.0
+    left, right, top, bottom = 92.0, width - 30.0, 30.0, height - 50.0
     xs = Scale.fit([x for x, _ in points], left, right, zero=True, pad=0.02)
     ys = Scale.fit([y for _, y in points] + [h for h, _, _ in hlines], bottom, top, zero=True)
     lines: list[Markup] = []
@@ -279,11 +279,12 @@ def stacked_bar_chart(bars: Sequence[StackedBar], *, colors: Mapping[str, str],
             marks.append(el("rect", {"class": "mark", "x": _f(x), "y": _f(y + 4), "width": _f(w),
                                      "height": _f(row - 10),
                                      "fill": colors.get(part, _FALLBACK_COLOR)},
-                            el("title", None, f"{bar.label}, {part}: {fmt(value)} "
+                            el("title", None, f"{bar.label}, {part}: {(bar.fmt or fmt)(value)} "
                                               f"({value / total:.0%})")))
-            if w > 70:
+            text = f"{part} {(bar.fmt or fmt)(value)}"
+            if w > 6.5 * len(text) + 10:
                 marks.append(el("text", {"x": _f(x + 5), "y": _f(y + row * 0.55),
-                                         "style": "fill:#fff"}, f"{part} {fmt(value)}"))
+                                         "style": "fill:#fff"}, text))
             x += w
     legend = _legend([(p, colors.get(p, _FALLBACK_COLOR))
                       for p in dict.fromkeys(p for b in bars for p, _ in b.parts)], left, 16)

@@ -57,7 +57,7 @@ def reason_kind(rejection: Rejection) -> str:
     for name, value in (("instance_type", o.instance_type), ("region", o.region),
                         ("accelerator", o.accelerator), ("cloud", str(o.cloud))):
         text = re.sub(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", "{" + name + "}", text)
-    return re.sub(r"\$?\d[\d,]*(\.\d+)?", "N", text)
+    return re.sub(r"\$?\d+(?:,\d{3})*(?:\.\d+)?", "N", text)
 
 
 def _money(value: float) -> str:
