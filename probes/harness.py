@@ -1,6 +1,7 @@
 """The probe harness: time the training step on this machine's device and report a ProbeResult.
 
-Phases, all inside the request's time box: warm-up (excluded; over when step times stop
+Building the model and the first step (lazy initialisation, autotuning) come first; the
+request's time box starts after them and holds every other phase: warm-up (excluded; over when step times stop
 falling), measured steps until the samples/s estimate is stable (relative 95% half-width
 under the target) or the box ends, then the optional input-pipeline check (cached batch vs
 the real loader) and the optional largest-batch search. Out-of-memory is a result.
@@ -45,9 +46,11 @@ def is_oom_error(exc: BaseException) -> bool:
     """True for torch's OutOfMemoryError, MemoryError and allocator failures on any device."""
     if isinstance(exc, MemoryError | OutOfMemory):
         return True
-    if isinstance(exc, RuntimeError):
+    if type(exc).__name__ == "OutOfMemoryError":
+        return True
+    if isinstance(exc, RuntimeError | ProbeError):  # ProbeError wraps an entrypoint's failure
         text = str(exc).lower()
-        return type(exc).__name__ == "OutOfMemoryError" or any(m in text for m in _OOM_MARKERS)
+        return any(m in text for m in _OOM_MARKERS)
     return False
 
 
@@ -66,6 +69,7 @@ class _Measurement:
     step_times_s: list[float]
     warmup_steps: int
     utilization: list[float]
+    box_end: float
 
 
 class Harness:
@@ -159,15 +163,18 @@ class Harness:
             raise
 
     # -- phases -----------------------------------------------------------------------
-    def _measure(self, batch: Any, device: Device, deadline: float) -> _Measurement:
+    def _measure(self, batch: Any, device: Device, fraction: float) -> _Measurement:
+        """Warm-up then measured steps. The time box starts after the first step (lazy
+        initialisation, autotuning); measuring may use ``fraction`` of it."""
         size = self.request.recipe.batch_size
-        times: list[float] = []
-        warmup_start = self._clock()
-        warmup_cap = warmup_start + 0.4 * (deadline - warmup_start)
+        times = [self._run_step(batch, size, device)]
+        box_start = self._clock()
+        deadline = box_start + fraction * self.request.time_box_s
+        warmup_cap = box_start + 0.4 * (deadline - box_start)
         while True:
             times.append(self._run_step(batch, size, device))
-            if len(times) >= 2 and (warmup_done(times[1:]) or len(times) >= self._max_warmup
-                                    or self._clock() >= warmup_cap):
+            if (warmup_done(times[1:]) or len(times) >= self._max_warmup
+                    or self._clock() >= warmup_cap):
                 break
         warmup = len(times)
         measured: list[float] = []
@@ -185,14 +192,14 @@ class Harness:
             if (len(measured) >= self._min_steps and now - begin >= self._min_measure_s
                     and relative_halfwidth(measured) < self.request.target_rel_halfwidth):
                 break
-        return _Measurement(measured, warmup, util)
+        return _Measurement(measured, warmup, util, box_start + self.request.time_box_s)
 
     def _input_ratio(self, workload: BuiltWorkload, cached: Any, device: Device,
                      step_s: float, budget_s: float) -> float | None:
-        if workload.make_loader is None or budget_s <= 0:
+        steps = min(20, int(budget_s / max(4 * step_s, 1e-9)))
+        if workload.make_loader is None or steps < 3:
             return None
         size = self.request.recipe.batch_size
-        steps = max(3, min(20, int(budget_s / max(4 * step_s, 1e-6))))
         loader_iter: Iterator[Any] = iter(workload.make_loader(size))
 
         def next_batch() -> Any:
@@ -256,21 +263,27 @@ class Harness:
         """Run every phase and return the result; never raises for the workload's own faults."""
         start = self._clock()
         request = self.request
-        box_end = start + request.time_box_s
         extra = (0.15 if request.input_check else 0.0) + (0.2 if request.find_batch else 0.0)
         try:
             workload, device = self._prepare()
-        except ProbeError as exc:
-            return ProbeResult.failure(request, ProbeStatus.ERROR, str(exc),
+        except Exception as exc:  # noqa: BLE001 - building the user's model may raise anything
+            text = str(exc).splitlines()[0][:500] if str(exc) else type(exc).__name__
+            if is_oom_error(exc):
+                return ProbeResult.failure(
+                    request, ProbeStatus.OOM, f"building the model ran out of memory: {text}",
+                    wall_time_s=self._clock() - start)
+            return ProbeResult.failure(request, ProbeStatus.ERROR,
+                                       text if isinstance(exc, ProbeError)
+                                       else f"{type(exc).__name__}: {text}",
                                        wall_time_s=self._clock() - start)
         base = {"device": device.name if device.kind == "cpu" else f"{device.kind}:{device.name}",
                 "precision": self._precision}
         try:
             batch = self._batch(workload, request.recipe.batch_size, device)
-            measure_end = start + (1.0 - extra) * request.time_box_s
-            meas = self._measure(batch, device, measure_end)
+            meas = self._measure(batch, device, 1.0 - extra)
         except OutOfMemory as exc:
             _release(device)
+            box_end = self._clock() + request.time_box_s
             fits = (self._largest_batch(workload, device, fits=False, deadline=box_end)
                     if request.find_batch else None)
             return ProbeResult.failure(
@@ -280,11 +293,12 @@ class Harness:
             return ProbeResult.failure(request, ProbeStatus.ERROR,
                                        f"{type(exc).__name__}: {exc}"[:2000],
                                        wall_time_s=self._clock() - start, **base)
-        return self._finish(workload, device, batch, meas, start, box_end, base)
+        return self._finish(workload, device, batch, meas, start, base)
 
     def _finish(self, workload: BuiltWorkload, device: Device, batch: Any, meas: _Measurement,
-                start: float, box_end: float, base: dict[str, Any]) -> ProbeResult:
+                start: float, base: dict[str, Any]) -> ProbeResult:
         request = self.request
+        box_end = meas.box_end
         times = meas.step_times_s
         peak = device.peak_memory_gib()
         if len(times) < 3:

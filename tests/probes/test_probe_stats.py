@@ -1,0 +1,44 @@
+"""Warm-up detection and the batch-means confidence interval."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from probes.stats import percentile, relative_halfwidth, t_quantile_975, warmup_done
+
+
+def test_t_quantile_approaches_normal() -> None:
+    assert t_quantile_975(1) == pytest.approx(12.706)
+    assert t_quantile_975(10) == pytest.approx(2.228, abs=0.01)
+    assert t_quantile_975(1000) == pytest.approx(1.962, abs=0.01)
+
+
+def test_constant_steps_are_perfectly_stable() -> None:
+    assert relative_halfwidth([0.1] * 30) == 0.0
+
+
+def test_too_few_steps_are_not_stable() -> None:
+    assert math.isinf(relative_halfwidth([0.1] * 10))
+
+
+def test_noisy_steps_are_less_stable_than_quiet_ones() -> None:
+    quiet = [0.1 + 0.001 * (i % 3) for i in range(100)]
+    noisy = [0.1 + (0.5 if i in (3, 41, 42, 77) else 0.0) for i in range(100)]  # stalls
+    assert relative_halfwidth(quiet) < 0.02 < relative_halfwidth(noisy)
+
+
+@pytest.mark.parametrize(("times", "done"), [
+    ([1.0, 0.8, 0.6, 0.4, 0.2, 0.1], False),        # still falling
+    ([0.5, 0.5, 0.5, 0.5, 0.5, 0.5], True),         # flat
+    ([0.5, 0.5, 0.5, 0.52, 0.49, 0.5], True),       # flat within noise
+    ([0.5, 0.5, 0.5], False),                       # too short to judge
+])
+def test_warmup_done(times: list[float], done: bool) -> None:
+    assert warmup_done(times) is done
+
+
+def test_percentile_interpolates() -> None:
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert percentile([1.0, 2.0, 3.0, 4.0], 90) == pytest.approx(3.7)

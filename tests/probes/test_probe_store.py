@@ -1,0 +1,72 @@
+"""ProbeStore on SQLite (and PostgreSQL): record, get, list, latest per offer, measured."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from probe_helpers import make_request, ok_result
+
+from probes.errors import ProbeError
+from probes.store import ProbeStore, measured_throughput
+from probes.types import ProbeResult, ProbeStatus
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _filled(store: ProbeStore) -> None:
+    first = replace(ok_result(make_request("a1", "aws:g5.xlarge:us-east-1"), 100.0), created_at=T0)
+    newer = replace(ok_result(make_request("a2", "aws:g5.xlarge:us-east-1"), 110.0),
+                    created_at=T0 + timedelta(hours=1))
+    oom = replace(ProbeResult.failure(make_request("a3", "aws:g4dn.xlarge:us-east-1"),
+                                      ProbeStatus.OOM, "does not fit"),
+                  created_at=T0 + timedelta(hours=2))
+    local = replace(ok_result(make_request("l1", "local"), 20.0), created_at=T0)
+    other = replace(ok_result(make_request("o1", "local"), 5.0), workload_fingerprint="other")
+    for result in (first, newer, oom, local, other):
+        store.record(result)
+
+
+def test_sqlite_store_is_created_on_first_use(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    ProbeStore(url).record(ok_result(make_request()))
+    assert ProbeStore(url).get("p1").samples_per_second == 123.0
+
+
+def test_latest_per_offer_and_measured_throughput(tmp_path: Path) -> None:
+    store = ProbeStore(f"sqlite:///{tmp_path / 'x.db'}")
+    _filled(store)
+    latest = store.latest_for("fp-tiny")
+    assert latest["aws:g5.xlarge:us-east-1"].probe_id == "a2"
+    assert latest["aws:g4dn.xlarge:us-east-1"].status is ProbeStatus.OOM
+    measured = measured_throughput(store, "fp-tiny")
+    assert [(r.offer_key, r.samples_per_second) for r in measured] == [
+        ("aws:g5.xlarge:us-east-1", 110.0), ("local", 20.0)]
+
+
+def test_recording_again_replaces_the_row(tmp_path: Path) -> None:
+    store = ProbeStore(f"sqlite:///{tmp_path / 'x.db'}")
+    request = make_request()
+    store.record(ProbeResult.failure(request, ProbeStatus.ERROR, "interrupted"))
+    store.record(ok_result(request))
+    assert [r.status for r in store.list()] == [ProbeStatus.OK]
+
+
+def test_unknown_probe_id_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(ProbeError, match="advisor probes list"):
+        ProbeStore(f"sqlite:///{tmp_path / 'x.db'}").get("nope")
+
+
+def test_bad_url_is_a_probe_error() -> None:
+    with pytest.raises(ProbeError, match="SQLAlchemy URL"):
+        ProbeStore("advisor.db")
+
+
+@pytest.mark.postgres
+def test_postgres_store(postgres_url: str) -> None:
+    store = ProbeStore(postgres_url)
+    _filled(store)
+    assert store.get("a2").samples_per_second == 110.0
+    assert len(measured_throughput(store, "fp-tiny")) == 2

@@ -1,0 +1,87 @@
+"""ProbeRequest / ProbeResult: invariants on construction and the JSON round trip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from probe_helpers import make_request, ok_result
+
+from probes.errors import ProbeError
+from probes.offer_keys import parse_offer_key
+from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+
+
+def _result(**kw: Any) -> ProbeResult:
+    base: dict[str, Any] = {"probe_id": "p", "offer_key": "local", "workload_fingerprint": "f",
+                            "status": ProbeStatus.OK, "batch_size": 8,
+                            "samples_per_second": 10.0, "measured_steps": 5}
+    base.update(kw)
+    return ProbeResult(**base)
+
+
+def test_request_round_trips_through_json() -> None:
+    request = make_request(find_batch=True, memory_limit_gib=2.5, max_usd=3.0)
+    assert ProbeRequest.from_json(request.to_json()) == request
+
+
+def test_result_round_trips_through_json() -> None:
+    result = ok_result(make_request())
+    back = ProbeResult.from_json(result.to_json())
+    assert back == result
+    assert back.status is ProbeStatus.OK
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"samples_per_second": None}, "samples_per_second"),           # ok needs a throughput
+    ({"samples_per_second": 0.0}, "samples_per_second"),            # ... that is positive
+    ({"measured_steps": 0}, "measured_steps"),                       # ok needs measured steps
+    ({"batch_size": 0}, "batch_size"),                               # batch at least 1
+    ({"status": ProbeStatus.ERROR, "samples_per_second": None, "error": ""}, "error text"),
+    ({"status": ProbeStatus.OOM, "samples_per_second": None,
+      "largest_batch_that_fits": 8}, "largest_batch_that_fits"),    # oom batch must not fit
+    ({"cost_usd": -1.0}, "cost_usd"),                                # no negative dollars
+    ({"step_time_p50_s": float("nan")}, "step_time_p50_s"),          # finite timings
+])
+def test_result_invariants(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ProbeError, match=message):
+        _result(**fields)
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"probe_id": "a b"}, "probe_id"),             # ids travel as tags and paths
+    ({"time_box_s": 0}, "time_box_s"),
+    ({"max_usd": -2.0}, "max_usd"),
+    ({"offer_key": ""}, "offer_key"),
+])
+def test_request_invariants(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ProbeError, match=message):
+        make_request(**fields)
+
+
+def test_bad_result_json_is_a_probe_error() -> None:
+    with pytest.raises(ProbeError, match="not JSON"):
+        ProbeResult.from_json("{nope")
+    with pytest.raises(ProbeError, match="bad JSON"):
+        ProbeResult.from_json('{"status": "ok"}')
+
+
+def test_with_cost_charges_wall_time_at_the_price() -> None:
+    result = ok_result(make_request()).with_cost(wall_time_s=1800, price_usd_per_hour=2.0)
+    assert result.cost_usd == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("local", "local"),
+    ("aws:g5.xlarge:us-east-1", "aws:g5.xlarge:us-east-1:on-demand"),   # market defaults
+    ("aws:g5.xlarge:us-east-1:spot", "aws:g5.xlarge:us-east-1:spot"),
+    ("GCP:tpu-v5litepod-8:us-west4:spot", "gcp:tpu-v5litepod-8:us-west4:spot"),
+])
+def test_offer_keys_parse(text: str, key: str) -> None:
+    assert parse_offer_key(text).key == key
+
+
+@pytest.mark.parametrize("text", ["aws:g5.xlarge", "ibm:x:y", "aws:g5.xlarge:us-east-1:cheap"])
+def test_bad_offer_keys_say_the_format(text: str) -> None:
+    with pytest.raises(ProbeError, match="offer"):
+        parse_offer_key(text)

@@ -1,0 +1,61 @@
+"""A tiny entrypoint workload for probe tests: a two-layer MLP with knobs for faults.
+
+``build(hidden=.., oom_above=N)`` makes a step that raises torch.OutOfMemoryError for batches
+larger than N (a simulated memory limit); ``loader_delay_s`` makes the real loader slow;
+``crash=True`` makes the step raise an ordinary error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from probes.workload import BuiltWorkload
+
+
+def build(hidden: int = 64, features: int = 32, oom_above: int | None = None,
+          loader_delay_s: float = 0.0, crash: bool = False) -> BuiltWorkload:
+    """The workload; see the module docstring for the knobs."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(features, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
+
+    def make_batch(batch_size: int, device: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        if oom_above is not None and batch_size > oom_above:
+            raise torch.OutOfMemoryError(f"simulated: batch {batch_size} > {oom_above}")
+        return (torch.randn(batch_size, features, device=device),
+                torch.randint(0, 10, (batch_size,), device=device))
+
+    def loss_fn(net: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        if crash:
+            raise ValueError("simulated crash in the training step")
+        x, y = batch
+        if oom_above is not None and x.shape[0] > oom_above:
+            raise torch.OutOfMemoryError("simulated")
+        return torch.nn.functional.cross_entropy(net(x), y)
+
+    def make_loader(batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        ready = make_batch(batch_size, "cpu")
+        for _ in range(1000):
+            if loader_delay_s:
+                time.sleep(loader_delay_s)
+            yield ready
+
+    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn,
+                         make_loader=make_loader)
+
+
+def build_hang(**_options: Any) -> BuiltWorkload:
+    """A workload whose building never finishes (for timeout tests)."""
+    while True:
+        time.sleep(1.0)
+
+
+def build_exit(**_options: Any) -> BuiltWorkload:
+    """A workload that kills its process while building (a harness crash: no result)."""
+    import os
+
+    os._exit(3)
