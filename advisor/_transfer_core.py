@@ -75,7 +75,11 @@ def transfer_predict(
     rows = np.ones(len(table.workloads), dtype=bool) if row_mask is None else row_mask.copy()
     cols = np.fromiter(probes, dtype=int, count=len(probes))
     y = np.fromiter(probes.values(), dtype=float, count=len(probes))
-    offsets = y[None, :] - table.log_sps[:, cols]
+    probe_logs = table.log_sps[:, cols].copy()
+    for k, c in enumerate(cols):  # a probe on an accelerator no reference workload ran on
+        if not np.isfinite(probe_logs[:, k]).any() and np.isfinite(table.features[c]).all():
+            probe_logs[:, k] = ridge_predict(coefs, table.features[c])
+    offsets = y[None, :] - probe_logs
     anchor, log_weight = _weights(offsets, settings, len(probes))
     if precision_key is not None:
         log_weight = log_weight + np.where(np.array(table.precisions) == precision_key, 0.0,

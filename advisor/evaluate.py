@@ -149,9 +149,14 @@ def evaluate(
     seed: int = 0,
     reference: Sequence[ReferenceRow] = (),
     unseen_target: bool = False,
+    bench_reference: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> EvaluationResult:
-    """Run the protocol in the module docstring; pure given its inputs (seeded)."""
+    """Run the protocol in the module docstring; pure given its inputs (seeded).
+
+    ``bench_reference=False`` leaves the benchmark's other workloads out of the reference
+    (to measure transfer from ``reference`` alone, e.g. another software generation).
+    """
     if probes < 1:
         raise AdvisorError(f"--probes must be >= 1, got {probes}: with no probe a benchmark "
                            "row has no FLOPs to predict from")
@@ -164,7 +169,7 @@ def evaluate(
     hits = 0
     for done, workload in enumerate(sorted(table)):
         measured = table[workload]
-        others = [r for r in rows if r.workload != workload]
+        others = [r for r in rows if r.workload != workload] if bench_reference else []
         base_model = None
         for target in sorted(measured):
             pool = sorted(a for a in measured if a != target)

@@ -58,7 +58,8 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
 
     from advisor.evaluate import evaluate_file
 
-    with Progress(console=console(stderr=True), transient=True, disable=as_json) as bar:
+    err = console(stderr=True)
+    with Progress(console=err, transient=True, disable=as_json or not err.is_terminal) as bar:
         task = bar.add_task("evaluating workloads", total=None)
         result = evaluate_file(bench_csv, probes=probes, repeats=repeats, seed=seed,
                                reference=reference, unseen_target=unseen_target,

@@ -1,0 +1,39 @@
+"""Probe planner: knowledge gradient per probe dollar over the model's intervals."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.errors import AdvisorError
+from advisor.planner import Candidate, knowledge_gradient, plan
+
+
+def _c(name: str, value: float, sigma: float, price: float = 1.0) -> Candidate:
+    return Candidate(name, value, sigma, f"aws:{name}:us-east-1:on-demand", price)
+
+
+def test_certain_candidates_have_nothing_to_gain() -> None:
+    assert knowledge_gradient([_c("a", 10, 0), _c("b", 8, 0)]) == [0.0, 0.0]
+
+
+def test_uncertain_rival_is_worth_probing_and_a_hopeless_one_is_not() -> None:
+    gains = knowledge_gradient([_c("top", 10, 0.0), _c("rival", 9, 0.3), _c("far", 1, 0.05)])
+    assert gains[1] > 0.01
+    assert gains[2] < 1e-6
+
+
+def test_plan_ranks_by_cut_per_dollar_and_prices_the_probe() -> None:
+    candidates = [_c("top", 10, 0.3, price=30.0), _c("rival", 9.5, 0.3, price=1.0)]
+    suggestions = plan(candidates, 1, probe_minutes=6, run_cost_usd=1000)
+    assert [s.accelerator for s in suggestions] == ["rival"]
+    assert suggestions[0].probe_cost_usd == pytest.approx(0.1)
+    assert suggestions[0].expected_saving_usd == pytest.approx(
+        suggestions[0].expected_regret_cut_pct * 10)
+    assert "rival" in suggestions[0].describe()
+
+
+def test_bad_inputs_are_rejected() -> None:
+    with pytest.raises(AdvisorError):
+        _c("x", -1, 0.1)
+    with pytest.raises(AdvisorError):
+        plan([_c("a", 1, 0.1)], 1, probe_minutes=0)

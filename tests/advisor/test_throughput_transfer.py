@@ -1,0 +1,95 @@
+"""TransferModel: probes win, transfer from similar workloads, honest intervals, caching."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.errors import AdvisorError
+from advisor.model_cache import cached_transfer_model
+from advisor.reference import ReferenceRow, load_reference
+from advisor.spec import Precision
+from advisor.throughput import Basis, Measurement, WorkloadFeatures
+from advisor.transfer import TransferModel
+from pricing import load_accelerators
+
+SPECS = load_accelerators()
+RESNET = WorkloadFeatures(precision=Precision.BF16, flops_per_sample=3 * 8.18e9, name="r50")
+
+
+@pytest.fixture(scope="module")
+def model() -> TransferModel:
+    return TransferModel().fit(load_reference(), SPECS)
+
+
+def _row(model_name: str, accelerator: str, sps: float) -> ReferenceRow:
+    return ReferenceRow("g", model_name, "mixed", accelerator, 1, 1, sps, "sample")
+
+
+def test_fit_returns_self_and_learns_residual_quantiles(model: TransferModel) -> None:
+    assert {"seen1", "seen3", "unseen3", "prior"} <= set(model.residual_quantiles_)
+    low, high = model.residual_quantiles_["seen3"]
+    assert low < 0 < high
+
+
+def test_probe_wins_on_its_own_accelerator(model: TransferModel) -> None:
+    est = model.predict(RESNET, SPECS["A10G"], measurements=[Measurement("A10G", 321.0)])
+    assert est.basis is Basis.MEASURED
+    assert est.samples_per_second == pytest.approx(321.0)
+
+
+def test_more_probes_narrow_the_interval(model: TransferModel) -> None:
+    one = model.predict(RESNET, SPECS["H100-SXM"], measurements=[Measurement("A100-80GB-SXM", 1500)])
+    three = model.predict(RESNET, SPECS["H100-SXM"], measurements=[
+        Measurement("A100-80GB-SXM", 1500), Measurement("RTX-A6000", 800),
+        Measurement("V100-32GB-SXM2", 900)])
+    assert one.basis is Basis.PREDICTED
+    width = lambda e: e.samples_per_second_high / e.samples_per_second_low  # noqa: E731
+    assert width(three) < width(one)
+
+
+def test_unprobed_foreign_vendor_is_a_prior_with_wider_interval(model: TransferModel) -> None:
+    nvidia = model.predict(RESNET, SPECS["A100-40GB-SXM"])
+    tpu = model.predict(RESNET, SPECS["TPU-v5e"])
+    assert tpu.basis is Basis.PRIOR
+    ratio = lambda e: e.samples_per_second_high / e.samples_per_second_low  # noqa: E731
+    assert ratio(tpu) > ratio(nvidia)
+
+
+def test_no_flops_and_no_probe_is_a_clear_error(model: TransferModel) -> None:
+    with pytest.raises(AdvisorError, match="FLOPs per sample"):
+        model.predict(WorkloadFeatures(precision=Precision.BF16), SPECS["T4"])
+
+
+def test_transfer_follows_the_similar_reference_workload() -> None:
+    # Two reference workloads with opposite A/B/C profiles; the probes match "fast_b".
+    rows = [_row("fast_b", "A10", 100), _row("fast_b", "L4", 200), _row("fast_b", "T4", 400),
+            _row("fast_b", "A10G", 800),
+            _row("slow_b", "A10", 100), _row("slow_b", "L4", 50), _row("slow_b", "T4", 25),
+            _row("slow_b", "A10G", 12.5)]
+    model = TransferModel(calibrate=False, min_neighbours=1).fit(rows, SPECS)
+    shots = [Measurement("A10", 10), Measurement("L4", 20), Measurement("T4", 40)]
+    est = model.predict(WorkloadFeatures(precision=None), SPECS["A10G"], measurements=shots)
+    assert est.samples_per_second == pytest.approx(80, rel=0.01)
+
+
+def test_multi_device_prediction_scales_sublinearly(model: TransferModel) -> None:
+    one = model.predict(RESNET, SPECS["A100-40GB-SXM"]).samples_per_second
+    eight = model.predict(RESNET, SPECS["A100-40GB-SXM"], count=8).samples_per_second
+    assert 6 * one < eight <= 8 * one
+
+
+def test_cached_model_is_reused(tmp_path: Path) -> None:
+    first = cached_transfer_model(SPECS, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("throughput-*.pkl"))) == 1
+    second = cached_transfer_model(SPECS, cache_dir=tmp_path)
+    assert second is not first
+    assert second.residual_quantiles_ == first.residual_quantiles_
+
+
+@pytest.mark.parametrize("kwargs", [{"tau": 0}, {"interval_coverage": 1.0},
+                                    {"precision_mismatch_weight": 0}])
+def test_bad_hyper_parameters_are_rejected(kwargs: dict[str, float]) -> None:
+    with pytest.raises(AdvisorError):
+        TransferModel(**kwargs)  # type: ignore[arg-type]
