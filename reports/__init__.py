@@ -1,1 +1,15 @@
-"""CSV and self-contained HTML cost reports (pure: values in, files out)."""
+"""CSV and self-contained HTML cost reports (pure: values in, files out).
+
+- ``reports.recommendation``: ``write_recommendation_report(rec, out_dir, baseline=...)``
+  writes ``recommendation.html`` (charts, savings, rejected offers, assumptions),
+  ``recommendation.csv`` (one row per offer, see ``reports.recommendation_csv``) and
+  ``recommendation.columns.md`` (columns and units).
+- ``reports.sweep``: ``write_sweep_report(data, out_dir)`` does the same for a sweep
+  (``sweep.html``, one row per trial in ``sweep.csv``); ``reports.sweep_data`` reads an Optuna
+  study into ``SweepReportData``.
+- ``reports.html`` and ``reports.charts``: the tiny HTML builder and the inline SVG charts.
+- ``reports.pdf``: optional PDF through headless Chromium.
+
+Every HTML page is one file: inline CSS, inline SVG, no scripts, no fonts, no URLs, and a
+Content-Security-Policy that forbids fetching anything.
+"""

@@ -46,6 +46,10 @@ _BASIS_MEANING = {
 }
 
 
+_TOKEN = re.compile(r"[\w.\-]+")
+_NUMBER = re.compile(r"\$?\d+(?:,\d{3})*(?:\.\d+)?")
+
+
 def reason_kind(rejection: Rejection) -> str:
     """The reason with this offer's names and all numbers replaced, to group alike reasons.
 
@@ -53,11 +57,15 @@ def reason_kind(rejection: Rejection) -> str:
     ``needs N GiB per device at batch N, {accelerator} has N GiB``.
     """
     o = rejection.offer
-    text = rejection.reason
-    for name, value in (("instance_type", o.instance_type), ("region", o.region),
-                        ("accelerator", o.accelerator), ("cloud", str(o.cloud))):
-        text = re.sub(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", "{" + name + "}", text)
-    return re.sub(r"\$?\d+(?:,\d{3})*(?:\.\d+)?", "N", text)
+    names = {o.instance_type: "{instance_type}", o.region: "{region}",
+             o.accelerator: "{accelerator}", str(o.cloud): "{cloud}"}
+
+    def placeholder(match: re.Match[str]) -> str:
+        token = match.group(0)
+        core = token.rstrip(".")
+        return names[core] + token[len(core):] if core in names else token
+
+    return _NUMBER.sub("N", _TOKEN.sub(placeholder, rejection.reason))
 
 
 def _money(value: float) -> str:

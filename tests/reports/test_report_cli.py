@@ -1,0 +1,90 @@
+"""``advisor report recommend|sweep``, ``recommend --html`` and ``sweep status --html/--csv``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import optuna
+import pytest
+from click.testing import CliRunner
+from offline_html import external_references
+from optuna.distributions import FloatDistribution
+from optuna.trial import TrialState, create_trial
+from report_samples import sample_recommendation
+
+import advisor.service
+from advisor.sweep.budget import COST_ATTR
+from cli.main import advisor as advisor_cli
+
+
+@pytest.fixture()
+def fake_recommend(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``recommend_for_file`` returns the hand-built recommendation (no profiling)."""
+    monkeypatch.setattr(advisor.service, "recommend_for_file", lambda _path: sample_recommendation())
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(advisor_cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_report_recommend_writes_html_csv_and_columns(fake_recommend: None, tmp_path: Path) -> None:
+    code, out, err = _run("report", "recommend", "model.yaml", "--out", str(tmp_path / "r"),
+                          "--baseline", "aws:p4d.24xlarge:us-east-1:on-demand", "--json")
+    assert code == 0, err
+    paths = json.loads(out)
+    assert set(paths) == {"html", "csv", "columns"}
+    html = Path(paths["html"]).read_text()
+    assert "--baseline aws:p4d.24xlarge:us-east-1:on-demand" in html
+    assert external_references(html) == []
+    assert Path(paths["csv"]).read_text().startswith("rank,status,offer")
+
+
+def test_bad_baseline_is_one_line_and_writes_nothing(fake_recommend: None, tmp_path: Path) -> None:
+    code, _, err = _run("report", "recommend", "model.yaml", "--out", str(tmp_path / "r"),
+                        "--baseline", "aws:p5.48xlarge")
+    assert code == 2
+    assert err.startswith("error: --baseline: no offer") and err.count("\n") == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_recommend_html_option(fake_recommend: None, tmp_path: Path) -> None:
+    target = tmp_path / "rank.html"
+    code, _, err = _run("recommend", "model.yaml", "--html", str(target), "--json")
+    assert code == 0, err
+    assert "Instance recommendation: resnet50-imagenet" in target.read_text()
+
+
+def _stored_study(url: str) -> None:
+    study = optuna.create_study(study_name="demo", storage=url)
+    study.set_user_attr("advisor:price_usd_per_hour", 0.5)
+    for i, state in enumerate([TrialState.COMPLETE, TrialState.PRUNED]):
+        study.add_trial(create_trial(
+            state=state, value=0.5 if state is TrialState.COMPLETE else None,
+            params={"lr": 0.1 * (i + 1)}, distributions={"lr": FloatDistribution(0.01, 1.0)},
+            intermediate_values={0: 0.9}, user_attrs={COST_ATTR: 0.25}))
+
+
+def test_report_sweep_and_status_exports(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    _stored_study(url)
+    code, out, err = _run("report", "sweep", "demo", "--out", str(tmp_path / "s"),
+                          "--storage", url, "--budget-usd", "3")
+    assert code == 0, err
+    assert "wrote html" in out
+    html = (tmp_path / "s" / "sweep.html").read_text()
+    assert "budget $3.00" in html and "Sweep budget review: demo" in html
+    code, _, err = _run("sweep", "status", "demo", "--storage", url, "--html",
+                        str(tmp_path / "st.html"), "--csv", str(tmp_path / "st.csv"))
+    assert code == 0, err
+    assert (tmp_path / "st.csv").read_text().count("\n") == 3  # header + 2 trials
+    assert (tmp_path / "st.columns.md").exists()
+    assert "spend-over-time" in (tmp_path / "st.html").read_text()
+
+
+def test_report_sweep_unknown_study(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    _stored_study(url)
+    code, _, err = _run("report", "sweep", "nope", "--out", str(tmp_path), "--storage", url)
+    assert code == 2 and "study 'nope' not found" in err and "known: demo" in err
