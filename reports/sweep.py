@@ -36,11 +36,15 @@ _TABLE_ROWS = 30
 
 
 def _money(value: float) -> str:
+    """Dollars with two significant digits at least ($1,234 / $12.35 / $0.0042 / $0.000051)."""
     if value == 0:
         return "$0"
     if abs(value) >= 100:
         return f"${value:,.0f}"
-    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.4f}"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    decimals = max(4, 1 - math.floor(math.log10(abs(value))))
+    return f"${value:.{decimals}f}"
 
 
 def _bytes(n: int) -> str:

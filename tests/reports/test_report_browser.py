@@ -7,6 +7,7 @@ explicitly, so selenium-manager never downloads anything. Screenshots go to
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -115,3 +116,42 @@ def test_pdf_print(tmp_path: Path) -> None:
     assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 10_000
     if os.environ.get("ADVISOR_SCREENSHOT_DIR"):
         shutil.copy(pdf, Path(os.environ["ADVISOR_SCREENSHOT_DIR"]) / "recommendation-report.pdf")
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def _check_charts(browser: Any, html: Path, names: set[str]) -> None:
+    console = _open(browser, html)
+    assert [e for e in console if e["level"] in ("SEVERE", "WARNING")] == []
+    stats = browser.execute_script(_CHART_STATS)
+    assert {s["name"] for s in stats} == names
+    assert all(s["drawn"] > 0 for s in stats), stats
+
+
+@pytest.mark.slow
+def test_reports_of_the_examples(browser: Any, tmp_path: Path) -> None:
+    """Both reports out of the shipped examples: resnet50.yaml and the digits sweep."""
+    from click.testing import CliRunner
+
+    from cli.main import advisor as advisor_cli
+
+    runner = CliRunner()
+    out = tmp_path / "out"
+    done = runner.invoke(advisor_cli, ["report", "recommend", str(EXAMPLES / "resnet50.yaml"),
+                                       "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    _check_charts(browser, out / "recommendation.html", {"samples-per-dollar", "cost-vs-time"})
+    _screenshot(browser, "example-resnet50-recommendation", tmp_path)
+
+    sweep_dir = tmp_path / "sweep_digits"  # a copy, so artifacts land in tmp, not examples/
+    shutil.copytree(EXAMPLES / "sweep_digits", sweep_dir,
+                    ignore=shutil.ignore_patterns("artifacts", "__pycache__"))
+    done = runner.invoke(advisor_cli, ["sweep", str(sweep_dir / "sweep.yaml"), "--json"])
+    assert done.exit_code == 0, done.output
+    study = json.loads(done.stdout)["study"]
+    done = runner.invoke(advisor_cli, ["report", "sweep", study, "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    _check_charts(browser, out / "sweep.html",
+                  {"spend-over-time", "spend-by-state", "cost-vs-objective"})
+    _screenshot(browser, "example-digits-sweep", tmp_path)
