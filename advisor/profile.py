@@ -24,7 +24,7 @@ from probes.workload import WorkloadRecipe, build_workload
 
 __all__ = ["WorkloadProfile", "profile_workload", "recipe_for"]
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 _FP32_BYTES = 4
 _HALF_BYTES = 2
 _ADAM_BYTES_PER_PARAM = 2 * _FP32_BYTES  # first and second moment, fp32
@@ -42,6 +42,7 @@ class WorkloadProfile:
     so the need on a device holding ``b`` samples is
     ``fixed_bytes + b * activation_bytes_per_sample``.
     ``method`` says how it was obtained (``flop_counter:fake``, ``user``, ...).
+    ``conv_flops_fraction`` is the share of FLOPs in convolutions (None when not counted).
     """
 
     flops_per_sample: float
@@ -51,6 +52,7 @@ class WorkloadProfile:
     optimizer_bytes: int
     activation_bytes_per_sample: int
     method: str
+    conv_flops_fraction: float | None = None
 
     @property
     def fixed_bytes(self) -> int:
@@ -263,6 +265,8 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
                     loss = built.loss_fn(model, batch)
                 loss.backward()
             flops[batch_size] = counter.get_total_flops()
+            conv = sum(n for op, n in counter.get_flop_counts().get("Global", {}).items()
+                       if "convolution" in str(op))
             saved[batch_size] = saver.nbytes
             del loss, batch, saver
         params, weight_bytes = _parameters(model)
@@ -276,7 +280,8 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
     return WorkloadProfile(
         flops_per_sample=flops[2] / 2, params=params, weight_bytes=weight_bytes,
         gradient_bytes=params * _FP32_BYTES, optimizer_bytes=params * _ADAM_BYTES_PER_PARAM,
-        activation_bytes_per_sample=activation, method=method)
+        activation_bytes_per_sample=activation, method=method,
+        conv_flops_fraction=conv / flops[2] if flops[2] else None)
 
 
 def _cpu_attention_flops() -> dict[Any, Any]:

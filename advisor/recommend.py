@@ -99,6 +99,7 @@ def recommend(
     assumptions = assumptions or CostAssumptions()
     model = model or default_throughput_model(catalog)
     features = WorkloadFeatures(precision=spec.precision, flops_per_sample=profile.flops_per_sample,
+                                conv_flops_fraction=profile.conv_flops_fraction,
                                 params=profile.params, name=spec.name)
     candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators)
     estimates: list[CostEstimate] = []

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 __all__ = [
+    "REFERENCE_CONV_FLOPS_FRACTION",
     "REFERENCE_CSV",
     "REFERENCE_FLOPS_PER_SAMPLE",
     "ReferenceRow",
@@ -29,6 +30,15 @@ REFERENCE_FLOPS_PER_SAMPLE: dict[str, float] = {
     "resnet50": 3 * 8.18e9,
     "bert_base_squad": 3 * 384 * (2 * 12 * 12 * 768**2 + 2 * 12 * 384 * 768),
     "bert_large_squad": 3 * 384 * (2 * 24 * 12 * 1024**2 + 2 * 24 * 384 * 1024),
+}
+
+# Share of training FLOPs spent in convolutions: tells convolutional and attention workloads
+# apart, which reach very different fractions of peak on the same accelerator. ResNet-50 has
+# one small fully connected layer (2048 x 1000) after 53 convolutions; BERT has none.
+REFERENCE_CONV_FLOPS_FRACTION: dict[str, float] = {
+    "resnet50": 0.99,
+    "bert_base_squad": 0.0,
+    "bert_large_squad": 0.0,
 }
 
 

@@ -79,6 +79,7 @@ class WorkloadFeatures:
     flops_per_sample: float | None = None
     params: int | None = None
     name: str = ""
+    conv_flops_fraction: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,10 +21,10 @@ from typing import Self
 
 import numpy as np
 
-from advisor._table import ReferenceTable, fit_ridge, ridge_predict, spec_features
+from advisor._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict, spec_features
 from advisor._transfer_core import TransferSettings, transfer_predict
 from advisor.errors import AdvisorError
-from advisor.reference import ReferenceRow
+from advisor.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
 from advisor.scaling import ScalingModel
 from advisor.throughput import (
     Basis,
@@ -54,14 +54,16 @@ class TransferModel(ThroughputModel):
     ``interval_coverage`` (central fraction of residuals the interval covers),
     ``foreign_widening`` (interval factor for vendors absent from the reference data),
     ``calibrate`` (measure residuals in ``fit``; off for fast repeated fits),
-    ``random_state``.
+    ``random_state``, ``kind_width`` (difference in convolution share of FLOPs at which a
+    reference workload's weight falls to exp(-1) when predicting without probes).
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
                  single_probe_dispersion: float = 0.15, precision_mismatch_weight: float = 0.3,
                  min_neighbours: int = 3, ridge_alpha: float = 1.0,
                  interval_coverage: float = 0.9, foreign_widening: float = 2.0,
-                 calibrate: bool = True, random_state: int = 0) -> None:
+                 calibrate: bool = True, random_state: int = 0,
+                 kind_width: float = 0.25) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
                             ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening)]:
             if not value > 0:
@@ -81,6 +83,7 @@ class TransferModel(ThroughputModel):
         self.foreign_widening = foreign_widening
         self.calibrate = calibrate
         self.random_state = random_state
+        self.kind_width = kind_width
 
     # -- fitting ---------------------------------------------------------------------------
 
@@ -174,16 +177,36 @@ class TransferModel(ThroughputModel):
         table = self.table_
         known = np.isfinite(table.flops)
         column = table.column(accelerator.name)
-        base = table.log_sps[:, column] if column is not None else np.full(len(known), np.nan)
+        measured = table.log_sps[:, column] if column is not None else np.full(len(known), np.nan)
         regressed = ridge_predict(self.coefs_, spec_features(accelerator))
-        base = np.where(np.isfinite(base), base, regressed)
+        base = np.where(np.isfinite(measured), measured, regressed)
         pred = base + np.log(np.where(known, table.flops, np.nan) / workload.flops_per_sample)
-        weight = np.where(np.array(table.precisions) == (key or "fp32"), 1.0,
-                          self.precision_mismatch_weight)
+        same_precision = np.array(table.precisions) == (key or "fp32")
+        weight = np.where(same_precision, 1.0, self.precision_mismatch_weight)
+        weight = weight * self._kind_similarity(workload)
         usable = known & np.isfinite(pred)
+        # Prefer the strongest evidence present: measured on this accelerator over regressed,
+        # rows of the workload's precision over the other precision.
+        for better in (np.isfinite(measured), same_precision):
+            if (usable & better & (weight > 0.05)).any():
+                usable &= better
         if not usable.any():
             return self._foreign(workload, accelerator, {}, key)
         return float((weight[usable] * pred[usable]).sum() / weight[usable].sum())
+
+    def _kind_similarity(self, workload: WorkloadFeatures) -> FloatArray:
+        """Per reference workload: how alike its convolution share is to the workload's.
+
+        Convolutional and attention workloads reach very different fractions of peak, so a
+        ResNet-like workload should lean on ResNet-50's measurements, a transformer on BERT's.
+        """
+        ours = workload.conv_flops_fraction
+        theirs = np.array([REFERENCE_CONV_FLOPS_FRACTION.get(w.split("/")[1], np.nan)
+                           for w in self.table_.workloads])
+        if ours is None:
+            return np.ones(len(theirs))
+        distance = np.where(np.isfinite(theirs), np.abs(theirs - ours), 0.5)
+        return np.asarray(np.exp(-((distance / self.kind_width) ** 2)))
 
     def _foreign(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                  probes: Mapping[str, float], key: str | None) -> float:
@@ -252,6 +275,6 @@ class TransferModel(ThroughputModel):
         scale = count * self.scaling_efficiency(accelerator, count)
         value = math.exp(log_sps) * scale
         basis = {"measured": Basis.MEASURED, "foreign": Basis.PRIOR,
-                 "prior": Basis.PRIOR, "prior_unseen": Basis.PRIOR}.get(case, Basis.PREDICTED)
+                 "prior_unseen": Basis.PRIOR}.get(case, Basis.PREDICTED)
         return ThroughputEstimate(value, value * math.exp(min(low, 0.0)),
                                   value * math.exp(max(high, 0.0)), basis)
