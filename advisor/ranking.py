@@ -77,9 +77,14 @@ class Recommendation:
     extra: dict[str, object] = field(default_factory=dict)
 
 
-def filter_offers(spec: WorkloadSpec, offers: Sequence[InstanceOffer],
-                  accelerators: dict[str, AcceleratorSpec]) -> tuple[list[InstanceOffer], list[Rejection]]:
-    """Split offers into candidates and rejections by the spec's static constraints."""
+def filter_offers(
+    spec: WorkloadSpec, offers: Sequence[InstanceOffer], accelerators: dict[str, AcceleratorSpec],
+    *, include_flagged: bool = False,
+) -> tuple[list[InstanceOffer], list[Rejection]]:
+    """Split offers into candidates and rejections by the spec's static constraints.
+
+    Offers whose price a consistency check doubts are rejected unless ``include_flagged``.
+    """
     cons = spec.constraints
     include = {canonical_accelerator_name(a, accelerators) for a in cons.accelerators_include}
     exclude = {canonical_accelerator_name(a, accelerators) for a in cons.accelerators_exclude}
@@ -104,7 +109,8 @@ def filter_offers(spec: WorkloadSpec, offers: Sequence[InstanceOffer],
         (lambda o: spec.batch_size < o.accelerator_count,
          lambda o: f"batch_size {spec.batch_size} < {o.accelerator_count} accelerators "
                    "(data parallel needs a sample per device)"),
-        (lambda o: bool(o.flagged), lambda o: f"price flagged: {o.flagged}"),
+        (lambda o: bool(o.flagged) and not include_flagged,
+         lambda o: f"price flagged: {o.flagged} (--include-flagged ranks it)"),
     ]
     kept, rejected = [], []
     for offer in offers:

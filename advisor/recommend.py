@@ -45,14 +45,19 @@ def _check_names(spec: WorkloadSpec, catalog: Catalog) -> None:
         canonical_accelerator_name(name, catalog.accelerators)
 
 
-def _warnings(catalog: Catalog, today: date) -> list[str]:
+def _warnings(catalog: Catalog, ranked: Sequence[CostEstimate], today: date) -> list[str]:
+    warnings = []
     age_days = (today - catalog.oldest_capture).days
-    if age_days <= STALE_PRICES_DAYS:
-        return []
-    approx = " (approximate date)" if catalog.approximate_dates else ""
-    return [f"prices captured {catalog.oldest_capture.isoformat()}{approx} are {age_days} days "
+    if age_days > STALE_PRICES_DAYS:
+        approx = " (approximate date)" if catalog.approximate_dates else ""
+        warnings.append(
+            f"prices captured {catalog.oldest_capture.isoformat()}{approx} are {age_days} days "
             "old; run 'advisor pricing refresh --cloud aws|gcp|azure' with credentials for "
-            "current prices"]
+            "current prices")
+    if ranked and ranked[0].offer.flagged:
+        warnings.append(f"the top pick rests on a flagged price ({ranked[0].offer.flagged}); "
+                        "check it before you buy")
+    return warnings
 
 
 def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog,
@@ -93,6 +98,7 @@ def recommend(
     measurements: Sequence[Measurement] = (),
     assumptions: CostAssumptions | None = None,
     today: date | None = None,
+    include_flagged: bool = False,
 ) -> Recommendation:
     """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs."""
     _check_names(spec, catalog)
@@ -101,7 +107,8 @@ def recommend(
     features = WorkloadFeatures(precision=spec.precision, flops_per_sample=profile.flops_per_sample,
                                 conv_flops_fraction=profile.conv_flops_fraction,
                                 params=profile.params, name=spec.name)
-    candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators)
+    candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators,
+                                         include_flagged=include_flagged)
     estimates: list[CostEstimate] = []
     for offer in candidates:
         needed, no_fit = memory_rejection(spec, profile, offer, assumptions)
@@ -114,6 +121,7 @@ def recommend(
     ranked, over = rank(spec, estimates)
     rejected.extend(over)
     rejected.sort(key=lambda r: r.offer.key)
+    priors = sorted({e.offer.accelerator for e in ranked if e.throughput.basis is Basis.PRIOR})
     counts = sorted({o.accelerator_count for o in catalog.offers if o.accelerator_count > 1})
     efficiency = ", ".join(
         f"{n}: {model.scaling_efficiency(catalog.accelerators['A100-40GB-SXM'], n):.2f}"
@@ -122,8 +130,13 @@ def recommend(
         f"batch_size {spec.batch_size} is global; split evenly across an instance's devices",
         f"multi-accelerator scaling efficiency (fitted on the reference data) {efficiency}",
         *assumptions.describe(),
-        "throughput: achieved fraction of datasheet peak per accelerator from the Lambda "
-        "reference measurements; basis 'prior' where the accelerator has no reference rows",
+        "throughput: ratios transferred from the reference workloads that behave most like this "
+        "one on the probed accelerators; with no probe, from FLOPs per sample and the measured "
+        "reference workloads of the same kind (convolutional or attention); intervals are 90% "
+        "residual quantiles measured leaving each reference model out",
+        "basis: 'measured' = probed, 'predicted' = the accelerator has reference measurements, "
+        "'prior' = extrapolated from datasheet specs"
+        + (f" ({', '.join(priors)})" if priors else "") + "; probe a prior before trusting it",
     ]
     return Recommendation(
         workload=spec.name,
@@ -132,5 +145,5 @@ def recommend(
         rejected=tuple(rejected),
         assumptions=tuple(assumption_lines),
         advice=tuple(_advice(spec, ranked, catalog, model, features)),
-        warnings=tuple(_warnings(catalog, today or date.today())),
+        warnings=tuple(_warnings(catalog, ranked, today or date.today())),
     )

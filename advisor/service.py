@@ -23,7 +23,8 @@ def current_catalog() -> Catalog:
     return from_snapshots(data_dir() / "snapshots")
 
 
-def recommend_for_file(path: Path) -> Recommendation:
+def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommendation:
     """``advisor recommend``: spec from ``path``, current catalog, cached profile."""
     spec = load_workload_spec(path)
-    return recommend(spec, catalog=current_catalog(), profile=profile_workload(spec))
+    return recommend(spec, catalog=current_catalog(), profile=profile_workload(spec),
+                     include_flagged=include_flagged)

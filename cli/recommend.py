@@ -70,9 +70,12 @@ def _render(rec: Recommendation, top: int) -> None:
 @click.option("--suggest-probes", "suggest_probes", type=click.IntRange(min=1), default=None,
               metavar="N", help="Suggest up to N offers to probe (largest expected regret cut "
                                 "per probe dollar) and what each probe costs.")
+@click.option("--include-flagged", is_flag=True,
+              help="Rank offers whose price a consistency check doubts (left out by default).")
 @handle_errors
 def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
-              html_path: Path | None, suggest_probes: int | None) -> None:
+              html_path: Path | None, suggest_probes: int | None,
+              include_flagged: bool) -> None:
     """Rank cloud instances for MODEL_YAML by samples per dollar.
 
     Profiles the model locally (cached), predicts its throughput on every offer in the
@@ -88,7 +91,7 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
     """
     from advisor.service import recommend_for_file
 
-    rec = recommend_for_file(model_yaml)
+    rec = recommend_for_file(model_yaml, include_flagged=include_flagged)
     if csv_path is not None:
         from reports.recommendation_csv import write_recommendation_csv
 

@@ -83,3 +83,14 @@ def test_a_measurement_wins_on_its_accelerator() -> None:
 def test_unknown_region_in_constraints_is_a_clear_error() -> None:
     with pytest.raises(UnknownNameError, match="did you mean"):
         _recommend(constraints={"regions": ["us-east-9"]})
+
+
+def test_flagged_prices_are_rejected_unless_asked_and_then_warned() -> None:
+    spec = parse_workload_spec({**SPEC, "constraints": {"accelerators": ["H100"], "clouds": ["gcp"],
+                                                        "spot": "never"}})
+    rec = recommend(spec, catalog=shipped_catalog(), profile=RESNET)
+    assert not any(e.offer.flagged for e in rec.ranked)
+    assert any(r.reason.startswith("price flagged") for r in rec.rejected)
+    loose = recommend(spec, catalog=shipped_catalog(), profile=RESNET, include_flagged=True)
+    assert loose.ranked[0].offer.flagged  # the non-list cluster is cheaper, so it wins
+    assert any("flagged price" in w for w in loose.warnings)
