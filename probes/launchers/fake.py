@@ -62,6 +62,11 @@ class FakeLauncher(Launcher):
         self.launched: list[ProbeRequest] = []
         self._running: dict[str, tuple[ProbeRequest, FakeBehaviour, datetime]] = {}
         self._polls: dict[str, int] = {}
+        self._written: dict[str, ProbeResult] = {}
+
+    def complete(self, probe_id: str, result: ProbeResult) -> None:
+        """Act as the instance: write ``result`` for a running probe."""
+        self._written[probe_id] = result
 
     def launch(self, request: ProbeRequest) -> LaunchHandle:
         behaviour = self._behaviour(request)
@@ -80,6 +85,8 @@ class FakeLauncher(Launcher):
             return None
         request, behaviour, _ = entry
         self._polls[handle.probe_id] += 1
+        if handle.probe_id in self._written:
+            return self._written[handle.probe_id]
         if (behaviour.outcome is FakeOutcome.RESULT
                 and self._polls[handle.probe_id] >= behaviour.ready_after_polls):
             return _ok(request, behaviour.samples_per_second)
@@ -95,6 +102,7 @@ class FakeLauncher(Launcher):
 
     def terminate(self, handle: LaunchHandle) -> None:
         self._running.pop(handle.probe_id, None)
+        self._written.pop(handle.probe_id, None)
 
     def live_probe_ids(self) -> list[str]:
         return sorted(self._running)
