@@ -1,0 +1,63 @@
+"""Orchestration with the fake launcher: dollars checked first, every outcome recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from probe_helpers import FakeClock, make_request
+
+from probes.errors import ProbeError
+from probes.launchers.fake import FakeBehaviour, FakeLauncher, FakeOutcome
+from probes.orchestrate import ProbeEvent, check_budget, run_probes
+from probes.store import ProbeStore
+from probes.types import ProbeRequest, ProbeStatus
+
+
+def _launcher(outcomes: dict[str, FakeOutcome]) -> FakeLauncher:
+    clock = FakeClock()
+    return FakeLauncher(lambda r: FakeBehaviour(outcomes.get(r.probe_id, FakeOutcome.RESULT),
+                                                ready_after_polls=2),
+                        clock=clock, sleep=clock.sleep, grace_s=60.0)
+
+
+def _request(probe_id: str, price: float = 3.6, **kw: object) -> ProbeRequest:
+    return make_request(probe_id, "fake:x:y", price_usd_per_hour=price, time_box_s=60.0, **kw)  # type: ignore[arg-type]
+
+
+def test_refuses_before_launching_when_over_max_usd(tmp_path: Path) -> None:
+    launcher = _launcher({})
+    store = ProbeStore(f"sqlite:///{tmp_path / 'p.db'}")
+    # (60 s box + 60 s boot) at $3.60/h = $0.12 each
+    with pytest.raises(ProbeError, match=r"may cost \$0.24, over --max-usd \$0.20"):
+        run_probes([_request("a"), _request("b")], launcher_for=lambda _r: launcher,
+                   store=store, max_usd=0.20)
+    assert launcher.launched == [] and store.list() == []
+
+
+def test_a_probe_over_its_own_max_usd_is_refused() -> None:
+    launcher = _launcher({})
+    with pytest.raises(ProbeError, match="over its max_usd"):
+        check_budget([_request("a", max_usd=0.05)], lambda _r: launcher, None)
+
+
+def test_every_outcome_is_recorded_in_order(tmp_path: Path) -> None:
+    launcher = _launcher({"b": FakeOutcome.LAUNCH_FAILS, "c": FakeOutcome.CRASH,
+                          "d": FakeOutcome.HANG})
+    store = ProbeStore(f"sqlite:///{tmp_path / 'p.db'}")
+    events: list[ProbeEvent] = []
+    results = run_probes([_request(i) for i in "abcd"], launcher_for=lambda _r: launcher,
+                         store=store, max_usd=1.0, on_event=events.append)
+    assert [r.status for r in results] == [ProbeStatus.OK, ProbeStatus.LAUNCH_FAILED,
+                                           ProbeStatus.ERROR, ProbeStatus.TIMEOUT]
+    assert {r.probe_id: r.status for r in store.list()} == {r.probe_id: r.status for r in results}
+    assert launcher.live_probe_ids() == []
+    assert results[0].cost_usd > 0 and results[1].cost_usd == 0
+    assert [e.stage for e in events if e.request.probe_id == "a"] == ["launching", "running", "done"]
+
+
+def test_duplicate_probe_ids_are_refused(tmp_path: Path) -> None:
+    launcher = _launcher({})
+    with pytest.raises(ProbeError, match="unique"):
+        run_probes([_request("a"), _request("a")], launcher_for=lambda _r: launcher,
+                   store=ProbeStore(f"sqlite:///{tmp_path / 'p.db'}"))
