@@ -60,8 +60,6 @@ class GcsArea:
     """The probe's objects under ``gs://bucket/prefix/probe_id/`` through a storage client."""
 
     def __init__(self, client_factory: Any, bucket: str, prefix: str) -> None:
-        if not bucket:
-            raise ProbeError("gcp launcher: bucket is required (a GCS bucket for probe results)")
         self._factory = client_factory
         self._client: Any = None
         self.bucket = bucket
@@ -78,6 +76,9 @@ class GcsArea:
 
     def upload(self, request: ProbeRequest, *, python: str, shutdown_after_s: float) -> str:
         """Upload bundle and request; return the startup script that uses them."""
+        if not self.bucket:
+            raise ProbeError("gcp: no GCS bucket for probe results; pass --gcp-bucket or set "
+                             "ADVISOR_GCP_BUCKET")
         bundle, remote = make_bundle(request)
         bucket = self._bucket()
         bucket.blob(self.key(request.probe_id, "bundle.tar.gz")).upload_from_string(bundle)

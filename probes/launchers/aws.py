@@ -62,7 +62,8 @@ def _aws_errors() -> tuple[type[Exception], ...]:
 
 
 class AwsLauncher(Launcher):
-    """Probes on EC2. ``bucket`` holds bundles and results (under ``key_prefix/probe_id/``).
+    """Probes on EC2. ``bucket`` holds bundles and results (under ``key_prefix/probe_id/``;
+    only ``launch`` needs it, ``gc`` does not).
 
     ``subnets`` maps zone -> subnet id (default: the region's zones, default VPC);
     ``client_factory(service, region)`` makes boto3 clients (injectable for tests);
@@ -75,7 +76,7 @@ class AwsLauncher(Launcher):
     def __init__(
         self,
         *,
-        bucket: str,
+        bucket: str = "",
         client_factory: ClientFactory = _boto_client,
         ami_parameter: str = DEFAULT_AMI_PARAMETER,
         subnets: Mapping[str, str] | None = None,
@@ -87,8 +88,6 @@ class AwsLauncher(Launcher):
         **options: Any,
     ) -> None:
         super().__init__(**options)
-        if not bucket:
-            raise ProbeError("aws launcher: bucket is required (an S3 bucket for probe results)")
         self.bucket = bucket
         self._factory = client_factory
         self.ami_parameter = ami_parameter
@@ -115,6 +114,9 @@ class AwsLauncher(Launcher):
         ref = parse_offer_key(request.offer_key)
         if ref.cloud is None or ref.cloud.value != "aws":
             raise LaunchFailed(f"aws launcher cannot run offer {request.offer_key!r}")
+        if not self.bucket:
+            raise LaunchFailed("aws launcher: no S3 bucket for probe results; pass --aws-bucket "
+                               "or set ADVISOR_AWS_BUCKET")
         try:
             return self._launch(request, ref.instance_type, ref.region, ref.market)
         except LaunchFailed:

@@ -15,7 +15,7 @@ from moto import mock_aws
 from probe_gcp_fakes import FakeInstances, FakeStorage, FakeTpu
 from probe_helpers import FakeClock, make_request, ok_result
 
-from probes.launchers import LaunchHandle, Launcher
+from probes.launchers import Launcher, LaunchHandle
 from probes.launchers.aws import AwsLauncher
 from probes.launchers.fake import FakeBehaviour, FakeLauncher, FakeOutcome
 from probes.launchers.gcp import GcpLauncher
@@ -90,8 +90,8 @@ class AwsEnv(Env):
         self.s3 = boto3.client("s3", region_name="us-east-1")
         ssm.put_parameter(Name=AMI_PARAMETER, Value="ami-12c6146b", Type="String")
         self.s3.create_bucket(Bucket=BUCKET)
-        self.launcher = AwsLauncher(bucket=BUCKET, ami_parameter=AMI_PARAMETER, clock=self.clock, sleep=self.clock.sleep,
-                                    poll_interval_s=10.0)
+        self.launcher = AwsLauncher(bucket=BUCKET, ami_parameter=AMI_PARAMETER, clock=self.clock,
+                                    sleep=self.clock.sleep, poll_interval_s=10.0)
 
     def finish(self, handle: LaunchHandle, request: ProbeRequest) -> None:
         body = self.s3.get_object(Bucket=BUCKET, Key=f"advisor-probes/{request.probe_id}/request.json")

@@ -1,0 +1,317 @@
+"""``advisor probe`` and ``advisor probes list|show|gc``: measure the step, keep the results."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from advisor.storage import data_dir, default_storage_url
+from cli.errors import handle_errors
+from cli.options import json_option
+from cli.render import console, echo_json, fmt_number
+from probes.errors import ProbeError
+from probes.types import LOCAL_OFFER_KEY, ProbeRequest, ProbeResult
+
+__all__ = ["probe", "probes"]
+
+_DEFAULT_TIME_BOX_S = 30.0
+
+
+@dataclass(frozen=True)
+class _Target:
+    key: str
+    launcher: str
+    price_usd_per_hour: float
+    accelerator: str
+    accelerator_count: int
+
+
+def _target(text: str) -> _Target:
+    from pricing import Cloud, shipped_catalog
+    from probes.offer_keys import parse_offer_key
+
+    ref = parse_offer_key(text)
+    if ref.cloud is None:
+        return _Target(LOCAL_OFFER_KEY, "local", 0.0, "cpu", 1)
+    offers = {o.key: o for o in shipped_catalog().offers}
+    offer = offers.get(ref.key)
+    if offer is None:
+        raise ProbeError(f"offer {ref.key!r} is not in the price catalog; see "
+                         f"'advisor pricing list --cloud {ref.cloud}' for keys")
+    launcher = "aws" if ref.cloud is Cloud.AWS else ("gcp-tpu" if ref.is_tpu else "gcp")
+    if ref.cloud not in (Cloud.AWS, Cloud.GCP):
+        raise ProbeError(f"offer {ref.key!r}: probes run on aws or gcp, not {ref.cloud}")
+    return _Target(ref.key, launcher, offer.price_usd_per_hour, offer.accelerator,
+                   offer.accelerator_count)
+
+
+def _store() -> Any:
+    from probes.store import ProbeStore
+
+    return ProbeStore(default_storage_url())
+
+
+def _launcher_factory(opts: dict[str, Any]) -> Any:
+    from probes.launchers import Launcher, make_launcher
+
+    cache: dict[str, Launcher] = {}
+
+    def build(name: str) -> Launcher:
+        if name not in cache:
+            if name == "local":
+                cache[name] = make_launcher("local", work_dir=data_dir() / "probe-runs")
+            elif name == "aws":
+                cache[name] = make_launcher("aws", bucket=opts["aws_bucket"] or "")
+            else:
+                if not opts["gcp_project"]:
+                    raise ProbeError("gcp probes need a project: pass --gcp-project or set "
+                                     "GOOGLE_CLOUD_PROJECT")
+                cache[name] = make_launcher(name, project=opts["gcp_project"],
+                                            bucket=opts["gcp_bucket"] or "")
+        return cache[name]
+
+    return build
+
+
+def _result_json(result: ProbeResult, accelerator: str | None) -> dict[str, Any]:
+    from pricing import load_accelerators
+    from probes.findings import findings_for
+
+    spec = load_accelerators().get(accelerator) if accelerator else None
+    data = result.to_dict()
+    data["findings"] = [
+        {"kind": str(f.kind), "advice": f.advice, "evidence": f.evidence,
+         "expected_gain": f.expected_gain, "expected_speedup": f.expected_speedup}
+        for f in findings_for(result, spec)
+    ]
+    return data
+
+
+def _num(value: float | None, fmt: str = "") -> str:
+    if value is None:
+        return "-"
+    return format(value, fmt) if fmt else fmt_number(value)
+
+
+def _table(rows: list[dict[str, Any]], title: str) -> None:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("probe", "offer", "status", "batch", "samples/s", "±95%", "step p50 s",
+                   "step p90 s", "peak GiB", "input ratio", "max batch", "wall s", "$"):
+        table.add_column(column, justify="left" if column in ("probe", "offer", "status")
+                         else "right")
+    for row in rows:
+        halfwidth = row["rel_halfwidth"]
+        table.add_row(
+            row["probe_id"], row["offer_key"], row["status"], str(row["batch_size"]),
+            _num(row["samples_per_second"]),
+            f"{halfwidth:.1%}" if halfwidth is not None else "-",
+            _num(row["step_time_p50_s"], ".4g"), _num(row["step_time_p90_s"], ".4g"),
+            _num(row["peak_memory_gib"], ".2f"), _num(row["input_bound_ratio"], ".2f"),
+            _num(row["largest_batch_that_fits"], "d"), f"{row['wall_time_s']:.1f}",
+            f"{row['cost_usd']:.4f}")
+    out = console()
+    out.print(table)
+    for row in rows:
+        if row["error"]:
+            out.print(f"[bold]{row['probe_id']}[/bold] {row['status']}: {row['error']}")
+        for finding in row.get("findings", []):
+            out.print(f"[bold]{row['probe_id']}[/bold] {finding['kind']}: {finding['advice']} "
+                      f"({finding['evidence']}; {finding['expected_gain']})")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("model_yaml", type=click.Path(dir_okay=False))
+@click.option("--on", "offers", multiple=True, required=True, metavar="OFFER",
+              help="Where to probe: 'local' or cloud:instance_type:region[:spot] (repeatable).")
+@click.option("--max-usd", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Refuse to start when the estimated cost of all probes is above this "
+                   "(default: probes.max_usd of the model.yaml).")
+@click.option("--time-box", "time_box_s", type=click.FloatRange(min=1), default=_DEFAULT_TIME_BOX_S,
+              show_default=True, help="Seconds of measuring per probe (boot time is extra).")
+@click.option("--find-batch", is_flag=True, help="Also search the largest batch that fits.")
+@click.option("--no-input-check", is_flag=True, help="Skip the cached-batch vs loader check.")
+@click.option("--memory-limit-gib", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Treat using more than this much memory as out of memory.")
+@click.option("--aws-bucket", envvar="ADVISOR_AWS_BUCKET", default=None,
+              help="S3 bucket for AWS probe bundles and results [env ADVISOR_AWS_BUCKET].")
+@click.option("--gcp-project", envvar="GOOGLE_CLOUD_PROJECT", default=None,
+              help="GCP project for gcp probes [env GOOGLE_CLOUD_PROJECT].")
+@click.option("--gcp-bucket", envvar="ADVISOR_GCP_BUCKET", default=None,
+              help="GCS bucket for GCP probe bundles and results [env ADVISOR_GCP_BUCKET].")
+@json_option
+@handle_errors
+def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_box_s: float,
+          find_batch: bool, no_input_check: bool, memory_limit_gib: float | None,
+          aws_bucket: str | None, gcp_project: str | None, gcp_bucket: str | None,
+          as_json: bool) -> None:
+    """Measure the training step of MODEL_YAML on real instances (or on this machine).
+
+    Each probe warms up, then measures steps until samples/s is known within 2% (or the
+    time box ends), checks the input pipeline, and is terminated, always. Results are
+    stored and used by 'advisor recommend' as measured throughput.
+
+    \b
+    Examples:
+      advisor probe examples/mlp.yaml --on local
+      advisor probe examples/mlp.yaml --on local --find-batch --json
+      advisor probe model.yaml --on aws:g5.xlarge:us-east-1:spot --max-usd 2 --aws-bucket my-bkt
+
+    Cloud probes cost money: the estimate (time box + boot time, at the offer's price) is
+    checked against --max-usd before anything starts.
+    """
+    from advisor.profile import recipe_for
+    from advisor.spec import load_workload_spec
+    from probes.launchers import launcher_class
+
+    spec = load_workload_spec(model_yaml)
+    targets = [_target(text) for text in dict.fromkeys(offers)]
+    cap = max_usd if max_usd is not None else spec.probes_max_usd
+    requests, accelerators = [], {}
+    for target in targets:
+        per_device = math.ceil(spec.batch_size / target.accelerator_count)
+        request = ProbeRequest(
+            probe_id=uuid.uuid4().hex[:12], offer_key=target.key,
+            recipe=recipe_for(spec, samples_per_device=per_device),
+            workload_fingerprint=spec.fingerprint(), time_box_s=time_box_s,
+            price_usd_per_hour=target.price_usd_per_hour, find_batch=find_batch,
+            input_check=not no_input_check, memory_limit_gib=memory_limit_gib)
+        requests.append(request)
+        accelerators[request.probe_id] = (target.launcher, target.accelerator)
+    by_name = _launcher_factory({"aws_bucket": aws_bucket, "gcp_project": gcp_project,
+                                 "gcp_bucket": gcp_bucket})
+
+    def launcher_for(request: ProbeRequest) -> Any:
+        return by_name(accelerators[request.probe_id][0])
+
+    estimate = sum((r.time_box_s + launcher_class(accelerators[r.probe_id][0]).boot_overhead_s)
+                   / 3600.0 * r.price_usd_per_hour for r in requests)
+    if cap is not None and estimate > cap:
+        raise ProbeError(f"these probes may cost ${estimate:.2f}, over --max-usd ${cap:.2f}; "
+                         "probe fewer offers, shorten --time-box, or raise --max-usd")
+    results = _run_with_progress(requests, launcher_for, as_json=as_json, max_usd=cap)
+    rows = [_result_json(r, accelerators[r.probe_id][1]) for r in results]
+    if as_json:
+        echo_json({"model": spec.name, "workload_fingerprint": spec.fingerprint(),
+                   "estimated_usd": round(estimate, 4),
+                   "spent_usd": round(sum(r.cost_usd for r in results), 4), "probes": rows})
+        return
+    _table(rows, f"probes of {spec.name} (spent ${sum(r.cost_usd for r in results):.4f} "
+                 f"of an estimated ${estimate:.2f})")
+
+
+def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *, as_json: bool,
+                       max_usd: float | None) -> list[ProbeResult]:
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from probes.orchestrate import ProbeEvent, run_probes
+
+    store = _store()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console(stderr=True), transient=as_json) as progress:
+        tasks = {r.probe_id: progress.add_task(f"{r.offer_key}: waiting", total=1)
+                 for r in requests}
+
+        def on_event(event: ProbeEvent) -> None:
+            task = tasks[event.request.probe_id]
+            text = f"{event.request.offer_key}: {event.stage} {event.detail}".rstrip()
+            if event.result is not None:
+                res = event.result
+                speed = (f", {fmt_number(res.samples_per_second)} samples/s"
+                         if res.samples_per_second else "")
+                text = f"{event.request.offer_key}: {res.status}{speed}, ${res.cost_usd:.4f}"
+                progress.update(task, completed=1)
+            progress.update(task, description=text)
+
+        return run_probes(requests, launcher_for=launcher_for, store=store, max_usd=max_usd,
+                          on_event=on_event)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def probes() -> None:
+    """List, show and garbage-collect probe results and resources.
+
+    \b
+    Examples:
+      advisor probes list
+      advisor probes show 3f2a9c1b7d4e --json
+      advisor probes gc --dry-run --aws-region us-east-1
+    """
+
+
+@probes.command("list")
+@click.option("--fingerprint", default=None, help="Only probes of this workload fingerprint.")
+@json_option
+@handle_errors
+def list_probes(fingerprint: str | None, as_json: bool) -> None:
+    """Every stored probe result, oldest first."""
+    results = _store().list(fingerprint=fingerprint)
+    rows = [r.to_dict() for r in results]
+    if as_json:
+        echo_json({"probes": rows})
+        return
+    if not rows:
+        console().print("no probes yet; try 'advisor probe examples/mlp.yaml --on local'")
+        return
+    _table(rows, f"{len(rows)} stored probes")
+
+
+@probes.command("show")
+@click.argument("probe_id")
+@json_option
+@handle_errors
+def show_probe(probe_id: str, as_json: bool) -> None:
+    """One probe's full result and its findings."""
+    from pricing import shipped_catalog
+
+    result = _store().get(probe_id)
+    accelerator = next((o.accelerator for o in shipped_catalog().offers
+                        if o.key == result.offer_key), None)
+    row = _result_json(result, accelerator)
+    if as_json:
+        echo_json(row)
+        return
+    _table([row], f"probe {probe_id}")
+    out = console()
+    for key in ("workload_fingerprint", "device", "precision", "measured_steps", "warmup_steps",
+                "stable", "utilization_pct", "created_at"):
+        out.print(f"{key}: {row[key]}")
+
+
+@probes.command("gc")
+@click.option("--dry-run", is_flag=True, help="List what would be terminated, terminate nothing.")
+@click.option("--aws-region", "aws_regions", multiple=True, metavar="REGION",
+              help="Also look for AWS probe instances in this region (repeatable).")
+@click.option("--gcp-project", envvar="GOOGLE_CLOUD_PROJECT", default=None,
+              help="Also look for GCP probe VMs and TPU nodes in this project.")
+@json_option
+@handle_errors
+def gc_probes(dry_run: bool, aws_regions: tuple[str, ...], gcp_project: str | None,
+              as_json: bool) -> None:
+    """Terminate every probe resource past its expiry (local processes always; clouds asked).
+
+    Every probe resource is tagged advisor-probe-id and advisor-expires-at; this ends the
+    ones a crashed or interrupted 'advisor probe' left behind.
+    """
+    from probes.launchers import Launcher, make_launcher
+
+    launchers: list[Launcher] = [make_launcher("local", work_dir=data_dir() / "probe-runs")]
+    if aws_regions:
+        launchers.append(make_launcher("aws", regions=list(aws_regions)))
+    if gcp_project:
+        launchers += [make_launcher("gcp", project=gcp_project, bucket=""),
+                      make_launcher("gcp-tpu", project=gcp_project, bucket="")]
+    now = datetime.now(UTC)
+    ended = {launcher.name: launcher.gc(now, dry_run=dry_run) for launcher in launchers}
+    if as_json:
+        echo_json({"dry_run": dry_run, "expired": ended})
+        return
+    verb = "would terminate" if dry_run else "terminated"
+    for name, ids in ended.items():
+        console().print(f"{name}: {verb} {len(ids)}" + (f": {', '.join(ids)}" if ids else ""))
