@@ -99,6 +99,7 @@ def _num(value: float | None, fmt: str = "") -> str:
 
 
 def _table(rows: list[dict[str, Any]], title: str) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title)
@@ -109,7 +110,7 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
     for row in rows:
         halfwidth = row["rel_halfwidth"]
         table.add_row(
-            row["probe_id"], row["offer_key"], row["status"], str(row["batch_size"]),
+            row["probe_id"], escape(row["offer_key"]), row["status"], str(row["batch_size"]),
             _num(row["samples_per_second"]),
             f"{halfwidth:.1%}" if halfwidth is not None else "-",
             _num(row["step_time_p50_s"], ".4g"), _num(row["step_time_p90_s"], ".4g"),
@@ -120,10 +121,10 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
     out.print(table)
     for row in rows:
         if row["error"]:
-            out.print(f"[bold]{row['probe_id']}[/bold] {row['status']}: {row['error']}")
+            out.print(f"[bold]{row['probe_id']}[/bold] {row['status']}: {escape(row['error'])}")
         for finding in row.get("findings", []):
-            out.print(f"[bold]{row['probe_id']}[/bold] {finding['kind']}: {finding['advice']} "
-                      f"({finding['evidence']}; {finding['expected_gain']})")
+            text = f"{finding['advice']} ({finding['evidence']}; {finding['expected_gain']})"
+            out.print(f"[bold]{row['probe_id']}[/bold] {finding['kind']}: {escape(text)}")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -123,6 +123,16 @@ def _batch_limits(result: ProbeResult) -> Finding | None:
         )
     if fits is None:
         return None
+    if not result.batch_search_complete:
+        return Finding(
+            FindingKind.LARGEST_BATCH, result.offer_key,
+            advice=f"batches up to at least {fits} fit (the search stopped at the time box "
+                   "before finding the limit; probe again with a longer --time-box)",
+            evidence=f"doubling from batch {result.batch_size} reached {fits} without "
+                     "running out of memory",
+            expected_gain="headroom for a larger batch" if fits > result.batch_size
+                          else "unknown",
+        )
     return Finding(
         FindingKind.LARGEST_BATCH, result.offer_key,
         advice=f"the largest per-device batch that fits is {fits}",

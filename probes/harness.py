@@ -232,7 +232,8 @@ class Harness:
             return False
 
     def _largest_batch(self, workload: BuiltWorkload, device: Device, *, fits: bool,
-                       deadline: float) -> int | None:
+                       deadline: float) -> tuple[int | None, bool]:
+        """(largest batch seen to fit, whether the boundary was pinned down exactly)."""
         start = self.request.recipe.batch_size
         low: int | None = start if fits else None
         high: int | None = None if fits else start
@@ -244,7 +245,7 @@ class Harness:
                     break
                 high, trial = trial, trial // 2
             if low is None:
-                return None
+                return None, trial < 1
         while high is None and low * 2 <= self._max_batch and self._clock() < deadline:
             if self._fits(workload, low * 2, device):
                 low *= 2
@@ -256,7 +257,7 @@ class Harness:
                 low = mid
             else:
                 high = mid
-        return low
+        return low, high is not None and high - low == 1
 
     # -- the whole probe --------------------------------------------------------------
     def run(self) -> ProbeResult:
@@ -284,11 +285,12 @@ class Harness:
         except OutOfMemory as exc:
             _release(device)
             box_end = self._clock() + request.time_box_s
-            fits = (self._largest_batch(workload, device, fits=False, deadline=box_end)
-                    if request.find_batch else None)
+            fits, complete = (self._largest_batch(workload, device, fits=False,
+                                                  deadline=box_end)
+                              if request.find_batch else (None, False))
             return ProbeResult.failure(
                 request, ProbeStatus.OOM, str(exc), largest_batch_that_fits=fits,
-                wall_time_s=self._clock() - start, **base)
+                batch_search_complete=complete, wall_time_s=self._clock() - start, **base)
         except Exception as exc:  # noqa: BLE001 - the user's step may raise anything
             return ProbeResult.failure(request, ProbeStatus.ERROR,
                                        f"{type(exc).__name__}: {exc}"[:2000],
@@ -312,12 +314,14 @@ class Harness:
         p50 = percentile(times, 50)
         ratio: float | None = None
         fits: int | None = None
+        complete = False
         try:
             if request.input_check:
                 budget = (box_end - self._clock()) * (0.45 if request.find_batch else 0.9)
                 ratio = self._input_ratio(workload, batch, device, p50, budget)
             if request.find_batch:
-                fits = self._largest_batch(workload, device, fits=True, deadline=box_end)
+                fits, complete = self._largest_batch(workload, device, fits=True,
+                                                     deadline=box_end)
         except OutOfMemory:
             _release(device)
         except Exception as exc:  # noqa: BLE001 - the user's loader may raise anything
@@ -334,6 +338,7 @@ class Harness:
             peak_memory_gib=peak if peak else None,
             utilization_pct=statistics.fmean(meas.utilization) if meas.utilization else None,
             input_bound_ratio=ratio, largest_batch_that_fits=fits,
+            batch_search_complete=complete,
             wall_time_s=self._clock() - start, **base,
         )
 

@@ -148,7 +148,9 @@ class ProbeResult:
     ``batch_size`` is the per-device batch that was run (for ``oom``: the batch that failed).
     ``input_bound_ratio`` is cached-batch samples/s over real-loader samples/s (1 = not
     input-bound). ``peak_memory_gib`` is peak accelerator memory (process peak RSS on cpu).
-    ``cost_usd`` is what the probe cost (0 locally).
+    ``cost_usd`` is what the probe cost (0 locally). ``largest_batch_that_fits`` is exact
+    when ``batch_search_complete``, else a lower bound (the search hit the time box or the
+    harness's batch cap).
     """
 
     probe_id: str
@@ -169,6 +171,7 @@ class ProbeResult:
     precision: str = "fp32"
     device: str = "cpu"
     largest_batch_that_fits: int | None = None
+    batch_search_complete: bool = False
     wall_time_s: float = 0.0
     cost_usd: float = 0.0
     error: str = ""

@@ -45,7 +45,7 @@ def test_bf16_needs_hardware_support() -> None:
 
 def test_oom_names_the_largest_batch_that_fits() -> None:
     result = ProbeResult.failure(make_request(), ProbeStatus.OOM, "out of memory at batch 16",
-                                 largest_batch_that_fits=9)
+                                 largest_batch_that_fits=9, batch_search_complete=True)
     (finding,) = findings_for(result, A10G)
     assert finding.kind is FindingKind.DOES_NOT_FIT
     assert "largest that fits is 9" in finding.advice
@@ -54,3 +54,9 @@ def test_oom_names_the_largest_batch_that_fits() -> None:
 def test_failed_probes_have_no_findings() -> None:
     result = ProbeResult.failure(make_request(), ProbeStatus.TIMEOUT, "slow")
     assert findings_for(result, A10G) == []
+
+
+def test_an_unfinished_batch_search_is_a_lower_bound() -> None:
+    result = replace(ok_result(make_request()), largest_batch_that_fits=64, precision="bf16")
+    (finding,) = findings_for(result)
+    assert finding.kind is FindingKind.LARGEST_BATCH and "at least 64" in finding.advice

@@ -74,6 +74,16 @@ def test_find_batch_finds_the_simulated_limit(start: int, status: ProbeStatus) -
                   find_batch=True, input_check=False, recipe=tiny_recipe(batch_size=start))
     assert result.status is status
     assert result.largest_batch_that_fits == 37
+    assert result.batch_search_complete is True
+
+
+def test_find_batch_cut_short_by_the_box_is_a_lower_bound() -> None:
+    clock = FakeClock(tick=0.01)  # every timed read costs 10 ms: the 1 s box ends quickly
+    result = _run(tiny_workload.build(oom_above=10_000), clock=clock, time_box_s=1.0,
+                  find_batch=True, input_check=False, recipe=tiny_recipe(batch_size=8))
+    assert result.status is ProbeStatus.OK
+    assert result.batch_search_complete is False
+    assert result.largest_batch_that_fits is None or result.largest_batch_that_fits < 10_000
 
 
 def test_input_check_detects_a_slow_loader_on_the_real_clock() -> None:
