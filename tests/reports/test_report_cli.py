@@ -21,7 +21,7 @@ from cli.main import advisor as advisor_cli
 @pytest.fixture()
 def fake_recommend(monkeypatch: pytest.MonkeyPatch) -> None:
     """``recommend_for_file`` returns the hand-built recommendation (no profiling)."""
-    monkeypatch.setattr(advisor.service, "recommend_for_file", lambda _path: sample_recommendation())
+    monkeypatch.setattr(advisor.service, "recommend_for_file", lambda _path, **_kw: sample_recommendation())
 
 
 def _run(*args: str) -> tuple[int, str, str]:
