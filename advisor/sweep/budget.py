@@ -12,13 +12,16 @@ overshoot is at most the cost of the trials that were already running.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optuna.trial import FrozenTrial, TrialState
 
 from advisor.sweep.spec import BudgetSpec
+
+if TYPE_CHECKING:
+    from advisor.sweep.ledger import Ledger
 
 __all__ = [
     "COST_ATTR",
@@ -28,7 +31,6 @@ __all__ = [
     "WALL_ATTR",
     "BudgetGate",
     "cost_of",
-    "expected_trial_cost_usd",
     "trial_cost_usd",
 ]
 
@@ -67,6 +69,8 @@ def cost_of(trial: FrozenTrial, *, price_usd_per_hour: float, share: int = 1,
     price = _attr_float(trial, PRICE_ATTR)
     price = price_usd_per_hour if price is None else price
     started = _attr_float(trial, STARTED_ATTR)
+    if started is None and trial.datetime_start is not None:
+        started = trial.datetime_start.timestamp()
     if trial.state is TrialState.RUNNING:
         if now_s is None or started is None:
             return 0.0
@@ -77,27 +81,14 @@ def cost_of(trial: FrozenTrial, *, price_usd_per_hour: float, share: int = 1,
     return 0.0
 
 
-def expected_trial_cost_usd(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float,
-                            share: int = 1) -> float:
-    """What a new trial is expected to cost: the largest completed trial's cost.
-
-    Falls back to the largest finished trial of any state, then 0 when nothing finished yet.
-    The largest (not the mean) keeps the cap conservative.
-    """
-    for states in ((TrialState.COMPLETE,), (TrialState.PRUNED, TrialState.FAIL)):
-        costs = [cost_of(t, price_usd_per_hour=price_usd_per_hour, share=share)
-                 for t in trials if t.state in states]
-        if costs:
-            return max(costs)
-    return 0.0
-
-
 @dataclass
 class BudgetGate:
     """Decides, before each trial, whether the sweep may start another one.
 
     ``clock`` returns seconds (``time.time`` by default; tests inject a fake). ``max_hours``
-    counts from this gate's first check. Not thread-safe; one gate per worker loop.
+    counts from this gate's first check. Not thread-safe; one gate per worker loop. The
+    totals come from a ``Ledger`` (``advisor.sweep.ledger.read_ledger``), not from a list of
+    trials, so a check stays cheap however long the study is.
     """
 
     budget: BudgetSpec
@@ -106,37 +97,28 @@ class BudgetGate:
     clock: Callable[[], float] = time.time
     _started_s: float | None = None
 
-    def spent_usd(self, trials: Sequence[FrozenTrial]) -> float:
-        """Dollars of all finished trials."""
-        return sum(cost_of(t, price_usd_per_hour=self.price_usd_per_hour, share=self.share)
-                   for t in trials if t.state.is_finished())
-
-    def in_flight_usd(self, trials: Sequence[FrozenTrial]) -> float:
+    def in_flight_usd(self, ledger: Ledger) -> float:
         """Expected full cost of the running trials (at least what they spent so far)."""
-        expected = expected_trial_cost_usd(trials, price_usd_per_hour=self.price_usd_per_hour,
-                                           share=self.share)
-        now = self.clock()
-        return sum(max(expected, cost_of(t, price_usd_per_hour=self.price_usd_per_hour,
-                                          share=self.share, now_s=now))
-                   for t in trials if t.state is TrialState.RUNNING)
+        expected = ledger.expected_trial_usd
+        return sum(max(expected, trial_cost_usd(elapsed, self.price_usd_per_hour, self.share))
+                   for elapsed in ledger.running_elapsed_s)
 
-    def stop_reason(self, trials: Sequence[FrozenTrial]) -> str | None:
+    def stop_reason(self, ledger: Ledger) -> str | None:
         """Why no new trial may start (a sentence), or None when one may."""
         now = self.clock()
         if self._started_s is None:
             self._started_s = now
         budget = self.budget
         if budget.max_trials is not None:
-            count = sum(1 for t in trials if t.state in _COUNTED)
+            count = ledger.count(*_COUNTED)
             if count >= budget.max_trials:
                 return f"max_trials reached ({count} of {budget.max_trials})"
         if budget.max_hours is not None and now - self._started_s >= budget.max_hours * 3600:
             return f"max_hours reached ({budget.max_hours:g} h)"
         if budget.max_usd is not None:
-            spent = self.spent_usd(trials)
-            flying = self.in_flight_usd(trials)
-            expected = expected_trial_cost_usd(
-                trials, price_usd_per_hour=self.price_usd_per_hour, share=self.share)
+            spent = ledger.spent_usd
+            flying = self.in_flight_usd(ledger)
+            expected = ledger.expected_trial_usd
             if spent + flying + expected > budget.max_usd or spent >= budget.max_usd:
                 return (f"dollar cap: ${spent:.4f} spent + ${flying:.4f} running + "
                         f"${expected:.4f} for one more trial would pass max_usd "

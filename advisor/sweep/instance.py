@@ -21,6 +21,11 @@ class InstanceChoice:
     price_usd_per_hour: float
     offer: InstanceOffer | None = None
 
+    @property
+    def prices_captured_at(self) -> str | None:
+        """ISO date the catalog observed the price (None for ``local``, priced by the user)."""
+        return self.offer.observed_at.isoformat() if self.offer is not None else None
+
 
 def _catalog() -> Catalog:
     """The newest refreshed snapshot per cloud, else the shipped catalog."""

@@ -40,6 +40,7 @@ from advisor.sweep.budget import (
 )
 from advisor.sweep.cleanup import cleanup_study
 from advisor.sweep.instance import resolve_instance
+from advisor.sweep.ledger import Ledger, read_ledger, write_trial_attrs
 from advisor.sweep.service import CLEANUP_POLICY_ATTR
 from advisor.sweep.spec import (
     Direction,
@@ -51,6 +52,8 @@ from advisor.sweep.spec import (
 )
 
 __all__ = [
+    "CAPTURED_ATTR",
+    "MAX_USD_ATTR",
     "SEARCH_SPACE_ATTR",
     "STOP_REASON_ATTR",
     "Objective",
@@ -70,9 +73,12 @@ SEARCH_SPACE_ATTR = "advisor:search_space"
 STOP_REASON_ATTR = "advisor:stop_reason"
 PRICE_STUDY_ATTR = "advisor:price_usd_per_hour"
 INSTANCE_ATTR = "advisor:instance"
+MAX_USD_ATTR = "advisor:max_usd"
+CAPTURED_ATTR = "advisor:prices_captured_at"
 Objective = Callable[[optuna.Trial], Any]
 
 _DB_RETRY_S = 120.0
+_MAX_CUT_IN_A_ROW = 20
 _DIRECTIONS = {Direction.MINIMIZE: optuna.study.StudyDirection.MINIMIZE,
                Direction.MAXIMIZE: optuna.study.StudyDirection.MAXIMIZE}
 
@@ -209,8 +215,14 @@ def _with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_R
 
 def open_study(spec: SweepSpec, *, storage_url: str | None = None,
                price_usd_per_hour: float | None = None, instance: str | None = None,
-               artifacts_url: str | None = None) -> optuna.Study:
-    """Create the study, or load it when it exists (re-running resumes)."""
+               artifacts_url: str | None = None,
+               prices_captured_at: str | None = None) -> optuna.Study:
+    """Create the study, or load it when it exists (re-running resumes).
+
+    Records on the study what reports need: search space, cleanup policy, price, instance,
+    artifact location, ``advisor:max_usd`` (when the budget has one) and
+    ``advisor:prices_captured_at`` (ISO date of the catalog price trials are charged at).
+    """
     url = storage_url_of(spec, storage_url)
     try:
         with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna
@@ -238,6 +250,10 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
         wanted[INSTANCE_ATTR] = instance
     if artifacts_url is not None:
         wanted[ARTIFACTS_URL_ATTR] = artifacts_url
+    if spec.budget.max_usd is not None:
+        wanted[MAX_USD_ATTR] = spec.budget.max_usd
+    if prices_captured_at is not None:
+        wanted[CAPTURED_ATTR] = prices_captured_at
     for key, value in wanted.items():
         if attrs.get(key) != value:
             study.set_user_attr(key, value)
@@ -250,27 +266,25 @@ def _wrap(objective: Objective, spec: SweepSpec, price: float,
 
     def run(trial: optuna.Trial) -> Any:
         started = clock()
-        trial.set_user_attr(STARTED_ATTR, started)
-        trial.set_user_attr(PRICE_ATTR, price)
-        trial.set_user_attr(SHARE_ATTR, share)
         try:
             suggest(trial, spec.search_space)
             return objective(trial)
         finally:
             wall = max(clock() - started, 0.0)
-            trial.set_user_attr(WALL_ATTR, wall)
-            trial.set_user_attr(COST_ATTR, trial_cost_usd(wall, price, share))
+            write_trial_attrs(trial, {
+                STARTED_ATTR: started, PRICE_ATTR: price, SHARE_ATTR: share, WALL_ATTR: wall,
+                COST_ATTR: trial_cost_usd(wall, price, share)})
 
     return run
 
 
-def _grid_done(spec: SweepSpec, trials: Sequence[FrozenTrial]) -> str | None:
+def _grid_done(spec: SweepSpec, ledger: Ledger) -> str | None:
     if spec.sampler.kind is not SamplerKind.GRID:
         return None
     size = 1
     for p in spec.search_space:
         size *= len(p.grid_values())
-    used = sum(1 for t in trials if t.state is not TrialState.WAITING)
+    used = sum(ledger.counts.values()) - ledger.count(TrialState.WAITING)
     return f"grid exhausted ({size} points)" if used >= size else None
 
 
@@ -291,33 +305,58 @@ def run_worker(
         store = open_artifact_store(spec.artifacts, base_dir=spec.source_dir)
     study = _with_db_retry("opening the study", lambda: open_study(
         spec, storage_url=storage_url, price_usd_per_hour=choice.price_usd_per_hour,
-        instance=choice.label, artifacts_url=store.url if store else None))
+        instance=choice.label, artifacts_url=store.url if store else None,
+        prices_captured_at=choice.prices_captured_at))
     user_fn = objective or load_entrypoint(spec)
     wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock)
     gate = BudgetGate(spec.budget, choice.price_usd_per_hour, spec.trials_per_instance, clock)
     bind_store(spec.study, store)
 
-    def after_trial(st: optuna.Study, trial: FrozenTrial) -> None:
-        if store is not None:
-            cleanup_study(st, store, spec.cleanup)
-        if on_trial_end is not None:
-            on_trial_end(st, trial)
+    lock = threading.Lock()
+    box: dict[str, Any] = {"ran": 0, "reason": ""}
 
-    ran, reason = 0, ""
+    def check() -> str:
+        if stop is not None and stop.is_set():
+            return "interrupted"
+        ledger = read_ledger(study, price_usd_per_hour=choice.price_usd_per_hour,
+                             share=spec.trials_per_instance)
+        return gate.stop_reason(ledger) or _grid_done(spec, ledger) or ""
+
+    def after_trial(st: optuna.Study, trial: FrozenTrial) -> None:
+        with lock:  # trials_per_instance > 1 runs callbacks in several threads
+            box["ran"] += 1
+            if store is not None:
+                cleanup_study(st, store, spec.cleanup)
+            if on_trial_end is not None:
+                on_trial_end(st, trial)
+            if not box["reason"]:
+                box["reason"] = _with_db_retry("reading the dollar totals", check)
+            if box["reason"]:
+                st.stop()
+
+    cut = 0
     try:
-        while not reason:
-            if stop is not None and stop.is_set():
-                reason = "interrupted"
+        while not box["reason"]:
+            box["reason"] = _with_db_retry("reading the dollar totals", check)
+            if box["reason"]:
                 break
-            trials = _with_db_retry("reading trials", lambda: study.get_trials(deepcopy=False))
-            reason = gate.stop_reason(trials) or _grid_done(spec, trials) or ""
-            if reason:
-                break
-            n = spec.trials_per_instance
-            _with_db_retry("running a trial", lambda n=n: study.optimize(  # type: ignore[misc]
-                wrapped, n_trials=n, n_jobs=n, catch=(Exception,), callbacks=[after_trial],
-                gc_after_trial=False))
-            ran += n
+            ran_before = box["ran"]
+            try:
+                # one optimize call for the whole worker: the gate runs in the callback after
+                # every trial and stops the study; no per-trial optimize set-up
+                study.optimize(wrapped, n_jobs=spec.trials_per_instance, catch=(Exception,),
+                               callbacks=[after_trial], gc_after_trial=False)
+            except Exception as exc:  # noqa: BLE001 - re-raised unless the database went away
+                if _db_error_in(exc) is None:
+                    raise
+                cut = 0 if box["ran"] > ran_before else cut + 1
+                if cut >= _MAX_CUT_IN_A_ROW:
+                    raise AdvisorError(f"storage: {_MAX_CUT_IN_A_ROW} trials in a row were cut "
+                                       f"by database errors; last: {exc}") from exc
+                log.warning("storage: a trial was cut by a database error (%s); going on",
+                            str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                time.sleep(0.5)
+        reason, ran = str(box["reason"]), int(box["ran"])
         _with_db_retry("recording the stop reason",
                        lambda: study.set_user_attr(STOP_REASON_ATTR, reason))
     finally:

@@ -153,7 +153,7 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
         study = open_study(spec, storage_url=url)
     else:
         study = open_study(spec, storage_url=url, price_usd_per_hour=choice.price_usd_per_hour,
-                           instance=choice.label)
+                           instance=choice.label, prices_captured_at=choice.prices_captured_at)
         codes = _wait(spawn_local_workers(spec_path, n, storage_url=url), study,
                       on_progress, poll_s)
         reason = str(study.user_attrs.get("advisor:stop_reason", ""))

@@ -19,6 +19,7 @@ from advisor.sweep.budget import (
     cost_of,
     trial_cost_usd,
 )
+from advisor.sweep.ledger import Ledger, ledger_from_trials
 from advisor.sweep.runner import run_worker
 from advisor.sweep.spec import BudgetSpec, parse_sweep_spec
 
@@ -111,17 +112,22 @@ def _trial(state: TrialState, cost: float | None = None, started: float | None =
     return optuna.trial.create_trial(state=state, value=value, user_attrs=attrs)
 
 
+def _ledger(trials: list[optuna.trial.FrozenTrial], now_s: float) -> Ledger:
+    return ledger_from_trials(trials, price_usd_per_hour=3600.0, now_s=now_s)
+
+
 def test_gate_counts_running_trials_at_their_expected_cost() -> None:
     clock = FakeClock()
     gate = BudgetGate(BudgetSpec(max_usd=30.0), price_usd_per_hour=3600.0, clock=clock)
     trials = [_trial(TrialState.COMPLETE, cost=4.0),
               _trial(TrialState.RUNNING, started=clock.now - 10),  # ran 10 s: $10 > expected $4
               _trial(TrialState.RUNNING, started=clock.now - 1)]   # ran 1 s: expected $4
-    assert gate.spent_usd(trials) == pytest.approx(4.0)
-    assert gate.in_flight_usd(trials) == pytest.approx(14.0)
-    assert gate.stop_reason(trials) is None  # 4 + 14 + 4 = 22 <= 30
+    ledger = _ledger(trials, clock.now)
+    assert ledger.spent_usd == pytest.approx(4.0)
+    assert gate.in_flight_usd(ledger) == pytest.approx(14.0)
+    assert gate.stop_reason(ledger) is None  # 4 + 14 + 4 = 22 <= 30
     trials.append(_trial(TrialState.RUNNING, started=clock.now - 9))
-    assert "dollar cap" in (gate.stop_reason(trials) or "")  # 4 + 23 + 4 = 31 > 30
+    assert "dollar cap" in (gate.stop_reason(_ledger(trials, clock.now)) or "")  # 4+23+4 > 30
 
 
 def test_cost_of_falls_back_to_timestamps_for_heartbeat_failed_trials() -> None:
@@ -134,7 +140,8 @@ def test_gate_stops_on_trials_and_hours() -> None:
     clock = FakeClock()
     gate = BudgetGate(BudgetSpec(max_trials=2, max_hours=1.0), price_usd_per_hour=0.0,
                       clock=clock)
-    assert gate.stop_reason([_trial(TrialState.COMPLETE)]) is None
-    assert "max_trials" in (gate.stop_reason([_trial(TrialState.COMPLETE)] * 2) or "")
+    assert gate.stop_reason(_ledger([_trial(TrialState.COMPLETE)], clock.now)) is None
+    two = _ledger([_trial(TrialState.COMPLETE)] * 2, clock.now)
+    assert "max_trials" in (gate.stop_reason(two) or "")
     clock.now += 3600
-    assert "max_hours" in (gate.stop_reason([]) or "")
+    assert "max_hours" in (gate.stop_reason(Ledger()) or "")

@@ -104,6 +104,28 @@ def test_offer_key_prices_trials_from_the_catalog(tmp_path: Path) -> None:
     assert outcome.status.instance == "aws:g5.xlarge:us-east-1:spot"
 
 
+def test_study_records_the_budget_and_the_price_capture_date(tmp_path: Path) -> None:
+    from advisor.sweep.instance import find_offer
+    from reports.sweep_data import BUDGET_ATTR, CAPTURED_ATTR, load_sweep_report_data
+
+    path = write_sweep(tmp_path, instance="aws:g5.xlarge:us-east-1:spot",
+                       budget={"max_trials": 1, "max_usd": 2.5})
+    run_sweep(path)
+    attrs = _study(tmp_path).user_attrs
+    observed = find_offer("aws:g5.xlarge:us-east-1:spot").observed_at
+    assert attrs[BUDGET_ATTR] == 2.5
+    assert attrs[CAPTURED_ATTR] == observed.isoformat()
+    data = load_sweep_report_data("t", storage_url=f"sqlite:///{tmp_path / 'sweep.db'}")
+    assert data.prices_captured_at == observed
+
+
+def test_local_instance_without_dollar_cap_records_neither(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, budget={"max_trials": 1})
+    run_sweep(path)
+    attrs = _study(tmp_path).user_attrs
+    assert "advisor:max_usd" not in attrs and "advisor:prices_captured_at" not in attrs
+
+
 def test_unknown_offer_key_suggests_close_ones(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, instance="aws:g5.xlarge:us-east-9:spot")
     with pytest.raises(AdvisorError, match="did you mean aws:g5.xlarge"):

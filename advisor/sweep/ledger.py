@@ -1,0 +1,173 @@
+"""The sweep's running dollar totals, read with two small queries instead of every trial.
+
+Before each new trial a worker needs: how many trials exist per state, the dollars of the
+finished ones, the largest finished cost (the expected cost of one more), and how long the
+running ones have been running. Reading ``study.trials`` for that rebuilds every unfinished
+trial with all its attributes (several queries per call); ``read_ledger`` instead asks the
+database for a grouped sum over the ``advisor:cost_usd`` attribute plus the start times of
+the trials that have no cost yet (running ones and those a dead worker left behind), so one
+check costs about a millisecond whatever the study's size, and every worker sees the others'
+spend at once.
+
+``write_trial_attrs`` records a trial's cost attributes in one transaction (Optuna's
+``set_user_attr`` commits once per key). Both use Optuna's own table models, so table and
+column names follow the installed Optuna; any other storage falls back to the public API.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from advisor.sweep.budget import COST_ATTR, cost_of, trial_cost_usd
+
+__all__ = ["Ledger", "ledger_from_trials", "read_ledger", "write_trial_attrs"]
+
+_FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """Dollar and trial totals of a study at one moment.
+
+    ``max_complete_usd`` / ``max_finished_usd`` are the largest cost of a completed trial and
+    of any finished trial (None when there is none); ``running_elapsed_s`` has one entry per
+    running trial.
+    """
+
+    counts: Mapping[TrialState, int] = field(default_factory=dict)
+    spent_usd: float = 0.0
+    max_complete_usd: float | None = None
+    max_finished_usd: float | None = None
+    running_elapsed_s: tuple[float, ...] = ()
+
+    def count(self, *states: TrialState) -> int:
+        """Trials in any of ``states``."""
+        return sum(self.counts.get(s, 0) for s in states)
+
+    @property
+    def expected_trial_usd(self) -> float:
+        """What one more trial is expected to cost: the largest completed (else finished) cost."""
+        if self.max_complete_usd is not None:
+            return self.max_complete_usd
+        return self.max_finished_usd or 0.0
+
+
+def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float,
+                       share: int = 1, now_s: float | None = None) -> Ledger:
+    """The ledger of a list of trials (any storage; also what the tests build by hand)."""
+    now = time.time() if now_s is None else now_s
+    counts: dict[TrialState, int] = {}
+    spent, max_complete, max_finished = 0.0, None, None
+    running: list[float] = []
+    for t in trials:
+        counts[t.state] = counts.get(t.state, 0) + 1
+        if t.state is TrialState.RUNNING:
+            running.append(cost_of(t, price_usd_per_hour=3600.0, now_s=now))  # = seconds
+            continue
+        if not t.state.is_finished():
+            continue
+        cost = cost_of(t, price_usd_per_hour=price_usd_per_hour, share=share)
+        spent += cost
+        max_finished = cost if max_finished is None else max(max_finished, cost)
+        if t.state is TrialState.COMPLETE:
+            max_complete = cost if max_complete is None else max(max_complete, cost)
+    return Ledger(counts, spent, max_complete, max_finished, tuple(running))
+
+
+def _rdb(study: optuna.Study) -> Any:
+    """The RDBStorage behind the study, or None for other storages."""
+    storage: Any = study._storage  # noqa: SLF001 - Optuna wraps RDBStorage in a cache
+    backend = getattr(storage, "_backend", storage)
+    return backend if isinstance(backend, optuna.storages.RDBStorage) else None
+
+
+def _utc_seconds(value: datetime | None) -> float | None:
+    return None if value is None else value.replace(tzinfo=UTC).timestamp()
+
+
+def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 1,
+                now_s: float | None = None) -> Ledger:
+    """The study's ledger from two aggregate queries (RDB storages), else from its trials.
+
+    Finished trials without a recorded cost (failed by heartbeat) are charged start to end at
+    ``price_usd_per_hour / share``; running trials report their elapsed wall time.
+    """
+    rdb = _rdb(study)
+    if rdb is None:
+        return ledger_from_trials(study.get_trials(deepcopy=False),
+                                  price_usd_per_hour=price_usd_per_hour, share=share,
+                                  now_s=now_s)
+    import sqlalchemy as sa
+    from optuna.storages._rdb import models
+
+    trials = models.TrialModel.__table__
+    attrs = models.TrialUserAttributeModel.__table__
+    joined = trials.outerjoin(attrs, sa.and_(attrs.c.trial_id == trials.c.trial_id,
+                                             attrs.c.key == COST_ATTR))
+    cost = sa.cast(attrs.c.value_json, sa.Float)
+    where = trials.c.study_id == study._study_id  # noqa: SLF001
+    grouped = (sa.select(trials.c.state, sa.func.count(), sa.func.sum(cost), sa.func.max(cost))
+               .select_from(joined).where(where).group_by(trials.c.state))
+    uncosted = (sa.select(trials.c.state, trials.c.datetime_start, trials.c.datetime_complete)
+                .select_from(joined).where(where, attrs.c.value_json.is_(None),
+                                           trials.c.state != TrialState.WAITING))
+    with rdb.engine.connect() as conn:
+        groups = conn.execute(grouped).all()
+        loose = conn.execute(uncosted).all()
+    now = time.time() if now_s is None else now_s
+    counts: dict[TrialState, int] = {}
+    spent, max_complete, max_finished = 0.0, None, None
+    for state_value, count, total, largest in groups:
+        state = state_value if isinstance(state_value, TrialState) else TrialState[state_value]
+        counts[state] = int(count)
+        if state in _FINISHED and largest is not None:
+            spent += float(total)
+            max_finished = max(float(largest), max_finished or 0.0)
+            if state is TrialState.COMPLETE:
+                max_complete = float(largest)
+    running: list[float] = []
+    for state_value, started, completed in loose:
+        state = state_value if isinstance(state_value, TrialState) else TrialState[state_value]
+        start_s, end_s = _utc_seconds(started), _utc_seconds(completed)
+        if state is TrialState.RUNNING:
+            running.append(max(now - start_s, 0.0) if start_s is not None else 0.0)
+        elif state in _FINISHED:
+            wall = max(end_s - start_s, 0.0) if start_s is not None and end_s is not None else 0.0
+            estimated = trial_cost_usd(wall, price_usd_per_hour, share)
+            spent += estimated
+            max_finished = max(estimated, max_finished or 0.0)
+            if state is TrialState.COMPLETE:
+                max_complete = max(estimated, max_complete or 0.0)
+    return Ledger(counts, spent, max_complete, max_finished, tuple(running))
+
+
+def write_trial_attrs(trial: optuna.Trial, values: Mapping[str, Any]) -> None:
+    """Set several user attributes of a running trial in one transaction.
+
+    Only for keys the trial does not have yet (the cost attributes, written once at the
+    trial's end); other storages, or any database error, fall back to ``set_user_attr``.
+    """
+    rdb = _rdb(trial.study)
+    if rdb is not None and values:
+        import sqlalchemy as sa
+        from optuna.storages._rdb import models
+
+        table = models.TrialUserAttributeModel.__table__
+        rows = [{"trial_id": trial._trial_id, "key": k, "value_json": json.dumps(v)}  # noqa: SLF001
+                for k, v in values.items()]
+        try:
+            with rdb.engine.begin() as conn:
+                conn.execute(sa.insert(table), rows)
+            return
+        except sa.exc.SQLAlchemyError:
+            pass  # e.g. a key written before: the per-key API upserts
+    for key, value in values.items():
+        trial.set_user_attr(key, value)

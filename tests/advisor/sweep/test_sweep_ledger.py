@@ -1,0 +1,74 @@
+"""The dollar ledger read with aggregate queries agrees with the one built from the trials."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from advisor.sweep.budget import COST_ATTR
+from advisor.sweep.ledger import ledger_from_trials, read_ledger, write_trial_attrs
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _mixed_study(url: str) -> optuna.Study:
+    """Completed and pruned trials with costs, a failed one without (dead worker), a running
+    one started 30 s ago, and a waiting one."""
+    study = optuna.create_study(study_name="ledger", storage=url)
+    dist = {"x": optuna.distributions.FloatDistribution(0, 1)}
+    start = datetime.now() - timedelta(seconds=100)
+    for state, cost, value in [(TrialState.COMPLETE, 1.5, 0.3), (TrialState.COMPLETE, 4.0, 0.1),
+                               (TrialState.PRUNED, 0.5, None), (TrialState.FAIL, 2.0, None)]:
+        study.add_trial(optuna.trial.create_trial(
+            state=state, value=value, params={"x": 0.5}, distributions=dist,
+            user_attrs={COST_ATTR: cost}))
+    orphan = optuna.trial.create_trial(state=TrialState.FAIL, params={"x": 0.5},
+                                       distributions=dist)
+    orphan.datetime_start, orphan.datetime_complete = start, start + timedelta(seconds=36)
+    study.add_trial(orphan)
+    running = study.ask()
+    storage = study._storage  # noqa: SLF001 - backdate the running trial's start
+    backend = getattr(storage, "_backend", storage)
+    from optuna.storages._rdb import models
+
+    with backend.engine.begin() as conn:
+        table = models.TrialModel.__table__
+        conn.execute(table.update().where(table.c.trial_id == running._trial_id).values(  # noqa: SLF001
+            datetime_start=datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=30)))
+    study.enqueue_trial({"x": 0.1})
+    return study
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_aggregate_ledger_matches_the_trial_list(tmp_path: Path, backend: str,
+                                                  request: pytest.FixtureRequest) -> None:
+    url = (f"sqlite:///{tmp_path / 'l.db'}" if backend == "sqlite"
+           else request.getfixturevalue("postgres_url"))
+    study = _mixed_study(url)
+    if backend == "postgres":
+        study = optuna.load_study(study_name="ledger", storage=url)
+    price = 3600.0  # $1 per second: the orphan's 36 s cost $36
+    fast = read_ledger(study, price_usd_per_hour=price)
+    slow = ledger_from_trials(study.get_trials(), price_usd_per_hour=price)
+    for ledger in (fast, slow):
+        assert ledger.count(TrialState.COMPLETE) == 2
+        assert ledger.count(TrialState.FAIL) == 2
+        assert ledger.count(TrialState.WAITING) == 1
+        assert ledger.spent_usd == pytest.approx(1.5 + 4.0 + 0.5 + 2.0 + 36.0, abs=0.1)
+        assert ledger.max_complete_usd == pytest.approx(4.0)
+        assert ledger.max_finished_usd == pytest.approx(36.0, abs=0.1)
+        assert len(ledger.running_elapsed_s) == 1
+        assert ledger.running_elapsed_s[0] == pytest.approx(30.0, abs=5.0)
+
+
+def test_batched_attrs_land_on_the_trial_in_one_go(tmp_path: Path) -> None:
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'a.db'}")
+    trial = study.ask()
+    write_trial_attrs(trial, {COST_ATTR: 0.25, "advisor:wall_s": 9.0})
+    write_trial_attrs(trial, {COST_ATTR: 0.5})  # written before: falls back to an upsert
+    study.tell(trial, 1.0)
+    assert study.trials[0].user_attrs == {COST_ATTR: 0.5, "advisor:wall_s": 9.0}
