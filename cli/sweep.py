@@ -32,6 +32,7 @@ def sweep(ctx: click.Context) -> None:
       advisor sweep examples/sweep_digits/sweep.yaml            run (or resume) the sweep
       advisor sweep sweep.yaml --workers 4                      4 local workers (PostgreSQL)
       advisor sweep worker sweep.yaml                           join from another machine
+      advisor sweep sweep.yaml --workers 4 --launch             4 workers on EC2 instances
       advisor sweep status digits-mlp --json                    trials, dollars, savings
       advisor sweep cleanup digits-mlp --dry-run                what cleanup would delete
 
@@ -93,7 +94,10 @@ def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[An
 @click.option("--workers", type=int, default=None,
               help="Local worker processes (default: sweep.yaml 'workers'; >1 needs PostgreSQL).")
 @click.option("--storage", default=None, help="Storage URL (overrides sweep.yaml 'storage').")
-@click.option("--launch", is_flag=True, help="Start the workers on cloud instances of the offer.")
+@click.option("--launch", is_flag=True,
+              help="Start the workers on cloud instances of the sweep's offer (AWS; needs "
+                   "ADVISOR_AWS_BUCKET and a PostgreSQL storage the instances reach); they are "
+                   "terminated when the study ends, the budget is reached or you press Ctrl-C.")
 @click.option("--json", "as_json", is_flag=True, help="Print the final status as JSON.")
 @handle_errors
 def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,

@@ -1,4 +1,4 @@
-"""Run a sweep with one or many workers: in this process, as local processes, or (later) on cloud.
+"""Run a sweep with one or many workers: in this process, as local processes, or on cloud.
 
 ``run_sweep`` is what ``advisor sweep sweep.yaml`` calls. With ``workers > 1`` it starts
 worker processes (``python -m advisor.sweep.workers SWEEP_YAML``, the same as ``advisor sweep
@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import optuna
 
@@ -30,10 +31,12 @@ from advisor.sweep.runner import WorkerResult, open_study, run_worker, storage_u
 from advisor.sweep.spec import SweepSpec, load_sweep_spec
 from advisor.sweep.status import SweepStatus, sweep_status
 
+if TYPE_CHECKING:
+    from probes.launchers import Launcher
+
 __all__ = [
     "SweepOutcome",
     "check_workers_storage",
-    "launch_cloud_workers",
     "main",
     "run_sweep",
     "spawn_local_workers",
@@ -83,12 +86,49 @@ def spawn_local_workers(spec_path: str | Path, workers: int, *,
             for _ in range(workers)]
 
 
-def launch_cloud_workers(spec: SweepSpec, workers: int) -> None:
-    """Start workers on cloud instances of the sweep's offer (through the probe launchers)."""
-    raise AdvisorError(
-        f"--launch: starting {workers} worker(s) of study {spec.study!r} on cloud instances is "
-        "not available yet (the probe launchers it builds on are not finished); start "
-        "'advisor sweep worker SWEEP_YAML' on each machine yourself, with a PostgreSQL storage")
+def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str,
+                  launcher: Launcher | None, on_progress: ProgressFn | None,
+                  poll_s: float) -> tuple[optuna.Study, str]:
+    """``--launch``: the workers run on cloud instances of the offer (see advisor.sweep.launch)."""
+    from advisor.sweep.budget import BudgetGate
+    from advisor.sweep.launch import (
+        check_reachable,
+        launch_requests,
+        make_sweep_launcher,
+        run_launched,
+    )
+    from advisor.sweep.ledger import read_ledger
+
+    if not is_postgres_url(url):
+        raise AdvisorError(f"--launch: cloud workers need a PostgreSQL storage they can reach, "
+                           f"but the storage is {url!r}; set 'storage: postgresql://USER@HOST/DB' "
+                           "in sweep.yaml or pass --storage")
+    if spec.instance == "local":
+        raise AdvisorError("--launch: sweep.yaml says 'instance: local'; name the offer to run "
+                           "on, e.g. 'instance: aws:g5.xlarge:us-east-1:spot'")
+    choice = resolve_instance(spec)
+    spec = replace(spec, instance=choice.label)
+    check_reachable(url)
+    launcher = launcher or make_sweep_launcher(
+        spec, url, sweep_yaml_name=Path(spec_path).name,
+        bucket=os.environ.get("ADVISOR_AWS_BUCKET", ""))
+    study = open_study(spec, storage_url=url, price_usd_per_hour=choice.price_usd_per_hour,
+                       instance=choice.label, prices_captured_at=choice.prices_captured_at)
+    gate = BudgetGate(spec.budget, choice.price_usd_per_hour, spec.trials_per_instance)
+
+    def stopped() -> bool:
+        ledger = read_ledger(study, price_usd_per_hour=choice.price_usd_per_hour,
+                             share=spec.trials_per_instance)
+        return gate.stop_reason(ledger) is not None
+
+    def poll() -> None:
+        if on_progress is not None:
+            on_progress(sweep_status(study))
+
+    requests = launch_requests(spec, workers, choice.price_usd_per_hour)
+    reason = run_launched(launcher, requests, study, stopped=stopped, on_poll=poll,
+                          poll_s=poll_s)
+    return study, str(study.user_attrs.get("advisor:stop_reason") or reason)
 
 
 def _fail_orphans(spec: SweepSpec, study: optuna.Study) -> None:
@@ -133,17 +173,21 @@ def _wait(procs: Sequence[subprocess.Popen[bytes]], study: optuna.Study,
 def run_sweep(spec_path: str | Path, *, workers: int | None = None,
               storage_url: str | None = None, launch: bool = False,
               on_progress: ProgressFn | None = None, poll_s: float = 1.0,
-              stop: threading.Event | None = None) -> SweepOutcome:
-    """Run (or resume) the sweep described by sweep.yaml until its budget or trials end."""
+              stop: threading.Event | None = None,
+              launcher: Launcher | None = None) -> SweepOutcome:
+    """Run (or resume) the sweep described by sweep.yaml until its budget or trials end.
+
+    ``launch`` runs the ``workers`` on cloud instances of the sweep's offer (``launcher``
+    overrides the one built from the offer, for tests) and terminates them at the end.
+    """
     spec = load_sweep_spec(spec_path)
     n = workers if workers is not None else spec.workers
     url = storage_url_of(spec, storage_url)
     check_workers_storage(url, n)
-    if launch:
-        launch_cloud_workers(spec, n)
-    choice = resolve_instance(spec)
     codes: tuple[int, ...] = ()
-    if n == 1:
+    if launch:
+        study, reason = _run_launched(spec_path, spec, n, url, launcher, on_progress, poll_s)
+    elif n == 1:
         def progress(st: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
             if on_progress is not None:
                 on_progress(sweep_status(st))
@@ -152,6 +196,7 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
         reason = result.stop_reason
         study = open_study(spec, storage_url=url)
     else:
+        choice = resolve_instance(spec)
         study = open_study(spec, storage_url=url, price_usd_per_hour=choice.price_usd_per_hour,
                            instance=choice.label, prices_captured_at=choice.prices_captured_at)
         codes = _wait(spawn_local_workers(spec_path, n, storage_url=url), study,

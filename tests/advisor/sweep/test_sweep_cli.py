@@ -42,8 +42,8 @@ def test_run_then_status_then_cleanup(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "words"), [
     # several workers on SQLite
     (["--workers", "2"], "needs a PostgreSQL storage URL"),
-    # cloud workers are not wired yet
-    (["--launch"], "not available yet"),
+    # cloud workers need a database the instances can reach
+    (["--launch"], "--launch: cloud workers need a PostgreSQL storage"),
 ])
 def test_run_errors_are_one_line(tmp_path: Path, args: list[str], words: str) -> None:
     path = write_sweep(tmp_path)

@@ -91,12 +91,6 @@ def test_several_workers_on_sqlite_are_refused_with_the_reason() -> None:
     check_workers_storage("postgresql://u@h/db", 4)
 
 
-def test_launch_says_not_available_yet(tmp_path: Path) -> None:
-    path = write_sweep(tmp_path)
-    with pytest.raises(AdvisorError, match="not available yet"):
-        run_sweep(path, launch=True)
-
-
 def test_offer_key_prices_trials_from_the_catalog(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, instance="aws:g5.xlarge:us-east-1:spot", budget={"max_trials": 1})
     outcome = run_sweep(path)

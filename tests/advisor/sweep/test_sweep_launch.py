@@ -1,0 +1,166 @@
+"""``advisor sweep --launch``: workers on EC2 instances (moto), always terminated at the end."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import optuna
+import pytest
+from moto import mock_aws
+from sweep_helpers import write_sweep
+
+from advisor.errors import AdvisorError
+from advisor.sweep.launch import SweepAwsLauncher, worker_boot_script
+from advisor.sweep.runner import run_worker
+from advisor.sweep.spec import load_sweep_spec
+from advisor.sweep.workers import run_sweep
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+OFFER = "aws:g5.xlarge:us-east-1:spot"
+BUCKET = "sweep-bundles"
+AMI_PARAMETER = "/test/ami"
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """moto with fake credentials (no default AMIs: slow); yields an EC2 client."""
+    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        boto3.client("ssm", region_name="us-east-1").put_parameter(
+            Name=AMI_PARAMETER, Value="ami-12c6146b", Type="String")
+        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
+        yield boto3.client("ec2", region_name="us-east-1")
+
+
+def _instances(ec2: Any, states: list[str]) -> list[dict[str, Any]]:
+    reply = ec2.describe_instances(Filters=[
+        {"Name": "tag-key", "Values": ["advisor-probe-id"]},
+        {"Name": "instance-state-name", "Values": states}])
+    return [i for r in reply["Reservations"] for i in r["Instances"]]
+
+
+def _launcher(path: Path, url: str) -> SweepAwsLauncher:
+    return SweepAwsLauncher(load_sweep_spec(path), url, bucket=BUCKET,
+                            ami_parameter=AMI_PARAMETER, poll_interval_s=0.05)
+
+
+@pytest.mark.postgres
+def test_launched_workers_run_the_study_and_are_terminated(
+        tmp_path: Path, postgres_url: str, aws: Any) -> None:
+    path = write_sweep(tmp_path, study="launch-ok", storage=postgres_url, instance=OFFER,
+                       entrypoint="objectives:marked", budget={"max_trials": 4})
+    seen: dict[str, Any] = {}
+
+    def act_as_the_instances(_status: object) -> None:
+        if seen:
+            return
+        running = _instances(aws, ["pending", "running"])
+        seen["running"] = len(running)
+        seen["user_data"] = base64.b64decode(aws.describe_instance_attribute(
+            InstanceId=running[0]["InstanceId"], Attribute="userData")["UserData"]["Value"]
+        ).decode()
+        s3 = boto3.client("s3", region_name="us-east-1")
+        keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
+        body = s3.get_object(Bucket=BUCKET, Key=keys[0])["Body"].read()
+        with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+            seen["members"] = set(tar.getnames())
+            member = tar.extractfile("storage.txt")
+            assert member is not None
+            seen["storage"] = member.read().decode()
+        run_worker(load_sweep_spec(path))  # what the instances' workers do
+
+    outcome = run_sweep(path, workers=2, launch=True, launcher=_launcher(path, postgres_url),
+                        on_progress=act_as_the_instances, poll_s=0.01)
+    assert seen["running"] == 2
+    assert "-m advisor.sweep.workers sweep.yaml" in seen["user_data"]
+    assert "shutdown -h +" in seen["user_data"]
+    assert postgres_url not in seen["user_data"]  # credentials travel in the bundle only
+    assert seen["storage"] == postgres_url
+    assert {"advisor/sweep/workers.py", "pricing", "probes", "sweep/sweep.yaml",
+            "sweep/objectives.py"} <= seen["members"]
+    assert "max_trials" in outcome.stop_reason
+    assert outcome.status.trials_by_state == {"complete": 4}
+    assert _instances(aws, ["pending", "running"]) == []
+    assert len(_instances(aws, ["shutting-down", "terminated"])) == 2
+    assert "Contents" not in boto3.client("s3", region_name="us-east-1").list_objects_v2(
+        Bucket=BUCKET)  # bundles deleted with the instances
+
+
+@pytest.mark.postgres
+def test_interrupt_terminates_every_launched_instance(
+        tmp_path: Path, postgres_url: str, aws: Any) -> None:
+    path = write_sweep(tmp_path, study="launch-interrupt", storage=postgres_url, instance=OFFER)
+
+    def interrupt(_status: object) -> None:
+        assert len(_instances(aws, ["pending", "running"])) == 3
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(path, workers=3, launch=True, launcher=_launcher(path, postgres_url),
+                  on_progress=interrupt, poll_s=0.01)
+    assert _instances(aws, ["pending", "running"]) == []
+
+
+@pytest.mark.postgres
+def test_failed_launch_terminates_the_ones_already_started(
+        tmp_path: Path, postgres_url: str, aws: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_sweep(tmp_path, study="launch-fail", storage=postgres_url, instance=OFFER)
+    launcher = _launcher(path, postgres_url)
+    real = launcher.launch
+    calls: list[int] = []
+
+    def second_fails(request: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            from probes.launchers import LaunchFailed
+
+            raise LaunchFailed("no capacity in any zone")
+        return real(request)
+
+    monkeypatch.setattr(launcher, "launch", second_fails)
+    with pytest.raises(AdvisorError, match="could not start worker 2 of 3.*no capacity"):
+        run_sweep(path, workers=3, launch=True, launcher=launcher, poll_s=0.01)
+    assert _instances(aws, ["pending", "running"]) == []
+
+
+@pytest.mark.parametrize(("fields", "words"), [
+    ({"instance": "local"}, "instance: local"),
+    ({"instance": "gcp:a2-highgpu-1g:europe-west4:on-demand"}, "AWS offers only"),
+    ({"instance": OFFER, "storage": None}, "PostgreSQL"),
+])
+def test_launch_refuses_what_cannot_work(tmp_path: Path, fields: dict[str, Any],
+                                         words: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADVISOR_AWS_BUCKET", BUCKET)
+    storage = fields.pop("storage", "postgresql://advisor@db.example/sweeps")
+    path = write_sweep(tmp_path, **fields)
+    with pytest.raises(AdvisorError, match=words):
+        run_sweep(path, workers=1, launch=True,
+                  storage_url=storage or f"sqlite:///{tmp_path / 'x.db'}")
+
+
+def test_launch_without_a_bucket_says_how_to_set_one(tmp_path: Path, postgres_url: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ADVISOR_AWS_BUCKET", raising=False)
+    path = write_sweep(tmp_path, instance=OFFER)
+    with pytest.raises(AdvisorError, match="ADVISOR_AWS_BUCKET"):
+        run_sweep(path, workers=1, launch=True, storage_url="postgresql://advisor@db.example/s")
+
+
+def test_boot_script_runs_one_worker_then_powers_off() -> None:
+    script = worker_boot_script(fetch=["curl -o bundle.tar.gz URL"], python="/opt/py",
+                                sweep_yaml_name="s.yaml", shutdown_after_s=3601)
+    lines = script.splitlines()
+    assert lines[1].startswith("shutdown -h +61")
+    assert lines[-1] == "shutdown -h now"
+    assert any("-m advisor.sweep.workers s.yaml --storage" in ln for ln in lines)
+    assert os.path.basename("/opt/advisor-sweep") in script
