@@ -103,6 +103,18 @@ class BudgetGate:
         return sum(max(expected, trial_cost_usd(elapsed, self.price_usd_per_hour, self.share))
                    for elapsed in ledger.running_elapsed_s)
 
+    def headroom_trials(self, ledger: Ledger) -> float:
+        """How many more trials fit in ``max_trials`` and ``max_usd`` (inf when unbounded)."""
+        room = float("inf")
+        budget = self.budget
+        if budget.max_trials is not None:
+            room = min(room, budget.max_trials - ledger.count(*_COUNTED))
+        expected = ledger.expected_trial_usd
+        if budget.max_usd is not None and expected > 0:
+            room = min(room, (budget.max_usd - ledger.spent_usd - self.in_flight_usd(ledger))
+                       / expected)
+        return room
+
     def stop_reason(self, ledger: Ledger) -> str | None:
         """Why no new trial may start (a sentence), or None when one may."""
         now = self.clock()

@@ -23,6 +23,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from advisor.errors import AdvisorError
 from advisor.storage import default_storage_url
+from advisor.sweep.admission import Admission
 from advisor.sweep.artifacts import (
     ARTIFACTS_URL_ATTR,
     SweepArtifactStore,
@@ -261,10 +262,11 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
 
 
 def _wrap(objective: Objective, spec: SweepSpec, price: float,
-          clock: Callable[[], float]) -> Objective:
+          clock: Callable[[], float], on_start: Callable[[], None]) -> Objective:
     share = spec.trials_per_instance
 
     def run(trial: optuna.Trial) -> Any:
+        on_start()
         started = clock()
         try:
             suggest(trial, spec.search_space)
@@ -308,19 +310,38 @@ def run_worker(
         instance=choice.label, artifacts_url=store.url if store else None,
         prices_captured_at=choice.prices_captured_at))
     user_fn = objective or load_entrypoint(spec)
-    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock)
     gate = BudgetGate(spec.budget, choice.price_usd_per_hour, spec.trials_per_instance, clock)
+    admission = Admission(study)
+    if spec.trials_per_instance > 1:  # several threads per worker: gate without the lock
+        admission.active = False
+    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock, admission.leave)
     bind_store(spec.study, store)
 
     lock = threading.Lock()
     box: dict[str, Any] = {"ran": 0, "reason": ""}
 
-    def check() -> str:
-        if stop is not None and stop.is_set():
-            return "interrupted"
+    def reason_now() -> tuple[str, Ledger]:
         ledger = read_ledger(study, price_usd_per_hour=choice.price_usd_per_hour,
                              share=spec.trials_per_instance)
-        return gate.stop_reason(ledger) or _grid_done(spec, ledger) or ""
+        return gate.stop_reason(ledger) or _grid_done(spec, ledger) or "", ledger
+
+    def check() -> str:
+        """The stop reason, or "" with the admission lock held until the next trial starts."""
+        if stop is not None and stop.is_set():
+            return "interrupted"
+        try:
+            admission.enter(exclusive=False)
+            reason, ledger = reason_now()
+            if (not reason and admission.active
+                    and gate.headroom_trials(ledger) <= admission.workers()):
+                admission.enter(exclusive=True)  # near the cap: count every admitted trial
+                reason, _ = reason_now()
+        except BaseException:
+            admission.leave()
+            raise
+        if reason:
+            admission.leave()
+        return reason
 
     def after_trial(st: optuna.Study, trial: FrozenTrial) -> None:
         with lock:  # trials_per_instance > 1 runs callbacks in several threads
@@ -347,6 +368,7 @@ def run_worker(
                 study.optimize(wrapped, n_jobs=spec.trials_per_instance, catch=(Exception,),
                                callbacks=[after_trial], gc_after_trial=False)
             except Exception as exc:  # noqa: BLE001 - re-raised unless the database went away
+                admission.leave()
                 if _db_error_in(exc) is None:
                     raise
                 cut = 0 if box["ran"] > ran_before else cut + 1
@@ -360,6 +382,7 @@ def run_worker(
         _with_db_retry("recording the stop reason",
                        lambda: study.set_user_attr(STOP_REASON_ATTR, reason))
     finally:
+        admission.close()
         bind_store(spec.study, None)
     log.info("worker stopped after %d trials: %s", ran, reason)
     return WorkerResult(ran, reason)
