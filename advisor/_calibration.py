@@ -1,9 +1,11 @@
 """Residual quantiles for ``TransferModel`` intervals, measured on the reference data.
 
 Every reference workload is predicted with all workloads of the same model (any precision,
-any generation) left out, from 1, 2 and 3 random probes of its own; for the ``unseen``
-cases the target accelerator's column is also removed from the whole table and the spec
-regressions are refitted without it. Residuals are ``log(measured) - log(predicted)``.
+any generation) left out, from 1, 2 and 3 random probes of its own (the factorization is
+refitted without that model's rows); for the ``unseen`` cases the target accelerator's
+column is also removed from the whole table and the spec regressions and the factorization
+are refitted without it (that refit still sees the left-out model's other columns, a small
+leak). Residuals are ``log(measured) - log(predicted)`` of the blended prediction.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from advisor._factor import FactorFit
 from advisor._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict
-from advisor._transfer_core import TransferSettings, transfer_predict
+from advisor._transfer_core import TransferSettings, blend_predict
 
 if TYPE_CHECKING:
     from advisor.transfer import TransferModel
@@ -30,7 +33,8 @@ def _model_name(workload: str) -> str:
 
 def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: TransferSettings,
                      rng: np.random.Generator, out: dict[str, list[float]],
-                     *, target: int, unseen: bool, truth: ReferenceTable) -> None:
+                     *, target: int, unseen: bool, truth: ReferenceTable,
+                     factors: dict[str, FactorFit | None]) -> None:
     names = np.array([_model_name(w) for w in table.workloads])
     for w in np.flatnonzero(np.isfinite(truth.log_sps[:, target])):
         rows = names != names[w]
@@ -40,8 +44,9 @@ def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: Transfe
                 continue
             probes = {int(c): float(truth.log_sps[w, c])
                       for c in rng.choice(others, size=k, replace=False)}
-            result = transfer_predict(table, coefs, probes, None if unseen else target,
-                                      table.features[target], settings=settings, row_mask=rows)
+            result = blend_predict(table, coefs, factors[str(names[w])], probes,
+                                   None if unseen else target, table.features[target],
+                                   settings=settings, row_mask=rows)
             if result is None:
                 continue
             case = "unseen" if result.regression else "seen"
@@ -71,9 +76,15 @@ def residual_quantiles(model: TransferModel, coverage: float) -> dict[str, tuple
     rng = np.random.default_rng(model.random_state)
     out: dict[str, list[float]] = defaultdict(list)
     seen_columns = np.flatnonzero(table.seen() & np.isfinite(table.features).all(axis=1))
+    names = np.array([_model_name(w) for w in table.workloads])
+    blend = settings.factor_weight > 0 or settings.factor_weight_unseen > 0
+    left_out: dict[str, FactorFit | None] = {
+        str(name): model._fit_factors(np.where((names == name)[:, None], np.nan,  # noqa: SLF001
+                                               table.log_sps)) if blend else None
+        for name in set(names)}
     for target in seen_columns:
         _probe_residuals(table, coefs, settings, rng, out, target=int(target), unseen=False,
-                         truth=table)
+                         truth=table, factors=left_out)
         _prior_residuals(table, coefs, out, target=int(target), case="prior",
                          mismatch_weight=model.precision_mismatch_weight,
                          measured=table.log_sps[:, target])
@@ -81,8 +92,11 @@ def residual_quantiles(model: TransferModel, coverage: float) -> dict[str, tuple
                                 table.accelerators, table.log_sps.copy(), table.features)
         hidden.log_sps[:, target] = np.nan
         hidden_coefs = fit_ridge(hidden, alpha=model.ridge_alpha, exclude_column=int(target))
+        hidden_factors = (model._fit_factors(hidden.log_sps)  # noqa: SLF001
+                          if settings.factor_weight_unseen > 0 else None)
         _probe_residuals(hidden, hidden_coefs, settings, rng, out, target=int(target),
-                         unseen=True, truth=table)
+                         unseen=True, truth=table,
+                         factors=dict.fromkeys(left_out, hidden_factors))
         _prior_residuals(table, hidden_coefs, out, target=int(target), case="prior_unseen",
                          mismatch_weight=model.precision_mismatch_weight,
                          measured=np.full(len(table.workloads), np.nan))

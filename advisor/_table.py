@@ -18,24 +18,29 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.reference import REFERENCE_FLOPS_PER_SAMPLE, ReferenceRow
+from advisor.throughput import peak_flops
 from pricing import AcceleratorSpec
 
 __all__ = ["FloatArray", "ReferenceTable", "spec_features"]
 
 FloatArray = npt.NDArray[np.float64]
-N_FEATURES = 5
+N_FEATURES = 6
 
 
 def spec_features(spec: AcceleratorSpec) -> FloatArray:
-    """log peak fp32, log peak tensor (bf16/fp16), log bandwidth, log memory, tensor cores.
+    """log peak fp32, log peak fp32 as the reference ran it (TF32 tensor cores on Ampere and
+    newer), log peak tensor (bf16/fp16), log bandwidth, log memory, tensor cores.
 
     Parts without an fp32 figure (TPU, Gaudi) use their bf16 peak, parts without a tensor
-    figure their fp32 peak.
+    figure their fp32 peak. Memory matters because the reference used the largest batch
+    that fits.
     """
     fp32 = spec.fp32_tflops or spec.bf16_tflops or 1.0
     tensor = spec.bf16_tflops or fp32
-    return np.array([math.log(fp32), math.log(tensor), math.log(spec.memory_bandwidth_gbs),
-                     math.log(spec.memory_gib), 1.0 if spec.tensor_cores else 0.0])
+    effective = peak_flops(spec, "fp32") / 1e12 if spec.fp32_tflops else fp32
+    return np.array([math.log(fp32), math.log(effective), math.log(tensor),
+                     math.log(spec.memory_bandwidth_gbs), math.log(spec.memory_gib),
+                     1.0 if spec.tensor_cores else 0.0])
 
 
 @dataclass

@@ -8,6 +8,10 @@ X by every reference workload j that was measured on X and on at least one probe
 j's offsets ``y_p - log j(p)`` are constant when j behaves like W on the probes; their spread
 ``disp_j`` sets j's weight ``exp(-0.5 (disp_j / tau)^2)``. When too few reference workloads
 know X, ``log j(X)`` comes from j's ridge regression on spec features instead.
+
+``blend_predict`` averages this with the low-rank factorization's prediction (see
+``advisor._factor``), in log space, with the factor weight of the case (target column
+measured in the reference or not).
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from advisor._factor import FactorFit
 from advisor._table import FloatArray, ReferenceTable, ridge_predict
 
-__all__ = ["TransferSettings", "transfer_predict"]
+__all__ = ["TransferResult", "TransferSettings", "blend_predict", "transfer_predict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +36,9 @@ class TransferSettings:
     precision_mismatch_weight: float = 0.3
     min_neighbours: int = 3
     top_k: int = 8
+    factor_weight: float = 0.0
+    factor_weight_unseen: float = 0.5
+    factor_shrinkage: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,3 +114,32 @@ def transfer_predict(
     total = float(w.sum())
     effective = total ** 2 / float((w ** 2).sum())
     return TransferResult(float(np.nansum(w * pred) / total), regression, effective)
+
+
+def blend_predict(
+    table: ReferenceTable,
+    coefs: FloatArray,
+    factors: FactorFit | None,
+    probes: dict[int, float],
+    target: int | None,
+    target_features: FloatArray,
+    *,
+    settings: TransferSettings,
+    row_mask: npt.NDArray[np.bool_] | None = None,
+    precision_key: str | None = None,
+) -> TransferResult | None:
+    """``transfer_predict`` averaged in log space with the factorization's prediction."""
+    result = transfer_predict(table, coefs, probes, target, target_features, settings=settings,
+                              row_mask=row_mask, precision_key=precision_key)
+    if result is None or factors is None:
+        return result
+    weight = settings.factor_weight_unseen if result.regression else settings.factor_weight
+    if weight <= 0:
+        return result
+    factor = factors.predict(probes, table.features[list(probes)],
+                             factors.column(target, target_features),
+                             shrinkage=settings.factor_shrinkage)
+    if not np.isfinite(factor):
+        return result
+    return TransferResult((1 - weight) * result.log_sps + weight * factor, result.regression,
+                          result.neighbours)

@@ -151,11 +151,14 @@ def evaluate(
     unseen_target: bool = False,
     bench_reference: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    covered: list[bool] | None = None,
 ) -> EvaluationResult:
     """Run the protocol in the module docstring; pure given its inputs (seeded).
 
     ``bench_reference=False`` leaves the benchmark's other workloads out of the reference
     (to measure transfer from ``reference`` alone, e.g. another software generation).
+    ``covered``, when given, receives per prediction whether the model's interval holds the
+    measured value (to check the intervals' coverage).
     """
     if probes < 1:
         raise AdvisorError(f"--probes must be >= 1, got {probes}: with no probe a benchmark "
@@ -191,6 +194,10 @@ def evaluate(
                 predicted = {a: (measured[a][0] if a in chosen else model.predict(
                     features, accelerators[a], measurements=shots).samples_per_second)
                     for a in measured if a in chosen or a == target or measured[a][1]}
+                if covered is not None:
+                    estimate = model.predict(features, accelerators[target], measurements=shots)
+                    covered.append(estimate.samples_per_second_low <= measured[target][0]
+                                   <= estimate.samples_per_second_high)
                 apes.append(abs(predicted[target] - measured[target][0]) / measured[target][0])
                 outcome = _regret(measured, predicted)
                 if outcome is not None:

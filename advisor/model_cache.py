@@ -1,6 +1,6 @@
 """The fitted default throughput model, cached on disk so ``recommend`` starts fast.
 
-Fitting ``TransferModel`` with its residual calibration takes about half a second; the
+Fitting ``TransferModel`` with its residual calibration takes about a second; the
 fitted model is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file,
 the accelerator specs and the model's hyper-parameters, and refitted whenever one changes.
 A missing, stale or unreadable cache file only costs a refit.
@@ -22,7 +22,7 @@ from pricing import AcceleratorSpec
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model"]
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],

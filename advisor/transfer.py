@@ -21,8 +21,9 @@ from typing import Self
 
 import numpy as np
 
+from advisor._factor import FactorFit, fit_factors
 from advisor._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict, spec_features
-from advisor._transfer_core import TransferSettings, transfer_predict
+from advisor._transfer_core import TransferSettings, blend_predict
 from advisor.errors import AdvisorError
 from advisor.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
 from advisor.scaling import ScalingModel
@@ -56,6 +57,11 @@ class TransferModel(ThroughputModel):
     ``calibrate`` (measure residuals in ``fit``; off for fast repeated fits),
     ``random_state``, ``kind_width`` (difference in convolution share of FLOPs at which a
     reference workload's weight falls to exp(-1) when predicting without probes).
+    The low-rank factorization of the reference table (``advisor._factor``) is blended in
+    with ``factor_weight`` (target measured in the reference) and ``factor_weight_unseen``
+    (target known by its specs only); ``factor_rank``, ``factor_alpha`` (ridge on the
+    factors), ``factor_shrinkage`` (ridge pulling a new workload toward the mean one) and
+    ``spec_alpha`` (ridge of accelerator factors on spec features) shape it.
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -63,11 +69,21 @@ class TransferModel(ThroughputModel):
                  min_neighbours: int = 3, ridge_alpha: float = 1.0,
                  interval_coverage: float = 0.9, foreign_widening: float = 2.0,
                  calibrate: bool = True, random_state: int = 0,
-                 kind_width: float = 0.25) -> None:
+                 kind_width: float = 0.25, factor_weight: float = 0.0,
+                 factor_weight_unseen: float = 0.5, factor_rank: int = 2,
+                 factor_alpha: float = 0.1, factor_shrinkage: float = 0.3,
+                 spec_alpha: float = 1.0) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
                             ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening)]:
             if not value > 0:
                 raise AdvisorError(f"{name} must be > 0, got {value}")
+        for name, value in [("factor_weight", factor_weight),
+                            ("factor_weight_unseen", factor_weight_unseen)]:
+            if not 0 <= value <= 1:
+                raise AdvisorError(f"{name} must be in [0, 1], got {value}")
+        if factor_rank < 1 or not (factor_alpha > 0 and factor_shrinkage > 0 and spec_alpha > 0):
+            raise AdvisorError("factor_rank must be >= 1 and factor_alpha, factor_shrinkage, "
+                               "spec_alpha > 0")
         if not 0 < interval_coverage < 1:
             raise AdvisorError(f"interval_coverage must be in (0, 1), got {interval_coverage}")
         if not 0 < precision_mismatch_weight <= 1:
@@ -84,13 +100,28 @@ class TransferModel(ThroughputModel):
         self.calibrate = calibrate
         self.random_state = random_state
         self.kind_width = kind_width
+        self.factor_weight = factor_weight
+        self.factor_weight_unseen = factor_weight_unseen
+        self.factor_rank = factor_rank
+        self.factor_alpha = factor_alpha
+        self.factor_shrinkage = factor_shrinkage
+        self.spec_alpha = spec_alpha
 
     # -- fitting ---------------------------------------------------------------------------
 
     def _settings(self) -> TransferSettings:
         return TransferSettings(tau=self.tau, single_probe_dispersion=self.single_probe_dispersion,
                                 precision_mismatch_weight=self.precision_mismatch_weight,
-                                min_neighbours=self.min_neighbours, top_k=self.top_k)
+                                min_neighbours=self.min_neighbours, top_k=self.top_k,
+                                factor_weight=self.factor_weight,
+                                factor_weight_unseen=self.factor_weight_unseen,
+                                factor_shrinkage=self.factor_shrinkage)
+
+    def _fit_factors(self, log_sps: FloatArray) -> FactorFit:
+        """The factorization of a (possibly masked) copy of the reference table."""
+        return fit_factors(log_sps, self.table_.features, rank=self.factor_rank,
+                           alpha=self.factor_alpha, spec_alpha=self.spec_alpha,
+                           seed=self.random_state)
 
     def fit(self, reference: Sequence[ReferenceRow],
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
@@ -100,6 +131,7 @@ class TransferModel(ThroughputModel):
             raise AdvisorError("reference data has no single-accelerator rows; cannot fit "
                                "the throughput model")
         self.coefs_ = fit_ridge(self.table_, alpha=self.ridge_alpha)
+        self.factors_ = self._fit_factors(self.table_.log_sps)
         self.specs_ = dict(accelerators)
         seen = self.table_.seen()
         self.seen_ = {a for a, s in zip(self.table_.accelerators, seen, strict=True) if s}
@@ -160,8 +192,9 @@ class TransferModel(ThroughputModel):
         columns = {c: y for a, y in probes.items()
                    if (c := self.table_.column(a)) is not None}
         if columns:
-            result = transfer_predict(
-                self.table_, self.coefs_, columns, self.table_.column(accelerator.name),
+            result = blend_predict(
+                self.table_, self.coefs_, self.factors_, columns,
+                self.table_.column(accelerator.name),
                 spec_features(accelerator), settings=self._settings(), precision_key=key)
             if result is not None:
                 kind = "unseen" if result.regression else "seen"

@@ -93,3 +93,34 @@ def test_cached_model_is_reused(tmp_path: Path) -> None:
 def test_bad_hyper_parameters_are_rejected(kwargs: dict[str, float]) -> None:
     with pytest.raises(AdvisorError):
         TransferModel(**kwargs)  # type: ignore[arg-type]
+
+
+def test_no_probe_resnet50_stays_near_the_reference_measurement(model: TransferModel) -> None:
+    # resnet50's profile (24.3 GFLOPs/sample, 99% convolution) predicted without a probe on
+    # A100-40GB-SXM must stay within 25% of Lambda's resnet50 mixed-precision measurement.
+    features = WorkloadFeatures(precision=Precision.BF16, flops_per_sample=24.3e9,
+                                conv_flops_fraction=0.99, name="resnet50")
+    measured = [r.samples_per_second for r in load_reference()
+                if r.model == "resnet50" and r.precision == "mixed"
+                and r.accelerator == "A100-40GB-SXM" and r.accelerator_count == 1]
+    assert measured
+    predicted = model.predict(features, SPECS["A100-40GB-SXM"]).samples_per_second
+    assert predicted == pytest.approx(sum(measured) / len(measured), rel=0.25)
+
+
+def test_factor_blend_stays_close_to_exact_ratios() -> None:
+    # Multiplicative data: transfer and factorization both recover the target exactly.
+    speeds = {"A10": 1.0, "L4": 0.8, "T4": 0.4, "A10G": 1.1, "RTX-3090": 1.5}
+    rows = [_row(m, a, size * s) for m, size in {"a": 100.0, "b": 30.0, "c": 7.0}.items()
+            for a, s in speeds.items()]
+    model = TransferModel(calibrate=False, factor_weight=1.0, min_neighbours=1).fit(rows, SPECS)
+    shots = [Measurement(a, 50.0 * speeds[a]) for a in ("A10", "L4", "T4")]
+    est = model.predict(WorkloadFeatures(precision=None), SPECS["A10G"], measurements=shots)
+    assert est.samples_per_second == pytest.approx(55.0, rel=0.02)
+
+
+@pytest.mark.parametrize("kwargs", [{"factor_weight": 1.5}, {"factor_weight_unseen": -0.1},
+                                    {"factor_rank": 0}])
+def test_bad_factor_hyper_parameters_are_rejected(kwargs: dict[str, float]) -> None:
+    with pytest.raises(AdvisorError):
+        TransferModel(**kwargs)  # type: ignore[arg-type]
