@@ -1,38 +1,33 @@
 """Throughput estimates and the model that predicts them.
 
 ``ThroughputModel`` is the seam: scikit-learn style (keyword hyper-parameters in
-``__init__``, ``fit`` returns self, learned state ends in ``_``). ``PeakFractionModel`` is the
-first honest version: it learns from the reference data which fraction of its datasheet peak
-each accelerator achieves, and scales by the workload's FLOPs per sample.
+``__init__``, ``fit`` returns self, learned state ends in ``_``). The model ``recommend``
+uses is ``advisor.transfer.TransferModel``; ``advisor.baseline`` holds the simple baseline
+it is measured against.
 """
 
 from __future__ import annotations
 
 import abc
 import enum
-import statistics
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self
 
 from advisor.errors import AdvisorError
-from advisor.reference import REFERENCE_FLOPS_PER_SAMPLE, ReferenceRow
+from advisor.reference import ReferenceRow
 from advisor.spec import Precision
 from pricing import AcceleratorSpec
 
 __all__ = [
     "Basis",
     "Measurement",
-    "PeakFractionModel",
     "ThroughputEstimate",
     "ThroughputModel",
     "WorkloadFeatures",
     "peak_flops",
     "precision_key",
 ]
-
-DEFAULT_SCALING_EFFICIENCY = 0.90
 
 
 class Basis(enum.StrEnum):
@@ -138,103 +133,3 @@ def peak_flops(spec: AcceleratorSpec, precision_key: str) -> float:
     if precision_key == "fp32" and spec.tensor_cores and spec.supports_bf16 and spec.bf16_tflops:
         return max(spec.fp32_tflops or 0.0, spec.bf16_tflops / 2) * 1e12
     return spec.peak_tflops(low_precision=precision_key == "mixed") * 1e12
-
-
-class PeakFractionModel(ThroughputModel):
-    """Samples/s = achieved fraction of peak x peak FLOP/s / FLOPs per sample.
-
-    The fraction per (accelerator, precision) is the median over reference models with
-    known FLOPs; its spread over those models gives the interval. Accelerators absent from
-    the reference data take the median fraction of their architecture generation, or of all
-    accelerators, with the interval widened by ``unseen_widening``.
-    """
-
-    def __init__(self, *, generation: str | None = None, unseen_widening: float = 1.5,
-                 default_scaling_efficiency: float = DEFAULT_SCALING_EFFICIENCY) -> None:
-        self.generation = generation
-        self.unseen_widening = unseen_widening
-        self.default_scaling_efficiency = default_scaling_efficiency
-
-    def fit(self, reference: Sequence[ReferenceRow],
-            accelerators: Mapping[str, AcceleratorSpec]) -> Self:
-        fractions: dict[tuple[str, str], list[float]] = defaultdict(list)
-        singles: dict[tuple[str, str, str, str], float] = {}
-        ratios: dict[int, list[float]] = defaultdict(list)
-        rows = [r for r in reference if self.generation in (None, r.generation)]
-        for row in rows:
-            if row.accelerator_count == 1:
-                singles[(row.generation, row.model, row.precision, row.accelerator)] = (
-                    row.samples_per_second)
-            spec = accelerators.get(row.accelerator)
-            flops = REFERENCE_FLOPS_PER_SAMPLE.get(row.model)
-            if row.accelerator_count == 1 and spec is not None and flops is not None:
-                achieved = row.samples_per_second * flops
-                fractions[(row.accelerator, row.precision)].append(
-                    achieved / peak_flops(spec, row.precision))
-        for row in rows:
-            one = singles.get((row.generation, row.model, row.precision, row.accelerator))
-            if row.accelerator_count > 1 and one:
-                ratios[row.accelerator_count].append(
-                    row.samples_per_second / (row.accelerator_count * one))
-        if not fractions:
-            raise AdvisorError("reference data has no single-accelerator rows of a model "
-                               "with known FLOPs; cannot fit the throughput model")
-        self.fraction_ = {k: statistics.median(v) for k, v in fractions.items()}
-        self.fraction_range_ = {k: (min(v), max(v)) for k, v in fractions.items()}
-        by_generation: dict[tuple[str, str], list[float]] = defaultdict(list)
-        by_precision: dict[str, list[float]] = defaultdict(list)
-        for (name, precision), value in self.fraction_.items():
-            by_generation[(accelerators[name].generation, precision)].append(value)
-            by_precision[precision].append(value)
-        self.generation_fraction_ = {k: statistics.median(v) for k, v in by_generation.items()}
-        self.global_fraction_ = {k: statistics.median(v) for k, v in by_precision.items()}
-        self.global_range_ = {k: (min(v), max(v)) for k, v in by_precision.items()}
-        self.scaling_ = {n: min(1.0, statistics.median(v)) for n, v in ratios.items()}
-        return self
-
-    def _fraction(self, spec: AcceleratorSpec, precision_key: str) -> tuple[float, float, float, bool]:
-        """(fraction, low, high, seen) for this accelerator and precision."""
-        key = (spec.name, precision_key)
-        if key in self.fraction_:
-            low, high = self.fraction_range_[key]
-            return self.fraction_[key], low, high, True
-        fraction = self.generation_fraction_.get(
-            (spec.generation, precision_key), self.global_fraction_[precision_key])
-        low, high = self.global_range_[precision_key]
-        return fraction, min(low, fraction / self.unseen_widening), max(
-            high, fraction * self.unseen_widening), False
-
-    def scaling_efficiency(self, accelerator: AcceleratorSpec, count: int) -> float:  # noqa: ARG002
-        if count <= 1:
-            return 1.0
-        known = [n for n in self.scaling_ if n <= count]
-        if not known:
-            return self.default_scaling_efficiency
-        return self.scaling_[max(known)]
-
-    def predict(
-        self,
-        workload: WorkloadFeatures,
-        accelerator: AcceleratorSpec,
-        *,
-        count: int = 1,
-        measurements: Sequence[Measurement] = (),
-    ) -> ThroughputEstimate:
-        for m in measurements:
-            if m.accelerator == accelerator.name:
-                per_device = m.samples_per_second / (
-                    m.accelerator_count * self.scaling_efficiency(accelerator, m.accelerator_count))
-                scale = count * self.scaling_efficiency(accelerator, count)
-                return ThroughputEstimate(per_device * scale, per_device * scale * 0.97,
-                                          per_device * scale * 1.03, Basis.MEASURED)
-        if not workload.flops_per_sample:
-            raise AdvisorError("the workload has no FLOPs per sample; profile it or give "
-                               "profile.flops_per_sample in model.yaml")
-        key = precision_key(workload.precision, accelerator)
-        fraction, low, high, seen = self._fraction(accelerator, key)
-        peak = peak_flops(accelerator, key)
-        scale = count * self.scaling_efficiency(accelerator, count) * peak / workload.flops_per_sample
-        return ThroughputEstimate(
-            fraction * scale, min(low, fraction) * scale, max(high, fraction) * scale,
-            Basis.PREDICTED if seen else Basis.PRIOR,
-        )
