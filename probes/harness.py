@@ -1,10 +1,11 @@
 """The probe harness: time the training step on this machine's device and report a ProbeResult.
 
 Building the model and the first step (lazy initialisation, autotuning) come first; the
-request's time box starts after them and holds every other phase: warm-up (excluded; over when step times stop
-falling), measured steps until the samples/s estimate is stable (relative 95% half-width
-under the target) or the box ends, then the optional input-pipeline check (cached batch vs
-the real loader) and the optional largest-batch search. Out-of-memory is a result.
+request's time box starts after them and holds every other phase: warm-up (excluded; over
+when step times stop falling), measured steps until the samples/s estimate is stable
+(relative 95% half-width under the target, and the two halves of the measured steps
+agreeing) or the box ends, then the optional input-pipeline check (cached batch vs the real
+loader) and the optional largest-batch search. Out-of-memory is a result.
 
 Run on an instance as ``python -m probes.harness REQUEST.json RESULT.json``; needs only torch
 and this package.
@@ -22,7 +23,7 @@ from typing import Any
 
 from probes.devices import Device, detect_device
 from probes.errors import ProbeError
-from probes.stats import percentile, relative_halfwidth, warmup_done
+from probes.stats import percentile, relative_drift, relative_halfwidth, warmup_done
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 from probes.workload import BuiltWorkload, build_workload
 
@@ -189,8 +190,10 @@ class Harness:
                 if reading is not None:
                     util.append(reading)
                 last_util = now
+            target = self.request.target_rel_halfwidth
             if (len(measured) >= self._min_steps and now - begin >= self._min_measure_s
-                    and relative_halfwidth(measured) < self.request.target_rel_halfwidth):
+                    and relative_halfwidth(measured) < target
+                    and relative_drift(measured) < 1.5 * target):
                 break
         return _Measurement(measured, warmup, util, box_start + self.request.time_box_s)
 

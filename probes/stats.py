@@ -11,7 +11,8 @@ import math
 import statistics
 from collections.abc import Sequence
 
-__all__ = ["percentile", "relative_halfwidth", "t_quantile_975", "warmup_done"]
+__all__ = ["percentile", "relative_drift", "relative_halfwidth", "t_quantile_975",
+           "warmup_done"]
 
 
 def t_quantile_975(df: int) -> float:
@@ -66,3 +67,18 @@ def percentile(values: Sequence[float], pct: float) -> float:
     low = math.floor(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def relative_drift(step_times_s: Sequence[float]) -> float:
+    """How far the mean step time of the second half is from the first half's, relative.
+
+    A stable interval is not enough when the steps still drift (warm-up not over, a
+    neighbour arriving); measuring continues until both halves agree.
+    """
+    n = len(step_times_s)
+    if n < 4:
+        return math.inf
+    first = statistics.fmean(step_times_s[:n // 2])
+    second = statistics.fmean(step_times_s[n // 2:])
+    mean = (first + second) / 2.0
+    return abs(second - first) / mean if mean > 0 else math.inf

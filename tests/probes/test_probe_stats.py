@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from probes.stats import percentile, relative_halfwidth, t_quantile_975, warmup_done
+from probes.stats import (
+    percentile,
+    relative_drift,
+    relative_halfwidth,
+    t_quantile_975,
+    warmup_done,
+)
 
 
 def test_t_quantile_approaches_normal() -> None:
@@ -42,3 +48,10 @@ def test_warmup_done(times: list[float], done: bool) -> None:
 def test_percentile_interpolates() -> None:
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert percentile([1.0, 2.0, 3.0, 4.0], 90) == pytest.approx(3.7)
+
+
+def test_drift_sees_a_slow_down_that_the_interval_may_miss() -> None:
+    steady = [0.1] * 40
+    slowing = [0.1] * 20 + [0.11] * 20
+    assert relative_drift(steady) == 0.0
+    assert relative_drift(slowing) == pytest.approx(0.01 / 0.105)
