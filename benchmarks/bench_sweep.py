@@ -52,7 +52,7 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 OVERHEAD_TRIALS, OVERHEAD_WORKERS, OVERHEAD_REPS = 400, 4, 3
 PRUNING_TRIALS = 40
-TUNING_SEEDS, HELD_OUT_SEEDS = (0, 1), (2, 3, 4, 5, 6)
+TUNING_SEEDS, HELD_OUT_SEEDS = (0, 1, 2), (3, 4, 5, 6, 7, 8, 9)
 PRUNERS: dict[str, dict[str, Any]] = {
     "median(startup 5, warmup 3)": {"type": "median", "n_startup_trials": 5,
                                     "n_warmup_steps": 3},
@@ -238,6 +238,7 @@ def _pruning_pair(folder: Path, seed: int, label: str, pruner: dict[str, Any],
                   full: optuna.Study) -> tuple[float | None, list[str]]:
     full_total = sum(_cost(t) for t in full.trials)
     target = full.best_value * 1.01
+    own = _spent_to_reach(full, target) or full_total
     name = f"p{seed}-{list(PRUNERS).index(label.split(': ', 1)[1])}-{label[:4]}"
     pruned = _digits_sweep(folder, name, seed, pruner, PRUNING_TRIALS * 4, full_total)
     reach = _spent_to_reach(pruned, target)
@@ -246,7 +247,8 @@ def _pruning_pair(folder: Path, seed: int, label: str, pruner: dict[str, Any],
     best = pruned.best_value if any(s.name == "COMPLETE" for s in states) else float("nan")
     gap = (best / full.best_value - 1) * 100
     return share, [
-        label, str(seed), f"${full_total:.2f}, best {full.best_value:.4f}",
+        label, str(seed), f"${full_total:.2f}, best {full.best_value:.4f}, within 1% after "
+        f"{100 * own / full_total:.0f}%",
         f"{len(states)} trials, {states.count(optuna.trial.TrialState.PRUNED)} pruned, "
         f"${sum(_cost(t) for t in pruned.trials):.2f}, best {best:.4f} ({gap:+.1f}%)",
         "not reached" if share is None else f"${reach:.2f} = **{100 * share:.0f}%**"]
@@ -309,18 +311,25 @@ def main() -> None:
         overhead_worker(kind, url, study, int(n), go)
         return
     os.environ.setdefault("ADVISOR_HOME", tempfile.mkdtemp(prefix="advisor-bench-home-"))
-    sections = [f"# advisor sweep: scheduling overhead and pruning savings\n\n"
-                f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, Python "
-                f"{platform.python_version()}, Optuna {optuna.__version__}\n"]
-    if args.part in ("overhead", "all"):
-        sections.append(_table("Scheduling overhead, 4 workers on PostgreSQL",
-                               *overhead_section()))
-    if args.part in ("pruning", "all"):
-        sections.append(_table("Pruning: dollars to reach the unpruned best", *pruning_section()))
-    text = "\n".join(sections)
-    print(text)
+    head = (f"# advisor sweep: scheduling overhead and pruning savings\n\n"
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, Python "
+            f"{platform.python_version()}, Optuna {optuna.__version__}\n")
+    titles = {"overhead": "Scheduling overhead, 4 workers on PostgreSQL",
+              "pruning": "Pruning: dollars to reach the unpruned best"}
+    # a part run alone keeps the other part's section from the last run
+    path = RESULTS / "sweep.md"
+    kept: dict[str, str] = {}
+    if path.exists():
+        for chunk in path.read_text().split("\n## ")[1:]:
+            kept[chunk.splitlines()[0]] = "## " + chunk.rstrip("\n") + "\n"
+    for part, title in titles.items():
+        if args.part in (part, "all"):
+            section = overhead_section() if part == "overhead" else pruning_section()
+            kept[title] = _table(title, *section)
+            print(kept[title])
+    text = "\n".join([head, *(kept[t] for t in titles.values() if t in kept)])
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "sweep.md").write_text(text)
+    path.write_text(text)
 
 
 if __name__ == "__main__":

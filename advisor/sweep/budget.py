@@ -6,7 +6,10 @@ attributes (``advisor:cost_usd`` ...), so every worker and ``advisor sweep statu
 
 The gate lets a new trial start only while ``spent + expected cost of the running trials +
 expected cost of the new one <= max_usd``; spent is checked before every start, so the final
-overshoot is at most the cost of the trials that were already running.
+overshoot is at most the cost of the trials that were already running. With several workers
+on PostgreSQL the check and the trial's creation are admitted under an advisory lock
+(``advisor.sweep.admission``), so concurrent starts cannot slip past the cap or
+``max_trials`` together; the totals come from ``advisor.sweep.ledger``.
 """
 
 from __future__ import annotations

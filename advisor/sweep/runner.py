@@ -1,9 +1,12 @@
 """Run a sweep's trials in this process: one worker loop against the shared Optuna study.
 
-Each loop turn asks the budget gate whether another trial may start, then runs it through
-``study.optimize``: the wrapped objective pre-applies the YAML search space, calls the user's
-entrypoint, and records wall time and dollars on the trial; after every trial the cleanup
-policy runs. A dead worker's trial is failed by heartbeat; database errors are retried.
+One ``study.optimize`` call per worker: before the first trial and after every trial a
+callback asks the budget gate (two aggregate queries, ``advisor.sweep.ledger``) whether
+another trial may start, under the admission lock (``advisor.sweep.admission``), and stops
+the study when not. The wrapped objective pre-applies the YAML search space, calls the user's
+entrypoint, and records wall time and dollars on the trial in one write; after every trial
+the cleanup policy runs. A dead worker's trial is failed by heartbeat; database errors are
+retried.
 """
 
 from __future__ import annotations
