@@ -86,6 +86,7 @@ def main() -> None:
     parser.add_argument("--time-box", type=float, default=15.0)
     parser.add_argument("--models", default="mlp,resnet,bert")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    parser.add_argument("--name", default="probe", help="results file name (without .md)")
     args = parser.parse_args()
     import torch
 
@@ -97,7 +98,7 @@ def main() -> None:
     load_after = os.getloadavg()[0]
 
     write_table(
-        "probe", "Probe estimate vs a run ten times longer (CPU)",
+        args.name, "Probe estimate vs a run ten times longer (CPU)",
         ["model", "batch", "probe samples/s", "probe ±95%", "stable", "probe steps",
          "probe measured s", "probe wall s", "probe batch/p50", "10x samples/s", "10x steps",
          "10x box s", "10x wall s", "probe vs 10x", "within 3%", "batch/p50: probe vs 10x"],
