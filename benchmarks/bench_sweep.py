@@ -106,11 +106,13 @@ def overhead_worker(kind: str, url: str, study: str, trials: int, go: str) -> No
     Path(go + f".ready-{os.getpid()}").touch()
     while not os.path.exists(go):
         time.sleep(0.01)
-    if kind == "optuna":
+    if kind.startswith("optuna"):
+        beat: dict[str, Any] = {} if kind == "optuna-no-heartbeat" else {
+            "heartbeat_interval": 10, "grace_period": 20}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             storage = optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True},
-                                                 heartbeat_interval=10, grace_period=20)
+                                                 **beat)
             done = optuna.study.MaxTrialsCallback(trials, states=None)
         st = optuna.create_study(study_name=study, storage=storage, load_if_exists=True,
                                  sampler=optuna.samplers.RandomSampler())
@@ -158,7 +160,8 @@ def overhead_section(trials: int = OVERHEAD_TRIALS, workers: int = OVERHEAD_WORK
     tmp = tempfile.mkdtemp(prefix="advisor-bench-pg-")
     url, stop = _start_postgres(tmp)
     load_before = os.getloadavg()
-    runs: dict[str, list[dict[str, float]]] = {"optuna": [], "advisor": []}
+    runs: dict[str, list[dict[str, float]]] = {"optuna": [], "optuna-no-heartbeat": [],
+                                                "advisor": []}
     try:
         for rep in range(reps):
             for kind in runs:
@@ -172,12 +175,16 @@ def overhead_section(trials: int = OVERHEAD_TRIALS, workers: int = OVERHEAD_WORK
         ms = [r["ms_per_trial"] for r in results]
         cpu = [r["cpu_ms_per_trial"] for r in results]
         rows.append([
-            {"optuna": "Optuna alone (baseline)", "advisor": "advisor run_worker"}[kind],
+            {"optuna": "Optuna alone (baseline, heartbeats on)",
+             "optuna-no-heartbeat": "Optuna alone, heartbeats off",
+             "advisor": "advisor run_worker (heartbeats on)"}[kind],
             ", ".join(str(int(r["trials"])) for r in results),
             ", ".join(f"{m:.1f}" for m in ms), f"**{statistics.median(ms):.1f}**",
             f"{statistics.median(cpu):.1f}"])
     ours = statistics.median(r["cpu_ms_per_trial"] for r in runs["advisor"])
     base = statistics.median(r["cpu_ms_per_trial"] for r in runs["optuna"])
+    no_beat = statistics.median(r["cpu_ms_per_trial"] for r in runs["optuna-no-heartbeat"])
+    span = {k: statistics.median(r["ms_per_trial"] for r in v) for k, v in runs.items()}
     header = ["variant", "trials per run", "span / trials, ms (3 runs)", "median ms/trial "
               "(target < 20)", "client CPU ms/trial (median)"]
     notes = [
@@ -186,7 +193,12 @@ def overhead_section(trials: int = OVERHEAD_TRIALS, workers: int = OVERHEAD_WORK
         f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; "
         f"after: {', '.join(f'{x:.2f}' for x in load_after)}.",
         f"Our layer costs {ours - base:+.1f} ms of client CPU per trial over Optuna alone "
-        "(dollar gate query, one batched write of the cost attributes, the stop-reason write).",
+        "(dollar gate: two aggregate queries and the admission lock; one batched write of the "
+        "cost attributes) and "
+        f"{span['advisor'] - span['optuna']:+.1f} ms of span per trial. Optuna's heartbeats "
+        f"(a thread, a heartbeat write and a stale-trial query per trial, needed to fail a "
+        f"killed worker's trial) cost {base - no_beat:+.1f} ms CPU and "
+        f"{span['optuna'] - span['optuna-no-heartbeat']:+.1f} ms of span per trial.",
         "ms/trial = wall-clock span from the first trial start to the last trial end / trials, "
         "nothing subtracted. Client CPU counts from each worker's first trial to its exit; the "
         "PostgreSQL server's CPU is not in it but is in the span.",

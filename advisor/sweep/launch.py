@@ -46,6 +46,7 @@ log = logging.getLogger("advisor.sweep")
 REMOTE_DIR = "/opt/advisor-sweep"
 _DEFAULT_BOX_S = 24 * 3600.0
 _PACKAGES = ("advisor", "pricing", "probes")
+_MAX_BUNDLE_BYTES = 50 * 2**20
 
 
 def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
@@ -67,7 +68,12 @@ def make_worker_bundle(spec: SweepSpec, storage_url: str) -> bytes:
         info = tarfile.TarInfo("storage.txt")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    bundle = buffer.getvalue()
+    if len(bundle) > _MAX_BUNDLE_BYTES:
+        raise AdvisorError(f"--launch: the worker bundle is {len(bundle) / 2**20:.0f} MiB (limit "
+                           f"{_MAX_BUNDLE_BYTES // 2**20} MiB); keep large files out of the "
+                           f"sweep.yaml folder {spec.source_dir} (load data on the instance)")
+    return bundle
 
 
 def worker_boot_script(*, fetch: list[str], python: str, sweep_yaml_name: str,
@@ -139,8 +145,12 @@ def launch_requests(spec: SweepSpec, workers: int, price_usd_per_hour: float) ->
                          price_usd_per_hour=price_usd_per_hour) for i in range(workers)]
 
 
-def check_reachable(storage_url: str) -> None:
-    """Warn when cloud workers cannot reach the storage (a loopback host)."""
+def check_reachable(storage_url: str, artifacts: str | None = None) -> None:
+    """Warn when cloud workers cannot reach the storage (a loopback host) or the artifacts."""
+    if artifacts and not artifacts.startswith(("s3://", "gs://")):
+        log.warning("--launch: artifacts %r is a local directory; on cloud workers it is the "
+                    "instance's disk, lost at termination and out of reach of cleanup; use "
+                    "s3://bucket/prefix", artifacts)
     host = urlsplit(storage_url).hostname or ""
     if host in ("", "localhost") or host.startswith("127.") or host == "::1":
         log.warning("--launch: storage host %r is this machine's loopback; the cloud workers "

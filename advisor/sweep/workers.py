@@ -108,7 +108,7 @@ def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str
                            "on, e.g. 'instance: aws:g5.xlarge:us-east-1:spot'")
     choice = resolve_instance(spec)
     spec = replace(spec, instance=choice.label)
-    check_reachable(url)
+    check_reachable(url, spec.artifacts)
     launcher = launcher or make_sweep_launcher(
         spec, url, sweep_yaml_name=Path(spec_path).name,
         bucket=os.environ.get("ADVISOR_AWS_BUCKET", ""))

@@ -164,3 +164,16 @@ def test_boot_script_runs_one_worker_then_powers_off() -> None:
     assert lines[-1] == "shutdown -h now"
     assert any("-m advisor.sweep.workers s.yaml --storage" in ln for ln in lines)
     assert os.path.basename("/opt/advisor-sweep") in script
+
+
+def test_unreachable_storage_and_local_artifacts_are_warned(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from advisor.sweep.launch import check_reachable
+
+    with caplog.at_level("WARNING", logger="advisor.sweep"):
+        check_reachable("postgresql://advisor@127.0.0.1:5432/db", "./artifacts")
+        check_reachable("postgresql://advisor@db.internal/db", "s3://bucket/sweeps")
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2
+    assert any("loopback" in m for m in messages)
+    assert any("lost at termination" in m for m in messages)
