@@ -96,6 +96,10 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
         raise
     except ProbeError as exc:
         result = ProbeResult.failure(request, ProbeStatus.ERROR, str(exc))
+    except Exception as exc:  # noqa: BLE001 - record the probe whatever broke, then re-raise
+        result = ProbeResult.failure(request, ProbeStatus.ERROR,
+                                     f"advisor failed: {type(exc).__name__}: {exc}")
+        raise
     finally:
         try:
             if handle is not None:

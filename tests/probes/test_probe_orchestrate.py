@@ -61,3 +61,17 @@ def test_duplicate_probe_ids_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ProbeError, match="unique"):
         run_probes([_request("a"), _request("a")], launcher_for=lambda _r: launcher,
                    store=ProbeStore(f"sqlite:///{tmp_path / 'p.db'}"))
+
+
+def test_an_unexpected_failure_is_recorded_terminated_and_raised(tmp_path: Path) -> None:
+    launcher = _launcher({"a": FakeOutcome.HANG})
+
+    def broken_poll(handle: object) -> None:
+        raise RuntimeError("bug in a launcher")
+
+    launcher.poll = broken_poll  # type: ignore[assignment,method-assign]
+    store = ProbeStore(f"sqlite:///{tmp_path / 'p.db'}")
+    with pytest.raises(RuntimeError, match="bug in a launcher"):
+        run_probes([_request("a")], launcher_for=lambda _r: launcher, store=store)
+    assert store.get("a").status is ProbeStatus.ERROR
+    assert launcher.live_probe_ids() == []
