@@ -3,6 +3,7 @@
 ``run_sweep`` is what ``advisor sweep sweep.yaml`` calls. With ``workers > 1`` it starts
 worker processes (``python -m advisor.sweep.workers SWEEP_YAML``, the same as ``advisor sweep
 worker SWEEP_YAML``) against one PostgreSQL-backed study and polls its status until they end.
+With ``launch=True`` the workers run on cloud instances instead (``advisor.sweep.launch``).
 """
 
 from __future__ import annotations
