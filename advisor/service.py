@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from advisor.evidence import ProbeEvidence, evidence_from_probes
 from advisor.profile import profile_workload
 from advisor.ranking import Recommendation
 from advisor.recommend import recommend
-from advisor.spec import load_workload_spec
-from advisor.storage import data_dir
+from advisor.spec import WorkloadSpec, load_workload_spec
+from advisor.storage import data_dir, default_storage_url
 from pricing import Catalog, shipped_catalog
 
-__all__ = ["current_catalog", "recommend_for_file"]
+__all__ = ["current_catalog", "recommend_for_file", "stored_probe_evidence"]
 
 
 def current_catalog() -> Catalog:
@@ -23,8 +25,25 @@ def current_catalog() -> Catalog:
     return from_snapshots(data_dir() / "snapshots")
 
 
+def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog) -> ProbeEvidence:
+    """Evidence from the probe store, without creating a store that does not exist yet."""
+    url = default_storage_url()
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return ProbeEvidence()
+    from probes.store import ProbeStore, measured_throughput
+
+    return evidence_from_probes(measured_throughput(ProbeStore(url), spec.fingerprint()), catalog)
+
+
 def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommendation:
-    """``advisor recommend``: spec from ``path``, current catalog, cached profile."""
+    """``advisor recommend``: spec from ``path``, current catalog, cached profile, and the
+    stored probes of this workload (measured throughput and findings)."""
     spec = load_workload_spec(path)
-    return recommend(spec, catalog=current_catalog(), profile=profile_workload(spec),
-                     include_flagged=include_flagged)
+    catalog = current_catalog()
+    evidence = stored_probe_evidence(spec, catalog)
+    rec = recommend(spec, catalog=catalog, profile=profile_workload(spec),
+                    measurements=evidence.measurements, include_flagged=include_flagged)
+    if not evidence.probes:
+        return rec
+    return replace(rec, advice=evidence.advice + rec.advice,
+                   extra={**rec.extra, "probes": list(evidence.probes)})

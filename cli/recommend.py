@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from advisor.ranking import Recommendation
@@ -48,14 +49,14 @@ def _render(rec: Recommendation, top: int) -> None:
     kinds = Counter(_reason_kind(r.reason) for r in rec.rejected)
     for kind, n in kinds.most_common(6):
         example = next(r for r in rec.rejected if _reason_kind(r.reason) == kind)
-        out.print(f"  rejected {n:>4}: {example.reason}" + (" (e.g.)" if n > 1 else ""))
+        out.print(f"  rejected {n:>4}: {escape(example.reason)}" + (" (e.g.)" if n > 1 else ""))
     for warning in rec.warnings:
-        out.print(f"[yellow]warning:[/] {warning}")
+        out.print(f"[yellow]warning:[/] {escape(warning)}")
     for line in rec.advice:
-        out.print(f"[green]advice:[/] {line}")
+        out.print(f"[green]advice:[/] {escape(line)}")
     out.print("assumptions:")
     for line in rec.assumptions:
-        out.print(f"  - {line}")
+        out.print(f"  - {escape(line)}")
 
 
 @click.command()
