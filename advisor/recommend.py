@@ -89,6 +89,21 @@ def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog
     return advice
 
 
+def _scaling_line(ranked: Sequence[CostEstimate], catalog: Catalog, model: ThroughputModel) -> str:
+    """The fitted scaling efficiency of the best-ranked multi-device offer per interconnect."""
+    examples: dict[str, str] = {}
+    for est in ranked:
+        offer = est.offer
+        spec = catalog.accelerators[offer.accelerator]
+        if offer.accelerator_count > 1 and spec.interconnect not in examples:
+            efficiency = model.scaling_efficiency(spec, offer.accelerator_count)
+            examples[spec.interconnect] = (f"{offer.accelerator_count}x {offer.accelerator} "
+                                           f"({spec.interconnect}) {efficiency:.2f}")
+    shown = f", e.g. {'; '.join(examples.values())}" if examples else ""
+    return ("multi-accelerator throughput = devices x one device x a scaling efficiency fitted "
+            f"per accelerator and interconnect on the reference 1/2/4/8-GPU rows{shown}")
+
+
 def recommend(
     spec: WorkloadSpec,
     *,
@@ -122,13 +137,9 @@ def recommend(
     rejected.extend(over)
     rejected.sort(key=lambda r: r.offer.key)
     priors = sorted({e.offer.accelerator for e in ranked if e.throughput.basis is Basis.PRIOR})
-    counts = sorted({o.accelerator_count for o in catalog.offers if o.accelerator_count > 1})
-    efficiency = ", ".join(
-        f"{n}: {model.scaling_efficiency(catalog.accelerators['A100-40GB-SXM'], n):.2f}"
-        for n in counts if n <= 16)
     assumption_lines = [
         f"batch_size {spec.batch_size} is global; split evenly across an instance's devices",
-        f"multi-accelerator scaling efficiency (fitted on the reference data) {efficiency}",
+        _scaling_line(ranked, catalog, model),
         *assumptions.describe(),
         "throughput: ratios transferred from the reference workloads that behave most like this "
         "one on the probed accelerators; with no probe, from FLOPs per sample and the measured "
