@@ -106,7 +106,7 @@ class SweepAwsLauncher(AwsLauncher):
         self.storage_url = storage_url
         self.sweep_yaml_name = sweep_yaml_name
 
-    def _upload(self, request: ProbeRequest, region: str, expires: datetime) -> str:
+    def boot_payload(self, request: ProbeRequest, region: str, expires: datetime) -> str:
         s3 = self._client("s3", region)
         key = self._key(request.probe_id, "bundle.tar.gz")
         s3.put_object(Bucket=self.bucket, Key=key,

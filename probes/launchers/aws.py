@@ -132,7 +132,7 @@ class AwsLauncher(Launcher):
         ssm, ec2 = self._client("ssm", region), self._client("ec2", region)
         image = ssm.get_parameter(Name=self.ami_parameter)["Parameter"]["Value"]
         expires = self.expiry_for(request)
-        user_data = self._upload(request, region, expires)
+        user_data = self.boot_payload(request, region, expires)
         tags = [{"Key": k, "Value": v} for k, v in probe_tags(request.probe_id, expires).items()]
         tags.append({"Key": "Name", "Value": f"advisor-probe-{request.probe_id}"})
         params: dict[str, Any] = {
@@ -173,7 +173,12 @@ class AwsLauncher(Launcher):
             Filters=[{"Name": "state", "Values": ["available"]}])
         return sorted(z["ZoneName"] for z in reply["AvailabilityZones"])
 
-    def _upload(self, request: ProbeRequest, region: str, expires: datetime) -> str:
+    def boot_payload(self, request: ProbeRequest, region: str, expires: datetime) -> str:
+        """Upload what the instance needs and return its user-data script.
+
+        The hook subclasses override to boot something other than the probe harness (the
+        sweep's cloud workers do); the script must power the instance off when done.
+        """
         s3 = self._client("s3", region)
         bundle, remote = make_bundle(request)
         s3.put_object(Bucket=self.bucket, Key=self._key(request.probe_id, "bundle.tar.gz"),
