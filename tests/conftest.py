@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own ADVISOR_HOME, and no test reaches the network."""
+"""Shared fixtures: every test gets its own ADVISOR_HOME, and no test reaches the network or
+sees cloud credentials, except those marked ``cloud`` (deselected by default)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def advisor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def advisor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                 request: pytest.FixtureRequest) -> Iterator[Path]:
     """A private data directory (probe store, snapshots, profile cache) per test."""
     home = tmp_path / "advisor-home"
     monkeypatch.setenv("ADVISOR_HOME", str(home))
     monkeypatch.delenv("ADVISOR_STORAGE_URL", raising=False)
+    if request.node.get_closest_marker("cloud"):
+        yield home
+        return
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
@@ -32,8 +37,10 @@ def _guarded_connect(self: socket.socket, address: object) -> None:
 
 
 @pytest.fixture(autouse=True)
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def no_network(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     """Fail any test that opens a connection to a non-loopback address."""
+    if request.node.get_closest_marker("cloud"):
+        return
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
 
 
