@@ -10,7 +10,8 @@ factors are fitted to its probes by ridge regression that shrinks the factors to
 (the mean workload), so one probe gives the mean profile and more probes bend it. An
 accelerator with no column (or whose column is hidden) gets its level and factors from a
 ridge regression on spec features fitted over the known accelerators; this is the PARIS-
-style transfer written as matrix completion.
+style transfer written as matrix completion. The fitted rows' [level, factors] are kept
+(``row_params``) so a new row can shrink toward a related one (its precision twin) instead.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class FactorFit:
     spec_weights: FloatArray  # ridge map [1, z(features)] -> [b, v]
     spec_mean: FloatArray
     spec_std: FloatArray
+    row_params: FloatArray    # [m_w, u_w] per reference row (NaN rows had no measurement)
 
     def from_spec(self, features: FloatArray) -> tuple[float, FloatArray]:
         """(level, factors) of an accelerator known only by its spec features."""
@@ -59,15 +61,26 @@ class FactorFit:
         return self.from_spec(features)
 
     def predict(self, probes: dict[int, float], probe_features: FloatArray,
-                target: tuple[float, FloatArray], *, shrinkage: float) -> float:
-        """Log samples/s of a new workload at ``target`` from probes (column -> log y)."""
+                target: tuple[float, FloatArray], *, shrinkage: float,
+                prior: FloatArray | None = None, prior_shrinkage: float = 0.1) -> float:
+        """Log samples/s of a new workload at ``target`` from probes (column -> log y).
+
+        Without ``prior`` the new row's factors shrink toward zero (the mean workload) and
+        its level is free; with ``prior`` ([level, factors], e.g. from a precision twin) the
+        whole row shrinks toward it with ``prior_shrinkage``.
+        """
         pairs = [self.column(c, f) for c, f in zip(probes, probe_features, strict=True)]
         levels = np.array([p[0] for p in pairs])
         design = np.hstack([np.ones((len(pairs), 1)), np.array([p[1] for p in pairs])])
-        penalty = shrinkage * np.eye(design.shape[1])
-        penalty[0, 0] = _TINY
         y = np.fromiter(probes.values(), dtype=float, count=len(probes)) - levels
-        solution = np.linalg.solve(design.T @ design + penalty, design.T @ y)
+        if prior is not None and np.isfinite(prior).all():
+            penalty = prior_shrinkage * np.eye(design.shape[1])
+            solution = np.linalg.solve(design.T @ design + penalty,
+                                       design.T @ y + penalty @ prior)
+        else:
+            penalty = shrinkage * np.eye(design.shape[1])
+            penalty[0, 0] = _TINY
+            solution = np.linalg.solve(design.T @ design + penalty, design.T @ y)
         level, factors = target
         return float(level + solution[0] + factors @ solution[1:])
 
@@ -110,4 +123,7 @@ def fit_factors(log_sps: FloatArray, features: FloatArray, *, rank: int, alpha: 
     spec_penalty[0, 0] = 0.0
     targets = np.hstack([level_a[usable, None], v[usable]])
     spec_weights = np.linalg.lstsq(z.T @ z + spec_penalty, z.T @ targets, rcond=None)[0]
-    return FactorFit(levels, np.where(cols[:, None], v, 0.0), spec_weights, spec_mean, spec_std)
+    row_params = np.full((len(log_sps), rank + 1), np.nan)
+    row_params[rows] = np.hstack([level_w[:, None], u])
+    return FactorFit(levels, np.where(cols[:, None], v, 0.0), spec_weights, spec_mean, spec_std,
+                     row_params)

@@ -21,7 +21,7 @@ from advisor.reference import REFERENCE_FLOPS_PER_SAMPLE, ReferenceRow
 from advisor.throughput import peak_flops
 from pricing import AcceleratorSpec
 
-__all__ = ["FloatArray", "ReferenceTable", "spec_features"]
+__all__ = ["FloatArray", "ReferenceTable", "precision_twin", "spec_features", "split_precision"]
 
 FloatArray = npt.NDArray[np.float64]
 N_FEATURES = 6
@@ -129,3 +129,41 @@ def ridge_predict(coefs: FloatArray, features: FloatArray) -> FloatArray:
     mean, std = coefs[:, k:k + N_FEATURES], coefs[:, k + N_FEATURES:]
     z = (features - mean) / std
     return np.asarray(coefs[:, 0] + (coefs[:, 1:k] * z).sum(axis=1))
+
+
+_PRECISION_TOKENS = {"fp32": "fp32", "tf32": "fp32", "mixed": "mixed", "amp": "mixed",
+                     "fp16": "mixed", "bf16": "mixed"}
+
+
+def split_precision(name: str) -> tuple[str, str] | None:
+    """(name without its precision token, ``fp32`` or ``mixed``); None without a token.
+
+    ``resnet50/mixed`` -> (``resnet50``, ``mixed``); table keys ``generation/model/precision``
+    keep their generation (``lambda_v1/resnet50/fp32`` -> (``lambda_v1/resnet50``, ``fp32``)),
+    and a benchmark row's key ``bench/resnet50/fp32/unknown`` gives ``bench/resnet50``.
+    """
+    parts = [p for p in name.split("/") if p.lower() != "unknown"]
+    for i in range(len(parts) - 1, -1, -1):
+        token = _PRECISION_TOKENS.get(parts[i].lower())
+        if token is not None:
+            return "/".join(parts[:i] + parts[i + 1:]), token
+    return None
+
+
+def precision_twin(table: ReferenceTable, name: str, token: str,
+                   ) -> tuple[list[int], list[tuple[int, int]]]:
+    """Rows of the same model at the other precision than ``token`` (any generation), and
+    every (row at ``token``, row at the other precision) pair of one model in the table."""
+    rows: dict[str, dict[str, int]] = defaultdict(dict)
+    twins = []
+    for w, key in enumerate(table.workloads):
+        split = split_precision(key)
+        if split is None:
+            continue
+        rows[split[0]][split[1]] = w
+        model = split[0].split("/", 1)[1] if "/" in split[0] else split[0]
+        if split[1] != token and model == name:
+            twins.append(w)
+    other = "fp32" if token == "mixed" else "mixed"
+    pairs = [(p[token], p[other]) for p in rows.values() if len(p) == 2]
+    return twins, pairs

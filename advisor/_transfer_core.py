@@ -36,9 +36,10 @@ class TransferSettings:
     precision_mismatch_weight: float = 0.3
     min_neighbours: int = 3
     top_k: int = 8
-    factor_weight: float = 0.0
+    factor_weight: float = 0.5
     factor_weight_unseen: float = 0.5
     factor_shrinkage: float = 0.3
+    twin_shrinkage: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +128,10 @@ def blend_predict(
     settings: TransferSettings,
     row_mask: npt.NDArray[np.bool_] | None = None,
     precision_key: str | None = None,
+    prior: FloatArray | None = None,
 ) -> TransferResult | None:
-    """``transfer_predict`` averaged in log space with the factorization's prediction."""
+    """``transfer_predict`` averaged in log space with the factorization's prediction
+    (whose new row shrinks toward ``prior`` when given and ``twin_shrinkage`` > 0)."""
     result = transfer_predict(table, coefs, probes, target, target_features, settings=settings,
                               row_mask=row_mask, precision_key=precision_key)
     if result is None or factors is None:
@@ -138,7 +141,9 @@ def blend_predict(
         return result
     factor = factors.predict(probes, table.features[list(probes)],
                              factors.column(target, target_features),
-                             shrinkage=settings.factor_shrinkage)
+                             shrinkage=settings.factor_shrinkage,
+                             prior=prior if settings.twin_shrinkage > 0 else None,
+                             prior_shrinkage=settings.twin_shrinkage or 1.0)
     if not np.isfinite(factor):
         return result
     return TransferResult((1 - weight) * result.log_sps + weight * factor, result.regression,

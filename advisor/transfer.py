@@ -22,7 +22,15 @@ from typing import Self
 import numpy as np
 
 from advisor._factor import FactorFit, fit_factors
-from advisor._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict, spec_features
+from advisor._table import (
+    FloatArray,
+    ReferenceTable,
+    fit_ridge,
+    precision_twin,
+    ridge_predict,
+    spec_features,
+    split_precision,
+)
 from advisor._transfer_core import TransferSettings, blend_predict
 from advisor.errors import AdvisorError
 from advisor.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
@@ -62,6 +70,11 @@ class TransferModel(ThroughputModel):
     (target known by its specs only); ``factor_rank``, ``factor_alpha`` (ridge on the
     factors), ``factor_shrinkage`` (ridge pulling a new workload toward the mean one) and
     ``spec_alpha`` (ridge of accelerator factors on spec features) shape it.
+    ``twin_shrinkage`` (0 = off): when the workload's name carries a precision
+    (``resnet50/mixed``) or its precision is known, and the reference holds the same model
+    at the other precision (its *precision twin*), the factorization's new row shrinks
+    toward the twin's fitted row plus the mean fp32 -> mixed shift of the reference's model
+    pairs, instead of toward the mean workload; a few probes then only correct the twin.
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -69,10 +82,10 @@ class TransferModel(ThroughputModel):
                  min_neighbours: int = 3, ridge_alpha: float = 1.0,
                  interval_coverage: float = 0.9, foreign_widening: float = 2.0,
                  calibrate: bool = True, random_state: int = 0,
-                 kind_width: float = 0.25, factor_weight: float = 0.0,
+                 kind_width: float = 0.25, factor_weight: float = 0.5,
                  factor_weight_unseen: float = 0.5, factor_rank: int = 2,
                  factor_alpha: float = 0.1, factor_shrinkage: float = 0.3,
-                 spec_alpha: float = 1.0) -> None:
+                 spec_alpha: float = 1.0, twin_shrinkage: float = 0.3) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
                             ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening)]:
             if not value > 0:
@@ -81,6 +94,8 @@ class TransferModel(ThroughputModel):
                             ("factor_weight_unseen", factor_weight_unseen)]:
             if not 0 <= value <= 1:
                 raise AdvisorError(f"{name} must be in [0, 1], got {value}")
+        if twin_shrinkage < 0:
+            raise AdvisorError(f"twin_shrinkage must be >= 0 (0 = off), got {twin_shrinkage}")
         if factor_rank < 1 or not (factor_alpha > 0 and factor_shrinkage > 0 and spec_alpha > 0):
             raise AdvisorError("factor_rank must be >= 1 and factor_alpha, factor_shrinkage, "
                                "spec_alpha > 0")
@@ -106,6 +121,7 @@ class TransferModel(ThroughputModel):
         self.factor_alpha = factor_alpha
         self.factor_shrinkage = factor_shrinkage
         self.spec_alpha = spec_alpha
+        self.twin_shrinkage = twin_shrinkage
 
     # -- fitting ---------------------------------------------------------------------------
 
@@ -115,7 +131,8 @@ class TransferModel(ThroughputModel):
                                 min_neighbours=self.min_neighbours, top_k=self.top_k,
                                 factor_weight=self.factor_weight,
                                 factor_weight_unseen=self.factor_weight_unseen,
-                                factor_shrinkage=self.factor_shrinkage)
+                                factor_shrinkage=self.factor_shrinkage,
+                                twin_shrinkage=self.twin_shrinkage)
 
     def _fit_factors(self, log_sps: FloatArray) -> FactorFit:
         """The factorization of a (possibly masked) copy of the reference table."""
@@ -195,11 +212,32 @@ class TransferModel(ThroughputModel):
             result = blend_predict(
                 self.table_, self.coefs_, self.factors_, columns,
                 self.table_.column(accelerator.name),
-                spec_features(accelerator), settings=self._settings(), precision_key=key)
+                spec_features(accelerator), settings=self._settings(), precision_key=key,
+                prior=self._twin_prior(workload))
             if result is not None:
                 kind = "unseen" if result.regression else "seen"
                 return result.log_sps, f"{kind}{min(len(columns), 3)}"
         return self._prior(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
+
+    def _twin_prior(self, workload: WorkloadFeatures) -> FloatArray | None:
+        """Factorization row prior from the same model at the other precision (its fitted
+        [level, factors] plus the mean precision shift of the reference's model pairs)."""
+        if self.twin_shrinkage <= 0 or not workload.name:
+            return None
+        split = split_precision(workload.name)
+        if split is None and workload.precision is not None:
+            split = (workload.name,
+                     "fp32" if workload.precision.value in ("fp32", "tf32") else "mixed")
+        if split is None:
+            return None
+        twins, pairs = precision_twin(self.table_, split[0], split[1])
+        params = self.factors_.row_params
+        twins = [t for t in twins if np.isfinite(params[t]).all()]
+        shifts = [params[a] - params[b] for a, b in pairs
+                  if np.isfinite(params[a]).all() and np.isfinite(params[b]).all()]
+        if not twins or not shifts:
+            return None
+        return np.asarray(params[twins].mean(axis=0) + np.mean(shifts, axis=0))
 
     def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                key: str | None) -> float:

@@ -39,3 +39,25 @@ def test_one_probe_gives_the_mean_profile_shifted() -> None:
     fit = fit_factors(TABLE[1:], FEATURES, rank=1, alpha=1e-3, spec_alpha=1e-3)
     pred = fit.predict({0: 10.0}, FEATURES[[0]], fit.column(3, FEATURES[3]), shrinkage=1e6)
     assert pred == pytest.approx(10.0 - fit.levels[0] + fit.levels[3], abs=1e-3)
+
+
+def test_row_params_are_kept_for_fitted_rows() -> None:
+    table = TABLE.copy()
+    table[4] = np.nan
+    fit = fit_factors(table, FEATURES, rank=1, alpha=1e-3, spec_alpha=1e-3)
+    assert fit.row_params.shape == (12, 2)
+    assert np.isnan(fit.row_params[4]).all()
+    assert np.isfinite(np.delete(fit.row_params, 4, axis=0)).all()
+
+
+def test_prior_pulls_a_one_probe_row_toward_its_twin() -> None:
+    # One probe cannot reveal row 0's slope; a prior holding it (row 0's own fitted
+    # parameters, as a precision twin would) recovers the row, the zero prior does not.
+    fit = fit_factors(TABLE, FEATURES, rank=1, alpha=1e-3, spec_alpha=1e-3)
+    target = fit.column(7, FEATURES[7])
+    probe = {0: float(TABLE[0, 0])}
+    twin = fit.predict(probe, FEATURES[[0]], target, shrinkage=1.0, prior=fit.row_params[0],
+                       prior_shrinkage=1.0)
+    mean = fit.predict(probe, FEATURES[[0]], target, shrinkage=1.0)
+    assert twin == pytest.approx(TABLE[0, 7], abs=0.05)
+    assert abs(twin - TABLE[0, 7]) < abs(mean - TABLE[0, 7])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
+from advisor._table import split_precision
 from advisor.errors import AdvisorError
 from advisor.model_cache import cached_transfer_model
 from advisor.reference import ReferenceRow, load_reference
@@ -68,7 +70,8 @@ def test_transfer_follows_the_similar_reference_workload() -> None:
             _row("fast_b", "A10G", 800),
             _row("slow_b", "A10", 100), _row("slow_b", "L4", 50), _row("slow_b", "T4", 25),
             _row("slow_b", "A10G", 12.5)]
-    model = TransferModel(calibrate=False, min_neighbours=1).fit(rows, SPECS)
+    # The transfer alone (factor_weight 0): two opposite rows are no basis for a factorization.
+    model = TransferModel(calibrate=False, min_neighbours=1, factor_weight=0.0).fit(rows, SPECS)
     shots = [Measurement("A10", 10), Measurement("L4", 20), Measurement("T4", 40)]
     est = model.predict(WorkloadFeatures(precision=None), SPECS["A10G"], measurements=shots)
     assert est.samples_per_second == pytest.approx(80, rel=0.01)
@@ -124,3 +127,51 @@ def test_factor_blend_stays_close_to_exact_ratios() -> None:
 def test_bad_factor_hyper_parameters_are_rejected(kwargs: dict[str, float]) -> None:
     with pytest.raises(AdvisorError):
         TransferModel(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("resnet50/mixed", ("resnet50", "mixed")), ("bench/bert/fp32/unknown", ("bench/bert", "fp32")),
+    ("lambda_v1/gnmt/fp16", ("lambda_v1/gnmt", "mixed")), ("my-model", None)])
+def test_precision_token_is_split_from_workload_names(
+        name: str, expected: tuple[str, str] | None) -> None:
+    assert split_precision(name) == expected
+
+
+def _twin_rows() -> list[ReferenceRow]:
+    # log y = level + accelerator speed + slope * accelerator factor (+ a mixed-precision
+    # shift per accelerator); model "d" has a slope unlike a, b, c.
+    speed = {"A10": 0.0, "L4": -0.3, "T4": -0.9, "A10G": 0.1, "RTX-3090": 0.4, "A40": 0.3}
+    factor = {"A10": 0.0, "L4": 1.0, "T4": -1.0, "A10G": 0.5, "RTX-3090": -0.5, "A40": 1.5}
+    shift = {"A10": 0.5, "L4": 0.2, "T4": 0.9, "A10G": 0.4, "RTX-3090": 0.6, "A40": 0.3}
+    slopes = {"a": 0.1, "b": -0.2, "c": 0.0, "d": 0.8}
+    rows = []
+    for m, slope in slopes.items():
+        for precision in ("fp32", "mixed"):
+            for a in speed:
+                log_y = 4 + speed[a] + slope * factor[a] + (shift[a] if precision == "mixed"
+                                                            else 0.0)
+                rows.append(ReferenceRow("bench", f"{m}/{precision}", "unknown", a, 1, 1,
+                                         math.exp(log_y), "sample"))
+    return rows
+
+
+def test_precision_twin_prior_carries_the_twins_profile() -> None:
+    rows = _twin_rows()
+    truth = {r.accelerator: r.samples_per_second for r in rows if r.model == "d/mixed"}
+    reference = [r for r in rows if r.model != "d/mixed"]
+    shots = [Measurement("A10", truth["A10"])]
+    features = WorkloadFeatures(precision=None, name="d/mixed")
+    errors = {}
+    for twin in (0.0, 0.3):
+        fitted = TransferModel(calibrate=False, factor_weight=1.0, min_neighbours=1,
+                               factor_alpha=0.01,
+                               twin_shrinkage=twin).fit(reference, SPECS)
+        est = fitted.predict(features, SPECS["A40"], measurements=shots)
+        errors[twin] = abs(math.log(est.samples_per_second / truth["A40"]))
+    assert errors[0.3] < 0.05
+    assert errors[0.3] < errors[0.0] / 2
+
+
+def test_negative_twin_shrinkage_is_rejected() -> None:
+    with pytest.raises(AdvisorError, match="twin_shrinkage"):
+        TransferModel(twin_shrinkage=-1.0)
