@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from advisor.errors import AdvisorError
 from advisor.sweep.spec import SweepSpec
@@ -54,18 +53,13 @@ def _recommended(spec: SweepSpec) -> InstanceOffer:
     path = Path(spec.model)
     if not path.is_absolute() and spec.source_dir:
         path = Path(spec.source_dir) / path
-    try:
-        from advisor.service import recommend_for_file
-    except ImportError as exc:  # pragma: no cover - lands with 'advisor recommend'
-        raise AdvisorError("instance: recommended needs 'advisor recommend', which is not "
-                           "available in this build; give an offer key instead") from exc
-    result: Any = recommend_for_file(path)
-    ranked = getattr(result, "ranked", ())
+    from advisor.service import recommend_for_file
+
+    ranked = recommend_for_file(path).ranked
     if not ranked:
         raise AdvisorError(f"instance: recommended, but the ranking for {path} is empty; "
                            "loosen its constraints or give an offer key")
-    offer: InstanceOffer = ranked[0].offer
-    return offer
+    return ranked[0].offer
 
 
 def resolve_instance(spec: SweepSpec) -> InstanceChoice:

@@ -1,0 +1,29 @@
+"""instance: recommended charges trials at the top of the model's ranking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from advisor.service import recommend_for_file
+from advisor.sweep.instance import resolve_instance
+from advisor.sweep.spec import load_sweep_spec
+
+MODEL = {"name": "tiny", "model": {"builtin": "mlp"}, "batch_size": 64,
+         "data": {"total_samples": 1_000_000},
+         "constraints": {"clouds": ["aws"], "spot": "never"},
+         # stated, so no torch profiling is needed
+         "profile": {"flops_per_sample": 2e6, "params": 100_000, "memory_gib": 1.0}}
+
+
+def test_recommended_instance_is_the_top_ranked_offer(tmp_path: Path) -> None:
+    (tmp_path / "model.yaml").write_text(yaml.safe_dump(MODEL))
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump({
+        "study": "s", "entrypoint": "train:objective", "instance": "recommended",
+        "model": "model.yaml"}))
+    choice = resolve_instance(load_sweep_spec(tmp_path / "sweep.yaml"))
+    top = recommend_for_file(tmp_path / "model.yaml").ranked[0].offer
+    assert choice.offer == top
+    assert top.key.startswith("aws:") and top.key.endswith(":on-demand")
+    assert choice.price_usd_per_hour == top.price_usd_per_hour
