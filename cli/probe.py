@@ -129,8 +129,12 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model_yaml", type=click.Path(dir_okay=False))
-@click.option("--on", "offers", multiple=True, required=True, metavar="OFFER",
+@click.option("--on", "offers", multiple=True, metavar="OFFER",
               help="Where to probe: 'local' or cloud:instance_type:region[:spot] (repeatable).")
+@click.option("--plan", "plan_n", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Also probe the N offers the planner picks from the ranking: the largest "
+                   "expected cut in ranking regret per probe dollar (see 'advisor recommend "
+                   "--suggest-probes N' to preview).")
 @click.option("--max-usd", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Refuse to start when the estimated cost of all probes is above this "
                    "(default: probes.max_usd of the model.yaml).")
@@ -151,7 +155,7 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
 def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_box_s: float,
           find_batch: bool, no_input_check: bool, memory_limit_gib: float | None,
           aws_bucket: str | None, gcp_project: str | None, gcp_bucket: str | None,
-          as_json: bool) -> None:
+          as_json: bool, plan_n: int | None) -> None:
     """Measure the training step of MODEL_YAML on real instances (or on this machine).
 
     Each probe warms up, then measures steps until samples/s is known within 2% (or the
@@ -163,6 +167,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
       advisor probe examples/mlp.yaml --on local
       advisor probe examples/mlp.yaml --on local --find-batch --json
       advisor probe model.yaml --on aws:g5.xlarge:us-east-1:spot --max-usd 2 --aws-bucket my-bkt
+      advisor probe model.yaml --plan 2 --max-usd 1 --aws-bucket my-bkt
 
     Cloud probes cost money: the estimate (time box + boot time, at the offer's price) is
     checked against --max-usd before anything starts.
@@ -172,6 +177,10 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     from probes.launchers import launcher_class
 
     spec = load_workload_spec(model_yaml)
+    if plan_n:
+        offers = offers + _planned_offers(model_yaml, plan_n, time_box_s, as_json=as_json)
+    if not offers:
+        raise click.UsageError("give --on OFFER (repeatable) or --plan N")
     targets = [_target(text) for text in dict.fromkeys(offers)]
     cap = max_usd if max_usd is not None else spec.probes_max_usd
     requests, accelerators = [], {}
@@ -205,6 +214,24 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
         return
     _table(rows, f"probes of {spec.name} (spent ${sum(r.cost_usd for r in results):.4f} "
                  f"of an estimated ${estimate:.2f})")
+
+
+def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool) -> tuple[str, ...]:
+    """The planner's picks from the model's ranking (printed unless --json)."""
+    from pathlib import Path
+
+    from advisor.planner import plan_probes
+    from advisor.service import recommend_for_file
+
+    suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n,
+                              probe_minutes=time_box_s / 60.0)
+    if not as_json:
+        out = console()
+        for suggestion in suggestions:
+            out.print(f"planned: {suggestion.describe()}")
+        if not suggestions:
+            out.print("planned: nothing worth probing (every accelerator type is measured)")
+    return tuple(s.offer_key for s in suggestions)
 
 
 def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *, as_json: bool,

@@ -1,0 +1,35 @@
+"""`advisor probe --plan N`: the planner's picks are probed, under the same dollar guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from cli.main import advisor
+
+MODEL = {"name": "tiny", "model": {"builtin": "mlp"}, "batch_size": 64,
+         "data": {"total_samples": 10_000_000}, "constraints": {"clouds": ["aws"]},
+         "profile": {"flops_per_sample": 2e6, "params": 100_000, "memory_gib": 1.0}}
+
+
+def _model(tmp_path: Path) -> str:
+    path = tmp_path / "model.yaml"
+    path.write_text(yaml.safe_dump(MODEL))
+    return str(path)
+
+
+def test_plan_picks_cloud_offers_and_the_cost_guard_refuses_before_launching(tmp_path: Path) -> None:
+    result = CliRunner().invoke(advisor, ["probe", _model(tmp_path), "--plan", "2",
+                                          "--max-usd", "0.0001"])
+    assert result.exit_code == 2
+    planned = [line for line in result.stdout.splitlines() if line.startswith("planned: probe")]
+    assert 1 <= len(planned) <= 2 and all(":aws:" not in p and "aws:" in p for p in planned)
+    assert result.stderr.startswith("error: these probes may cost $")
+
+
+def test_probe_needs_an_offer_or_a_plan(tmp_path: Path) -> None:
+    result = CliRunner().invoke(advisor, ["probe", _model(tmp_path)])
+    assert result.exit_code == 2
+    assert "give --on OFFER (repeatable) or --plan N" in result.stderr
