@@ -283,6 +283,26 @@ def _wrap(objective: Objective, spec: SweepSpec, price: float,
     return run
 
 
+class _Slot:
+    """A lock that any thread may release, and releasing it when free does nothing."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._guard = threading.Lock()
+        self._held = False
+
+    def acquire(self) -> None:
+        self._lock.acquire()
+        with self._guard:
+            self._held = True
+
+    def release(self) -> None:
+        with self._guard:
+            if self._held:
+                self._held = False
+                self._lock.release()
+
+
 def _grid_done(spec: SweepSpec, ledger: Ledger) -> str | None:
     if spec.sampler.kind is not SamplerKind.GRID:
         return None
@@ -317,7 +337,16 @@ def run_worker(
     admission = Admission(study)
     if spec.trials_per_instance > 1:  # several threads per worker: gate without the lock
         admission.active = False
-    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock, admission.leave)
+    # With several trials per instance, Optuna runs them in threads of this worker: a thread
+    # that passed the gate holds ``slot`` until its new trial exists, so a sibling thread's
+    # gate counts it (the database admission lock does the same across workers).
+    slot = _Slot()
+
+    def on_start() -> None:
+        admission.leave()
+        slot.release()
+
+    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock, on_start)
     bind_store(spec.study, store)
 
     lock = threading.Lock()
@@ -332,6 +361,8 @@ def run_worker(
         """The stop reason, or "" with the admission lock held until the next trial starts."""
         if stop is not None and stop.is_set():
             return "interrupted"
+        if spec.trials_per_instance > 1:
+            slot.acquire()
         try:
             admission.enter(exclusive=False)
             reason, ledger = reason_now()
@@ -341,9 +372,11 @@ def run_worker(
                 reason, _ = reason_now()
         except BaseException:
             admission.leave()
+            slot.release()
             raise
         if reason:
             admission.leave()
+            slot.release()
         return reason
 
     def after_trial(st: optuna.Study, trial: FrozenTrial) -> None:
@@ -372,6 +405,7 @@ def run_worker(
                                callbacks=[after_trial], gc_after_trial=False)
             except Exception as exc:  # noqa: BLE001 - re-raised unless the database went away
                 admission.leave()
+                slot.release()
                 if _db_error_in(exc) is None:
                     raise
                 cut = 0 if box["ran"] > ran_before else cut + 1
@@ -385,6 +419,7 @@ def run_worker(
         _with_db_retry("recording the stop reason",
                        lambda: study.set_user_attr(STOP_REASON_ATTR, reason))
     finally:
+        slot.release()  # a thread may have passed the gate just as a sibling stopped the study
         admission.close()
         bind_store(spec.study, None)
     log.info("worker stopped after %d trials: %s", ran, reason)
