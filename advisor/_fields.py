@@ -93,18 +93,21 @@ class Fields:
         return Fields(self.raw(key, {}), self.field(key), source=self.source)
 
     def string(self, key: str, default: str | None = None, *, required: bool = False) -> str:
+        """A non-empty string (stripped)."""
         value = self.required(key) if required else self.raw(key, default)
         if not isinstance(value, str) or not value.strip():
             raise self.error(key, f"must be a non-empty string, got {value!r}")
         return value.strip()
 
     def opt_string(self, key: str) -> str | None:
+        """A non-empty string, or None when absent."""
         return self.string(key) if self.has(key) else self.raw(key)
 
     def number(
         self, key: str, default: float | None = None, *, required: bool = False,
         positive: bool = True, integer: bool = False, minimum: float | None = None,
     ) -> float:
+        """A finite number; positive unless ``positive=False``; whole when ``integer``."""
         value = self.required(key) if required else self.raw(key, default)
         kind = "a whole number" if integer else "a number"
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -120,22 +123,27 @@ class Fields:
         return value
 
     def opt_number(self, key: str, **kwargs: Any) -> float | None:
+        """``number`` or None when absent."""
         return self.number(key, **kwargs) if self.has(key) else self.raw(key)
 
     def integer(self, key: str, default: int | None = None, *, required: bool = False,
                 positive: bool = True) -> int:
+        """A whole number (positive unless ``positive=False``)."""
         return int(self.number(key, default, required=required, positive=positive, integer=True))
 
     def opt_integer(self, key: str) -> int | None:
+        """A positive whole number, or None when absent."""
         return self.integer(key) if self.has(key) else self.raw(key)
 
     def boolean(self, key: str, default: bool) -> bool:
+        """true or false (no truthy strings)."""
         value = self.raw(key, default)
         if not isinstance(value, bool):
             raise self.error(key, f"must be true or false, got {value!r}")
         return value
 
     def choice(self, key: str, enum_type: type[E], default: E | None = None) -> E:
+        """One of an enum's values (case-insensitive); required when no default."""
         value = self.required(key) if default is None else self.raw(key, default)
         if isinstance(value, enum_type):
             return value
@@ -147,6 +155,7 @@ class Fields:
         raise self.error(key, f"must be one of {', '.join(allowed)}, got {value!r}")
 
     def string_list(self, key: str) -> tuple[str, ...]:
+        """A list of names (a single string counts as a list of one)."""
         value = self.raw(key, [])
         if isinstance(value, str):
             value = [value]

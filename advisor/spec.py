@@ -210,5 +210,3 @@ def load_workload_spec(path: str | Path) -> WorkloadSpec:
     path = Path(path)
     spec = parse_workload_spec(load_yaml_mapping(path), source=str(path))
     return replace(spec, source_dir=str(path.resolve().parent))
-
-
