@@ -29,6 +29,4 @@ def fmt_number(value: float) -> str:
         return "0"
     if abs(value) >= 100:
         return f"{value:,.0f}"
-    if abs(value) >= 1:
-        return f"{value:.3g}"
     return f"{value:.3g}"
