@@ -7,6 +7,7 @@ read/write scope) and writes ``result.json`` and ``harness.log`` next to them.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -15,8 +16,8 @@ from probes.launchers._bundle import boot_script, make_bundle
 from probes.launchers.base import TAG_EXPIRES, LaunchHandle
 from probes.types import ProbeRequest, ProbeResult
 
-__all__ = ["CAPACITY_MARKERS", "GcsArea", "gcp_labels", "google_errors", "is_capacity_error",
-           "is_not_found"]
+__all__ = ["CAPACITY_MARKERS", "GcsArea", "first_zone_with_capacity", "gcp_labels",
+           "google_errors", "is_capacity_error", "is_not_found"]
 
 CAPACITY_MARKERS = ("ZONE_RESOURCE_POOL_EXHAUSTED", "STOCKOUT", "does not have enough resources",
                     "RESOURCE_EXHAUSTED", "resource pool exhausted", "UNSUPPORTED_OPERATION")
@@ -40,6 +41,25 @@ def is_capacity_error(exc: Exception) -> bool:
     """True when the zone has no capacity for the machine (try the next zone)."""
     text = str(exc)
     return any(marker.lower() in text.lower() for marker in CAPACITY_MARKERS)
+
+
+def first_zone_with_capacity(zones: Iterable[str], create: Callable[[str], None],
+                             cleanup: Callable[[str], None]) -> tuple[str | None, list[str]]:
+    """Call ``create(zone)`` zone by zone until one works; returns that zone (None when none
+    had capacity) and the refusals. A capacity error calls ``cleanup(zone)`` (a failed create
+    may leave a stub behind) and moves on; any other Google error propagates."""
+    refused = []
+    for zone in zones:
+        try:
+            create(zone)
+        except google_errors() as exc:
+            if not is_capacity_error(exc):
+                raise
+            refused.append(f"{zone}: {str(exc)[:120]}")
+            cleanup(zone)
+            continue
+        return zone, refused
+    return None, refused
 
 
 def gcp_labels(tags: dict[str, str]) -> dict[str, str]:

@@ -19,9 +19,9 @@ from probes.errors import ProbeError
 from probes.launchers._gcs import (
     GcsArea,
     expired,
+    first_zone_with_capacity,
     gcp_labels,
     google_errors,
-    is_capacity_error,
     is_not_found,
 )
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, Launcher, LaunchFailed, LaunchHandle, probe_tags
@@ -102,6 +102,10 @@ class GcpLauncher(Launcher):
     def _zones(self, region: str) -> list[str]:
         return self.zones.get(region) or [f"{region}-{s}" for s in "abc"]
 
+    @staticmethod
+    def _instance_name(request: ProbeRequest) -> str:
+        return f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
+
     def _instance(self, request: ProbeRequest, zone: str, script: str, market: Market,
                   instance_type: str) -> Any:
         from google.cloud import compute_v1
@@ -116,7 +120,7 @@ class GcpLauncher(Launcher):
             provisioning_model="SPOT" if market is Market.SPOT else "STANDARD",
         )
         return compute_v1.Instance(
-            name=f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63],
+            name=self._instance_name(request),
             machine_type=f"zones/{zone}/machineTypes/{machine}",
             labels=gcp_labels(probe_tags(request.probe_id, expires)),
             scheduling=scheduling,
@@ -146,19 +150,17 @@ class GcpLauncher(Launcher):
         try:
             script = self.area.upload(request, python=self.python, shutdown_after_s=(
                 self.boot_overhead_s + request.time_box_s + self.grace_s))
-            refused = []
-            for zone in self._zones(ref.region):
+            name = self._instance_name(request)
+
+            def insert(zone: str) -> None:
                 body = self._instance(request, zone, script, ref.market, ref.instance_type)
-                try:
-                    self._client().insert(project=self.project, zone=zone,
-                                          instance_resource=body).result()
-                except google_errors() as exc:
-                    if not is_capacity_error(exc):
-                        raise
-                    refused.append(f"{zone}: {str(exc)[:120]}")
-                    self._delete(zone, body.name)  # a failed insert may leave a stub behind
-                    continue
-                return LaunchHandle(request.probe_id, self.name, body.name, zone, self.clock(),
+                self._client().insert(project=self.project, zone=zone,
+                                      instance_resource=body).result()
+
+            zone, refused = first_zone_with_capacity(
+                self._zones(ref.region), insert, lambda z: self._delete(z, name))
+            if zone is not None:
+                return LaunchHandle(request.probe_id, self.name, name, zone, self.clock(),
                                     self.expiry_for(request))
         except google_errors() as exc:
             self.area.delete(request.probe_id)

@@ -16,9 +16,9 @@ from probes.errors import ProbeError
 from probes.launchers._gcs import (
     GcsArea,
     expired,
+    first_zone_with_capacity,
     gcp_labels,
     google_errors,
-    is_capacity_error,
     is_not_found,
 )
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, Launcher, LaunchFailed, LaunchHandle, probe_tags
@@ -86,7 +86,6 @@ class GcpTpuLauncher(Launcher):
             raise LaunchFailed(f"gcp-tpu launcher cannot run offer {request.offer_key!r}")
         accelerator = ref.instance_type.removeprefix("tpu-")
         node_id = f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
-        refused = []
         try:
             script = self.area.upload(request, python=self.python, shutdown_after_s=(
                 self.boot_overhead_s + request.time_box_s + self.grace_s))
@@ -97,16 +96,13 @@ class GcpTpuLauncher(Launcher):
                 metadata={"startup-script": script},
                 scheduling_config=tpu_v2.SchedulingConfig(spot=ref.market is Market.SPOT),
             )
-            for zone in self.zones.get(ref.region) or [f"{ref.region}-{s}" for s in "abc"]:
-                try:
-                    self._client().create_node(parent=f"projects/{self.project}/locations/{zone}",
-                                               node_id=node_id, node=node).result()
-                except google_errors() as exc:
-                    if not is_capacity_error(exc):
-                        raise
-                    refused.append(f"{zone}: {str(exc)[:120]}")
-                    self._delete(self._node_path(zone, node_id))
-                    continue
+            zone, refused = first_zone_with_capacity(
+                self.zones.get(ref.region) or [f"{ref.region}-{s}" for s in "abc"],
+                lambda z: self._client().create_node(
+                    parent=f"projects/{self.project}/locations/{z}", node_id=node_id,
+                    node=node).result(),
+                lambda z: self._delete(self._node_path(z, node_id)))
+            if zone is not None:
                 return LaunchHandle(request.probe_id, self.name, node_id, zone, self.clock(),
                                     expires)
         except google_errors() as exc:
