@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from advisor._factor import FactorFit
+from advisor._krige import SpecPrior
 from advisor._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict
 from advisor._transfer_core import TransferSettings, blend_predict
 
@@ -34,7 +35,8 @@ def _model_name(workload: str) -> str:
 def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: TransferSettings,
                      rng: np.random.Generator, out: dict[str, list[float]],
                      *, target: int, unseen: bool, truth: ReferenceTable,
-                     factors: dict[str, FactorFit | None]) -> None:
+                     factors: dict[str, FactorFit | None],
+                     spec_prior: SpecPrior | None = None) -> None:
     names = np.array([_model_name(w) for w in table.workloads])
     for w in np.flatnonzero(np.isfinite(truth.log_sps[:, target])):
         rows = names != names[w]
@@ -46,7 +48,7 @@ def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: Transfe
                       for c in rng.choice(others, size=k, replace=False)}
             result = blend_predict(table, coefs, factors[str(names[w])], probes,
                                    None if unseen else target, table.features[target],
-                                   settings=settings, row_mask=rows)
+                                   settings=settings, row_mask=rows, spec_prior=spec_prior)
             if result is None:
                 continue
             case = "unseen" if result.regression else "seen"
@@ -96,7 +98,8 @@ def residual_quantiles(model: TransferModel, coverage: float) -> dict[str, tuple
                           if settings.factor_weight_unseen > 0 else None)
         _probe_residuals(hidden, hidden_coefs, settings, rng, out, target=int(target),
                          unseen=True, truth=table,
-                         factors=dict.fromkeys(left_out, hidden_factors))
+                         factors=dict.fromkeys(left_out, hidden_factors),
+                         spec_prior=SpecPrior(hidden) if settings.spec_prior_weight > 0 else None)
         _prior_residuals(table, hidden_coefs, out, target=int(target), case="prior_unseen",
                          mismatch_weight=model.precision_mismatch_weight,
                          measured=np.full(len(table.workloads), np.nan))

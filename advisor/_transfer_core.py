@@ -11,7 +11,9 @@ know X, ``log j(X)`` comes from j's ridge regression on spec features instead.
 
 ``blend_predict`` averages this with the low-rank factorization's prediction (see
 ``advisor._factor``), in log space, with the factor weight of the case (target column
-measured in the reference or not).
+measured in the reference or not), and then with the views of ``advisor._krige``: the
+kriged precision shift when the workload has a twin and the target is measured, the
+hierarchical spec regression when the target is known by its specs only.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor._factor import FactorFit
+from advisor._krige import SpecPrior, Twin, shift_krige
 from advisor._table import FloatArray, ReferenceTable, ridge_predict
 
 __all__ = ["TransferResult", "TransferSettings", "blend_predict", "transfer_predict"]
@@ -40,6 +43,8 @@ class TransferSettings:
     factor_weight_unseen: float = 0.5
     factor_shrinkage: float = 0.3
     twin_shrinkage: float = 0.3
+    krige_weight: float = 0.5
+    spec_prior_weight: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,22 +134,36 @@ def blend_predict(
     row_mask: npt.NDArray[np.bool_] | None = None,
     precision_key: str | None = None,
     prior: FloatArray | None = None,
+    twin: Twin | None = None,
+    spec_prior: SpecPrior | None = None,
 ) -> TransferResult | None:
     """``transfer_predict`` averaged in log space with the factorization's prediction
-    (whose new row shrinks toward ``prior`` when given and ``twin_shrinkage`` > 0)."""
+    (whose new row shrinks toward ``prior`` when given and ``twin_shrinkage`` > 0), then
+    with the kriged shift from ``twin`` (target measured in the reference) or the
+    ``spec_prior`` posterior (target known by its specs only)."""
     result = transfer_predict(table, coefs, probes, target, target_features, settings=settings,
                               row_mask=row_mask, precision_key=precision_key)
-    if result is None or factors is None:
+    if result is None:
         return result
+    log_sps = result.log_sps
     weight = settings.factor_weight_unseen if result.regression else settings.factor_weight
-    if weight <= 0:
-        return result
-    factor = factors.predict(probes, table.features[list(probes)],
-                             factors.column(target, target_features),
-                             shrinkage=settings.factor_shrinkage,
-                             prior=prior if settings.twin_shrinkage > 0 else None,
-                             prior_shrinkage=settings.twin_shrinkage or 1.0)
-    if not np.isfinite(factor):
-        return result
-    return TransferResult((1 - weight) * result.log_sps + weight * factor, result.regression,
-                          result.neighbours)
+    if factors is not None and weight > 0:
+        factor = factors.predict(probes, table.features[list(probes)],
+                                 factors.column(target, target_features),
+                                 shrinkage=settings.factor_shrinkage,
+                                 prior=prior if settings.twin_shrinkage > 0 else None,
+                                 prior_shrinkage=settings.twin_shrinkage or 1.0)
+        if np.isfinite(factor):
+            log_sps = (1 - weight) * log_sps + weight * factor
+    view: float | None = None
+    if result.regression and spec_prior is not None and settings.spec_prior_weight > 0:
+        weight = settings.spec_prior_weight
+        view = spec_prior.predict(probes, table.features[list(probes)], target_features,
+                                  row_mask=row_mask, twin=twin)
+    elif (not result.regression and twin is not None and target is not None
+          and settings.krige_weight > 0):
+        weight = settings.krige_weight
+        view = shift_krige(table, twin, probes, target)
+    if view is not None and np.isfinite(view) and weight > 0:
+        log_sps = (1 - weight) * log_sps + weight * view
+    return TransferResult(log_sps, result.regression, result.neighbours)

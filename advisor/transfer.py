@@ -22,6 +22,7 @@ from typing import Self
 import numpy as np
 
 from advisor._factor import FactorFit, fit_factors
+from advisor._krige import SpecPrior, Twin
 from advisor._table import (
     FloatArray,
     ReferenceTable,
@@ -75,6 +76,10 @@ class TransferModel(ThroughputModel):
     at the other precision (its *precision twin*), the factorization's new row shrinks
     toward the twin's fitted row plus the mean fp32 -> mixed shift of the reference's model
     pairs, instead of toward the mean workload; a few probes then only correct the twin.
+    Two more views are blended in (``advisor._krige``): with a twin and a target measured in
+    the reference, the twin plus the kriged precision shift (``krige_weight``); for a
+    target known by its specs only, the hierarchical spec regression whose prior comes from
+    the reference workloads (or the twin) (``spec_prior_weight``).
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -85,13 +90,16 @@ class TransferModel(ThroughputModel):
                  kind_width: float = 0.25, factor_weight: float = 0.5,
                  factor_weight_unseen: float = 0.5, factor_rank: int = 2,
                  factor_alpha: float = 0.1, factor_shrinkage: float = 0.3,
-                 spec_alpha: float = 1.0, twin_shrinkage: float = 0.3) -> None:
+                 spec_alpha: float = 1.0, twin_shrinkage: float = 0.3,
+                 krige_weight: float = 0.5, spec_prior_weight: float = 0.5) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
                             ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening)]:
             if not value > 0:
                 raise AdvisorError(f"{name} must be > 0, got {value}")
         for name, value in [("factor_weight", factor_weight),
-                            ("factor_weight_unseen", factor_weight_unseen)]:
+                            ("factor_weight_unseen", factor_weight_unseen),
+                            ("krige_weight", krige_weight),
+                            ("spec_prior_weight", spec_prior_weight)]:
             if not 0 <= value <= 1:
                 raise AdvisorError(f"{name} must be in [0, 1], got {value}")
         if twin_shrinkage < 0:
@@ -122,6 +130,8 @@ class TransferModel(ThroughputModel):
         self.factor_shrinkage = factor_shrinkage
         self.spec_alpha = spec_alpha
         self.twin_shrinkage = twin_shrinkage
+        self.krige_weight = krige_weight
+        self.spec_prior_weight = spec_prior_weight
 
     # -- fitting ---------------------------------------------------------------------------
 
@@ -132,7 +142,9 @@ class TransferModel(ThroughputModel):
                                 factor_weight=self.factor_weight,
                                 factor_weight_unseen=self.factor_weight_unseen,
                                 factor_shrinkage=self.factor_shrinkage,
-                                twin_shrinkage=self.twin_shrinkage)
+                                twin_shrinkage=self.twin_shrinkage,
+                                krige_weight=self.krige_weight,
+                                spec_prior_weight=self.spec_prior_weight)
 
     def _fit_factors(self, log_sps: FloatArray) -> FactorFit:
         """The factorization of a (possibly masked) copy of the reference table."""
@@ -149,6 +161,7 @@ class TransferModel(ThroughputModel):
                                "the throughput model")
         self.coefs_ = fit_ridge(self.table_, alpha=self.ridge_alpha)
         self.factors_ = self._fit_factors(self.table_.log_sps)
+        self.spec_prior_ = SpecPrior(self.table_)
         self.specs_ = dict(accelerators)
         seen = self.table_.seen()
         self.seen_ = {a for a, s in zip(self.table_.accelerators, seen, strict=True) if s}
@@ -209,20 +222,21 @@ class TransferModel(ThroughputModel):
         columns = {c: y for a, y in probes.items()
                    if (c := self.table_.column(a)) is not None}
         if columns:
+            twin = self._twin(workload)
             result = blend_predict(
                 self.table_, self.coefs_, self.factors_, columns,
                 self.table_.column(accelerator.name),
                 spec_features(accelerator), settings=self._settings(), precision_key=key,
-                prior=self._twin_prior(workload))
+                prior=self._twin_prior(twin), twin=twin, spec_prior=self.spec_prior_)
             if result is not None:
                 kind = "unseen" if result.regression else "seen"
                 return result.log_sps, f"{kind}{min(len(columns), 3)}"
         return self._prior(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
 
-    def _twin_prior(self, workload: WorkloadFeatures) -> FloatArray | None:
-        """Factorization row prior from the same model at the other precision (its fitted
-        [level, factors] plus the mean precision shift of the reference's model pairs)."""
-        if self.twin_shrinkage <= 0 or not workload.name:
+    def _twin(self, workload: WorkloadFeatures) -> Twin | None:
+        """The reference rows of the same model at the other precision, with the model pairs;
+        None when the workload's name and precision say nothing or no twin is measured."""
+        if not workload.name:
             return None
         split = split_precision(workload.name)
         if split is None and workload.precision is not None:
@@ -231,9 +245,16 @@ class TransferModel(ThroughputModel):
         if split is None:
             return None
         twins, pairs = precision_twin(self.table_, split[0], split[1])
+        return Twin(twins, pairs) if twins and pairs else None
+
+    def _twin_prior(self, twin: Twin | None) -> FloatArray | None:
+        """Factorization row prior from the twin: its fitted [level, factors] plus the mean
+        precision shift of the reference's model pairs."""
+        if twin is None:
+            return None
         params = self.factors_.row_params
-        twins = [t for t in twins if np.isfinite(params[t]).all()]
-        shifts = [params[a] - params[b] for a, b in pairs
+        twins = [t for t in twin.rows if np.isfinite(params[t]).all()]
+        shifts = [params[a] - params[b] for a, b in twin.pairs
                   if np.isfinite(params[a]).all() and np.isfinite(params[b]).all()]
         if not twins or not shifts:
             return None

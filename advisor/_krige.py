@@ -1,0 +1,150 @@
+"""Two more views of the reference table for ``TransferModel``: kriging of the precision
+shift (target measured in the reference) and a hierarchical spec regression (target known
+by its specs only).
+
+**Shift kriging.** When the reference holds the workload's precision twin (the same model
+at the other precision), the workload is the twin plus a *shift* vector over accelerators.
+The shift rows of the reference's model pairs (mixed minus fp32 of one model) give the
+shift's mean per accelerator and its covariance between accelerators; the probes give the
+shift on the probed accelerators, and ordinary kriging (best linear unbiased prediction
+with an unknown level) carries it to the target. Unlike a ratio average it leans on the
+probes whose shift co-varies most with the target's.
+
+**Spec prior.** Every reference workload's log throughput is a ridge regression on the
+accelerators' spec features; the coefficients' mean and covariance over the reference
+workloads form a prior (around the twin's coefficients plus the mean precision shift, when
+there is a twin), and the probes update it as Bayesian linear regression with a free level.
+The posterior predicts an accelerator no reference workload ran on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor._table import FloatArray, ReferenceTable
+
+__all__ = ["SpecPrior", "Twin", "shift_krige"]
+
+_MIN_ROWS = 3
+_FREE_LEVEL_VARIANCE = 100.0
+_JITTER = 1e-6
+KRIGE_NUGGET = 0.003  # log-space noise variance added to the shift covariance
+SPEC_PRIOR_ALPHA = 0.3  # ridge penalty of each reference workload's spec regression
+SPEC_PRIOR_NOISE = 0.01  # log-space variance of a probe around the spec regression
+
+
+@dataclass(frozen=True, slots=True)
+class Twin:
+    """The workload's precision twin rows and every (this precision, other) model pair."""
+
+    rows: Sequence[int]
+    pairs: Sequence[tuple[int, int]]
+
+
+def _twin_row(table: ReferenceTable, twin: Twin) -> FloatArray:
+    """Mean log throughput of the twin rows per accelerator (NaN where none measured)."""
+    values = table.log_sps[list(twin.rows)]
+    counts = np.isfinite(values).sum(axis=0)
+    return np.asarray(np.where(counts > 0, np.nansum(values, axis=0) / np.maximum(counts, 1),
+                               np.nan))
+
+
+def shift_krige(table: ReferenceTable, twin: Twin, probes: dict[int, float], target: int,
+                *, nugget: float = KRIGE_NUGGET) -> float | None:
+    """Log samples/s at the target column: twin + kriged shift; None when not applicable."""
+    base = _twin_row(table, twin)
+    shifts = np.array([table.log_sps[a] - table.log_sps[b] for a, b in twin.pairs])
+    if len(shifts) < _MIN_ROWS or not np.isfinite(base[target]):
+        return None
+    with np.errstate(invalid="ignore"):
+        centred = shifts - np.nanmean(shifts, axis=1, keepdims=True)
+    observed = np.isfinite(centred)
+    counts = observed.sum(axis=0)
+    mean = np.where(counts > 0, np.nansum(centred, axis=0) / np.maximum(counts, 1), np.nan)
+    if not np.isfinite(mean[target]):
+        return None
+    columns = [c for c in probes if np.isfinite(base[c]) and np.isfinite(mean[c])]
+    if not columns:
+        return None
+    residual = np.where(observed, centred - mean, 0.0)
+    chosen = [*columns, target]
+    mask = observed[:, chosen].astype(float)
+    pair_counts = mask.T @ mask
+    cov = np.where(pair_counts >= _MIN_ROWS,
+                   (residual[:, chosen].T @ residual[:, chosen]) / np.maximum(pair_counts, 1), 0.0)
+    cov += nugget * np.eye(len(chosen))
+    k = len(columns)
+    system = np.zeros((k + 1, k + 1))
+    system[:k, :k] = cov[:k, :k]
+    system[:k, k] = system[k, :k] = 1.0
+    try:
+        weights = np.linalg.solve(system, np.append(cov[:k, k], 1.0))[:k]
+    except np.linalg.LinAlgError:
+        return None
+    observed_shift = np.array([probes[c] - base[c] for c in columns]) - mean[columns]
+    return float(base[target] + mean[target] + weights @ observed_shift)
+
+
+class SpecPrior:
+    """Per reference workload ridge coefficients of log throughput on spec features."""
+
+    def __init__(self, table: ReferenceTable, *, alpha: float = SPEC_PRIOR_ALPHA) -> None:
+        features = table.features
+        measured = np.isfinite(table.log_sps).any(axis=0) & np.isfinite(features).all(axis=1)
+        self.mean_ = features[measured].mean(axis=0) if measured.any() else np.zeros(
+            features.shape[1])
+        std = features[measured].std(axis=0) if measured.any() else np.ones(features.shape[1])
+        self.std_ = np.where(std > 0, std, 1.0)
+        design = self.design(features)
+        penalty = alpha * np.eye(design.shape[1])
+        penalty[0, 0] = _JITTER
+        self.coefs_ = np.full((len(table.workloads), design.shape[1]), np.nan)
+        for w in range(len(table.workloads)):
+            rows = measured & np.isfinite(table.log_sps[w])
+            if rows.sum() >= _MIN_ROWS:
+                d = design[rows]
+                self.coefs_[w] = np.linalg.solve(d.T @ d + penalty, d.T @ table.log_sps[w, rows])
+
+    def design(self, features: FloatArray) -> FloatArray:
+        """[1, standardised features] per row of ``features`` (NaN rows stay NaN)."""
+        z = (np.atleast_2d(features) - self.mean_) / self.std_
+        return np.hstack([np.ones((len(z), 1)), z])
+
+    def predict(self, probes: dict[int, float], probe_features: FloatArray,
+                target_features: FloatArray, *, noise: float = SPEC_PRIOR_NOISE,
+                row_mask: npt.NDArray[np.bool_] | None = None,
+                twin: Twin | None = None) -> float | None:
+        """Posterior prediction at ``target_features`` from the probes; None without prior."""
+        usable = np.isfinite(self.coefs_).all(axis=1)
+        if row_mask is not None:
+            usable &= row_mask
+        prior = self._twin_prior(twin, usable) if twin is not None else None
+        if prior is None:
+            if usable.sum() < _MIN_ROWS:
+                return None
+            coefs = self.coefs_[usable]
+            prior = coefs.mean(axis=0), np.cov(coefs.T)
+        mean, cov = prior
+        cov = cov + _JITTER * np.eye(len(mean))
+        cov[0, :] = cov[:, 0] = 0.0
+        cov[0, 0] = _FREE_LEVEL_VARIANCE
+        design = self.design(probe_features)
+        y = np.fromiter(probes.values(), dtype=float, count=len(probes))
+        precision = np.linalg.inv(cov)
+        posterior = np.linalg.solve(design.T @ design / noise + precision,
+                                    design.T @ y / noise + precision @ mean)
+        return float((self.design(target_features) @ posterior)[0])
+
+    def _twin_prior(self, twin: Twin, usable: npt.NDArray[np.bool_],
+                    ) -> tuple[FloatArray, FloatArray] | None:
+        """Twin's coefficients plus the mean shift of the model pairs, and the shifts' spread."""
+        twins = [t for t in twin.rows if usable[t]]
+        shifts = np.array([self.coefs_[a] - self.coefs_[b] for a, b in twin.pairs
+                           if usable[a] and usable[b]])
+        if not twins or len(shifts) < _MIN_ROWS:
+            return None
+        return self.coefs_[twins].mean(axis=0) + shifts.mean(axis=0), np.cov(shifts.T)
