@@ -45,12 +45,16 @@ class Twin:
     pairs: Sequence[tuple[int, int]]
 
 
+def _nanmean(values: FloatArray, axis: int) -> FloatArray:
+    """Mean over the finite values along ``axis``; NaN (and no warning) where there are none."""
+    counts = np.isfinite(values).sum(axis=axis)
+    return np.asarray(np.where(counts > 0, np.nansum(values, axis=axis) / np.maximum(counts, 1),
+                               np.nan))
+
+
 def _twin_row(table: ReferenceTable, twin: Twin) -> FloatArray:
     """Mean log throughput of the twin rows per accelerator (NaN where none measured)."""
-    values = table.log_sps[list(twin.rows)]
-    counts = np.isfinite(values).sum(axis=0)
-    return np.asarray(np.where(counts > 0, np.nansum(values, axis=0) / np.maximum(counts, 1),
-                               np.nan))
+    return _nanmean(table.log_sps[list(twin.rows)], axis=0)
 
 
 def shift_krige(table: ReferenceTable, twin: Twin, probes: dict[int, float], target: int,
@@ -60,11 +64,9 @@ def shift_krige(table: ReferenceTable, twin: Twin, probes: dict[int, float], tar
     shifts = np.array([table.log_sps[a] - table.log_sps[b] for a, b in twin.pairs])
     if len(shifts) < _MIN_ROWS or not np.isfinite(base[target]):
         return None
-    with np.errstate(invalid="ignore"):
-        centred = shifts - np.nanmean(shifts, axis=1, keepdims=True)
+    centred = shifts - _nanmean(shifts, axis=1)[:, None]
     observed = np.isfinite(centred)
-    counts = observed.sum(axis=0)
-    mean = np.where(counts > 0, np.nansum(centred, axis=0) / np.maximum(counts, 1), np.nan)
+    mean = _nanmean(centred, axis=0)
     if not np.isfinite(mean[target]):
         return None
     columns = [c for c in probes if np.isfinite(base[c]) and np.isfinite(mean[c])]
@@ -134,6 +136,10 @@ class SpecPrior:
         cov[0, 0] = _FREE_LEVEL_VARIANCE
         design = self.design(probe_features)
         y = np.fromiter(probes.values(), dtype=float, count=len(probes))
+        known = np.isfinite(design).all(axis=1)  # probes on parts without a spec say nothing
+        if not known.any():
+            return None
+        design, y = design[known], y[known]
         precision = np.linalg.inv(cov)
         posterior = np.linalg.solve(design.T @ design / noise + precision,
                                     design.T @ y / noise + precision @ mean)
