@@ -5,7 +5,7 @@ of ``advisor/data/reference_throughput.csv`` (accelerators with a spec in the ca
 workload is model/precision) and runs the ``advisor model evaluate`` protocol (K = 3,
 ``--reference none``: leave-one-workload-out inside the generation), with and without
 ``--unseen-target``, for the transfer + factorization model and the median-ratio baseline.
-The two blend weights are chosen on one generation and reported on the other. Then: the
+The blend weights are chosen on one generation and reported on the other. Then: the
 90% interval coverage, cross-generation, ``--reference shipped`` minus the evaluated
 generation, a planner simulation and one CLI run as a check.
 
@@ -45,9 +45,10 @@ GENERATIONS = ("lambda_v0", "lambda_v1")
 PROBE_MINUTES = 10.0
 HW_MARKUP = 2.5
 NOTES_FILE = RESULT.parent / "throughput_notes.md"
-SEEN_GRID = ((0.0, 0.0), (0.5, 0.0), (0.5, 0.3), (0.5, 1.0))  # (factor_weight, twin_shrinkage)
-UNSEEN_GRID = (0.0, 0.5, 1.0)  # factor_weight_unseen candidates, at the chosen twin_shrinkage
-Weights = tuple[float, float, float]  # factor_weight, factor_weight_unseen, twin_shrinkage
+TWIN_SHRINKAGE = 0.3  # chosen on the other generation by the previous version of this grid
+SEEN_GRID = ((0.5, 0.0), (0.5, 0.25), (0.5, 0.5), (0.5, 0.75), (0.0, 0.5))  # factor_w, krige_w
+UNSEEN_GRID = ((0.5, 0.0), (0.5, 0.25), (0.5, 0.5), (0.5, 0.75), (1.0, 0.5))  # factor_w, spec_w
+Weights = tuple[float, float, float, float]  # factor_weight(_unseen), krige_w, spec_prior_w
 
 
 def price_table() -> tuple[dict[str, float], dict[str, str]]:
@@ -106,13 +107,22 @@ def run(path: Path, factory: Callable[[], ThroughputModel], *, unseen: bool = Fa
     return dict(result.to_dict())  # type: ignore[arg-type]
 
 
+def transfer_model(weights: Weights, *, calibrate: bool = False,
+                   random_state: int = 0) -> TransferModel:
+    """TransferModel with (factor_weight, factor_weight_unseen, krige_weight,
+    spec_prior_weight) and twin_shrinkage TWIN_SHRINKAGE."""
+    return TransferModel(calibrate=calibrate, random_state=random_state,
+                         factor_weight=weights[0], factor_weight_unseen=weights[1],
+                         krige_weight=weights[2], spec_prior_weight=weights[3],
+                         twin_shrinkage=TWIN_SHRINKAGE)
+
+
 def transfer(weights: Weights, *, calibrate: bool = False) -> Callable[[], ThroughputModel]:
-    """TransferModel factory with (factor_weight, factor_weight_unseen, twin_shrinkage)."""
-    return lambda: TransferModel(calibrate=calibrate, factor_weight=weights[0],
-                                 factor_weight_unseen=weights[1], twin_shrinkage=weights[2])
+    """Factory of ``transfer_model``."""
+    return lambda: transfer_model(weights, calibrate=calibrate)
 
 
-Cell = tuple[str, float, float]  # case, weight, twin_shrinkage
+Cell = tuple[str, float, float]  # case, factor weight, krige (seen) or spec prior (unseen) weight
 
 
 class Grid:
@@ -122,23 +132,23 @@ class Grid:
         self.paths = paths
         self.cells: dict[str, dict[Cell, dict[str, float]]] = {g: {} for g in paths}
 
-    def get(self, generation: str, case: str, weight: float, twin: float) -> dict[str, float]:
-        """Seen: factor_weight = weight; unseen: factor_weight_unseen = weight."""
-        key = (case, weight, twin)
+    def get(self, generation: str, case: str, weight: float, view: float) -> dict[str, float]:
+        """Seen: (factor_weight, krige_weight); unseen: (factor_weight_unseen,
+        spec_prior_weight); the other case's weights do not act."""
+        key = (case, weight, view)
         if key not in self.cells[generation]:
-            weights = (weight, 0.0, twin) if case == "seen" else (0.0, weight, twin)
+            weights = (weight, 0.0, view, 0.0) if case == "seen" else (0.0, weight, 0.0, view)
             self.cells[generation][key] = run(self.paths[generation], transfer(weights),
                                               unseen=case == "unseen")
             print(generation, key, round(self.cells[generation][key]["mape"], 2), flush=True)
         return self.cells[generation][key]
 
     def tuned(self, generation: str) -> Weights:
-        """The hyper-parameters with the lowest MAPE on ``generation``: factor_weight and
-        twin_shrinkage on seen targets, then factor_weight_unseen at that twin_shrinkage."""
-        weight, twin = min(SEEN_GRID, key=lambda c: self.get(generation, "seen", *c)["mape"])
-        unseen = min(UNSEEN_GRID,
-                     key=lambda w: self.get(generation, "unseen", w, twin)["mape"])
-        return weight, unseen, twin
+        """The blend weights with the lowest MAPE on ``generation``, seen and unseen apart."""
+        weight, krige = min(SEEN_GRID, key=lambda c: self.get(generation, "seen", *c)["mape"])
+        unseen, spec = min(UNSEEN_GRID,
+                           key=lambda c: self.get(generation, "unseen", *c)["mape"])
+        return weight, unseen, krige, spec
 
 
 def simulate_planner(path: Path, weights: Weights, seed: int = 0,
@@ -154,9 +164,8 @@ def simulate_planner(path: Path, weights: Weights, seed: int = 0,
         mine = {r.accelerator: r for r in rows if r.workload == workload and r.price_usd_per_hour}
         others = [r for r in load_reference() if r.generation == path.stem
                   and f"{r.model}/{r.precision}" != workload]
-        model = TransferModel(random_state=rng.randrange(1 << 30), factor_weight=weights[0],
-                              factor_weight_unseen=weights[1],
-                              twin_shrinkage=weights[2]).fit(others, specs)
+        model = transfer_model(weights, calibrate=True,
+                               random_state=rng.randrange(1 << 30)).fit(others, specs)
         probed = [min(mine, key=lambda a: mine[a].price_usd_per_hour or 0.0)]
         features = WorkloadFeatures(precision=None, name=workload)
         while True:
@@ -206,11 +215,11 @@ def main() -> None:
             tuned.append((generation, other, weights))
             covered: list[bool] = []
             seen = run(path, transfer(weights, calibrate=True), covered=covered)
-            unseen = grid.get(generation, "unseen", weights[1], weights[2])
+            unseen = grid.get(generation, "unseen", weights[1], weights[3])
             coverage = 100 * sum(covered) / len(covered)
             main_rows += [
-                _row(generation, "transfer + factors", "seen", *_metrics(seen), f"{coverage:.0f}"),
-                _row(generation, "transfer + factors", "unseen", *_metrics(unseen), "-"),
+                _row(generation, "transfer model", "seen", *_metrics(seen), f"{coverage:.0f}"),
+                _row(generation, "transfer model", "unseen", *_metrics(unseen), "-"),
                 _row(generation, "median-ratio", "seen", *_metrics(run(path, MedianRatioModel)),
                      "-"),
                 _row(generation, "median-ratio", "unseen",
@@ -233,30 +242,32 @@ def main() -> None:
              "K = 3 probes, R = 10 seeded probe sets per (workload, target), seed 0; workload = "
              "model/precision; single-GPU rows of accelerators in the spec table; "
              "leave-one-workload-out inside one software generation (`--reference none`).", "",
-             "Hyper-parameters: the two blend weights (factor_weight, factor_weight_unseen) and "
-             "the precision-twin prior's twin_shrinkage are chosen on the *other* generation "
-             "(grid below) and reported on this one; every "
-             "other hyper-parameter keeps the default set before this benchmark was run on "
-             "factorization variants (rank 2, factor_alpha 0.1, factor_shrinkage 0.3, "
-             "spec_alpha 1.0 were picked by looking at both generations' seen/unseen MAPE for "
-             "a handful of settings, so they are not held out; see the notes).", "",
+             "Hyper-parameters: the blend weights (factor_weight and krige_weight for seen "
+             "targets, factor_weight_unseen and spec_prior_weight for unseen ones) are chosen on "
+             "the *other* generation (grid below) and reported on this one; twin_shrinkage "
+             f"{TWIN_SHRINKAGE} was chosen the same way by the previous version of this grid; "
+             "every other hyper-parameter keeps the default set before this benchmark was run "
+             "(rank 2, factor_alpha 0.1, factor_shrinkage 0.3, spec_alpha 1.0, the kriging "
+             "nugget 0.003 and the spec prior's ridge 0.3 / noise 0.01 were picked by looking at "
+             "both generations' MAPE for a handful of settings, so they are not held out; see "
+             "the notes).", "",
              "| generation | model | target | n | MAPE % | median APE % | top-1 % | "
              "mean regret % | 90% interval coverage % |", "|---|---|---|---|---|---|---|---|---|",
              *main_rows, "",
              "Coverage: calibrated model (residual quantiles measured inside `fit` on the "
              "reference part only), seen targets.", "",
              "## Blend weights chosen on one generation, used on the other", "",
-             "| reported on | tuned on | factor_weight | factor_weight_unseen | twin_shrinkage |",
-             "|---|---|---|---|---|",
-             *[_row(g, o, *w) for g, o, w in tuned], "",
-             "Grid (MAPE %, transfer + factors; weight = factor_weight for seen, "
-             "factor_weight_unseen for unseen; twin_shrinkage 0 = no precision-twin prior):", "",
-             "| generation | case | weight | twin_shrinkage | MAPE % | mean regret % |",
+             "| reported on | tuned on | factor_weight | factor_weight_unseen | krige_weight | "
+             "spec_prior_weight |", "|---|---|---|---|---|---|",
+             *[_row(g, o, *(f"{x:g}" for x in w)) for g, o, w in tuned], "",
+             "Grid (MAPE %, full model; seen: factor_weight, krige_weight; unseen: "
+             "factor_weight_unseen, spec_prior_weight; a view's weight 0 = without it):", "",
+             "| generation | case | factor weight | view weight | MAPE % | mean regret % |",
              "|---|---|---|---|---|---|",
-             *[_row(g, case, w, t, r["mape"], r["mean_regret_pct"])
+             *[_row(g, case, f"{w:g}", f"{t:g}", r["mape"], r["mean_regret_pct"])
                for g, cells in grid.cells.items() for (case, w, t), r in sorted(cells.items())],
              "",
-             "## Other references (transfer + factors, weights as above)", "",
+             "## Other references (transfer model, weights as above)", "",
              "| evaluated on | reference | target | n | MAPE % | median APE % | top-1 % | "
              "mean regret % |", "|---|---|---|---|---|---|---|---|", *extra_rows, "",
              "`X only` = cross-generation (the other generation's shipped rows, none of the "
