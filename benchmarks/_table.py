@@ -1,4 +1,4 @@
-"""Tiny helper shared by the benchmark scripts: print a Markdown table and save it."""
+"""Tiny helpers shared by the benchmark scripts: print a Markdown result and save it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ def write_table(name: str, title: str, header: list[str], rows: list[list[str]],
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     lines += [""] + [f"- {n}" for n in notes]
-    text = "\n".join(lines) + "\n"
+    return write_result(name, "\n".join(lines) + "\n")
+
+
+def write_result(name: str, text: str) -> str:
+    """Print ``text`` and write it to ``benchmarks/results/<name>.md``; returns it."""
     print(text)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.md").write_text(text)

@@ -9,16 +9,18 @@ process would; "query" is one filtered query over all offers.
 from __future__ import annotations
 
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _table import write_result  # noqa: E402
+
 from pricing import Cloud, Market, load_accelerators, load_catalog, shipped_catalog
 from pricing.snapshots import current_catalog, write_snapshot
-
-RESULTS = Path(__file__).parent / "results" / "catalog.md"
 
 
 def _time_ms(func: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -74,10 +76,7 @@ def main() -> None:
     ]
     lines += [f"| {n} | {m:.2f} | {w:.2f} | {t:.0f} | {'yes' if m < t else 'NO'} |"
               for n, m, w, t in rows]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    write_result("catalog", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

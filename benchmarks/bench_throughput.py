@@ -31,20 +31,22 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from advisor.baseline import MedianRatioModel
-from advisor.evaluate import evaluate, read_bench
-from advisor.planner import Candidate, plan
-from advisor.reference import ReferenceRow, load_reference
-from advisor.throughput import Measurement, ThroughputModel, WorkloadFeatures
-from advisor.transfer import TransferModel
-from pricing import Market, load_accelerators, shipped_catalog
+sys.path.insert(0, str(Path(__file__).parent))
+from _table import write_result  # noqa: E402
+
+from advisor.baseline import MedianRatioModel  # noqa: E402
+from advisor.evaluate import evaluate, read_bench  # noqa: E402
+from advisor.planner import Candidate, plan  # noqa: E402
+from advisor.reference import ReferenceRow, load_reference  # noqa: E402
+from advisor.throughput import Measurement, ThroughputModel, WorkloadFeatures  # noqa: E402
+from advisor.transfer import TransferModel  # noqa: E402
+from pricing import Market, load_accelerators, shipped_catalog  # noqa: E402
 
 LAMBDA_CSV = Path("/work/shared/data/benchmarks/lambda_train_throughput.csv")
-RESULT = Path(__file__).parent / "results" / "throughput.md"
 GENERATIONS = ("lambda_v0", "lambda_v1")
 PROBE_MINUTES = 10.0
 HW_MARKUP = 2.5
-NOTES_FILE = RESULT.parent / "throughput_notes.md"
+NOTES_FILE = Path(__file__).parent / "results" / "throughput_notes.md"
 TWIN_SHRINKAGE = 0.3  # chosen on the other generation by the previous version of this grid
 SEEN_GRID = ((0.5, 0.0), (0.5, 0.25), (0.5, 0.5), (0.5, 0.75), (0.0, 0.5))  # factor_w, krige_w
 UNSEEN_GRID = ((0.5, 0.0), (0.5, 0.25), (0.5, 0.5), (0.5, 0.75), (1.0, 0.5))  # factor_w, spec_w
@@ -290,10 +292,7 @@ def main() -> None:
               "| accelerator | $/h | source |", "|---|---|---|"]
     lines += [f"| {a} | {prices[a]:.2f} | {source[a]} |" for a in sorted(prices)]
     lines += ["", NOTES_FILE.read_text() if NOTES_FILE.exists() else ""]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(text)
+    write_result("throughput", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
