@@ -7,13 +7,13 @@ read/write scope) and writes ``result.json`` and ``harness.log`` next to them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
 from probes.errors import ProbeError
 from probes.launchers._bundle import boot_script, make_bundle
-from probes.launchers.base import TAG_EXPIRES, LaunchHandle
+from probes.launchers.base import TAG_EXPIRES, LaunchFailed, LaunchHandle
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["CAPACITY_MARKERS", "GcsArea", "first_zone_with_capacity", "gcp_labels",
@@ -43,11 +43,12 @@ def is_capacity_error(exc: Exception) -> bool:
     return any(marker.lower() in text.lower() for marker in CAPACITY_MARKERS)
 
 
-def first_zone_with_capacity(zones: Iterable[str], create: Callable[[str], None],
-                             cleanup: Callable[[str], None]) -> tuple[str | None, list[str]]:
-    """Call ``create(zone)`` zone by zone until one works; returns that zone (None when none
-    had capacity) and the refusals. A capacity error calls ``cleanup(zone)`` (a failed create
-    may leave a stub behind) and moves on; any other Google error propagates."""
+def first_zone_with_capacity(label: str, zones: Iterable[str], create: Callable[[str], None],
+                             cleanup: Callable[[str], None]) -> str:
+    """Call ``create(zone)`` zone by zone until one works and return that zone. A capacity
+    error calls ``cleanup(zone)`` (a failed create may leave a stub behind) and moves on; any
+    other Google error propagates. ``LaunchFailed`` (starting with ``label``) lists the
+    refusals when no zone had capacity."""
     refused = []
     for zone in zones:
         try:
@@ -58,8 +59,9 @@ def first_zone_with_capacity(zones: Iterable[str], create: Callable[[str], None]
             refused.append(f"{zone}: {str(exc)[:120]}")
             cleanup(zone)
             continue
-        return zone, refused
-    return None, refused
+        return zone
+    raise LaunchFailed(f"{label}: no capacity in any zone ({'; '.join(refused)}); try another "
+                       "region or on-demand")
 
 
 def gcp_labels(tags: dict[str, str]) -> dict[str, str]:
@@ -89,6 +91,19 @@ class GcsArea:
         if self._client is None:
             self._client = self._factory()
         return self._client.bucket(self.bucket)
+
+    @contextlib.contextmanager
+    def launching(self, label: str, request: ProbeRequest) -> Iterator[None]:
+        """Around a launch: when it fails, the probe's objects are deleted and a Google error
+        becomes ``LaunchFailed`` starting with ``label`` and the offer key."""
+        try:
+            yield
+        except LaunchFailed:
+            self.delete(request.probe_id)
+            raise
+        except google_errors() as exc:
+            self.delete(request.probe_id)
+            raise LaunchFailed(f"{label} {request.offer_key}: {exc}") from exc
 
     def key(self, probe_id: str, name: str) -> str:
         """The object name of one file of a probe."""

@@ -147,7 +147,7 @@ class GcpLauncher(Launcher):
         ref = parse_offer_key(request.offer_key)
         if ref.cloud is None or ref.cloud.value != "gcp" or ref.is_tpu:
             raise LaunchFailed(f"gcp launcher cannot run offer {request.offer_key!r}")
-        try:
+        with self.area.launching("gcp", request):
             script = self.area.upload(request, python=self.python, shutdown_after_s=(
                 self.boot_overhead_s + request.time_box_s + self.grace_s))
             name = self._instance_name(request)
@@ -157,17 +157,10 @@ class GcpLauncher(Launcher):
                 self._client().insert(project=self.project, zone=zone,
                                       instance_resource=body).result()
 
-            zone, refused = first_zone_with_capacity(
-                self._zones(ref.region), insert, lambda z: self._delete(z, name))
-            if zone is not None:
-                return LaunchHandle(request.probe_id, self.name, name, zone, self.clock(),
-                                    self.expiry_for(request))
-        except google_errors() as exc:
-            self.area.delete(request.probe_id)
-            raise LaunchFailed(f"gcp {request.offer_key}: {exc}") from exc
-        self.area.delete(request.probe_id)
-        raise LaunchFailed(f"gcp {request.offer_key}: no capacity in any zone "
-                           f"({'; '.join(refused)}); try another region or on-demand")
+            zone = first_zone_with_capacity(f"gcp {request.offer_key}", self._zones(ref.region),
+                                            insert, lambda z: self._delete(z, name))
+            return LaunchHandle(request.probe_id, self.name, name, zone, self.clock(),
+                                self.expiry_for(request))
 
     def poll(self, handle: LaunchHandle) -> ProbeResult | None:
         return self.area.result(handle)

@@ -86,7 +86,7 @@ class GcpTpuLauncher(Launcher):
             raise LaunchFailed(f"gcp-tpu launcher cannot run offer {request.offer_key!r}")
         accelerator = ref.instance_type.removeprefix("tpu-")
         node_id = f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
-        try:
+        with self.area.launching("gcp-tpu", request):
             script = self.area.upload(request, python=self.python, shutdown_after_s=(
                 self.boot_overhead_s + request.time_box_s + self.grace_s))
             expires = self.expiry_for(request)
@@ -96,21 +96,15 @@ class GcpTpuLauncher(Launcher):
                 metadata={"startup-script": script},
                 scheduling_config=tpu_v2.SchedulingConfig(spot=ref.market is Market.SPOT),
             )
-            zone, refused = first_zone_with_capacity(
+            zone = first_zone_with_capacity(
+                f"gcp-tpu {request.offer_key}",
                 self.zones.get(ref.region) or [f"{ref.region}-{s}" for s in "abc"],
                 lambda z: self._client().create_node(
                     parent=f"projects/{self.project}/locations/{z}", node_id=node_id,
                     node=node).result(),
                 lambda z: self._delete(self._node_path(z, node_id)))
-            if zone is not None:
-                return LaunchHandle(request.probe_id, self.name, node_id, zone, self.clock(),
-                                    expires)
-        except google_errors() as exc:
-            self.area.delete(request.probe_id)
-            raise LaunchFailed(f"gcp-tpu {request.offer_key}: {exc}") from exc
-        self.area.delete(request.probe_id)
-        raise LaunchFailed(f"gcp-tpu {request.offer_key}: no capacity in any zone "
-                           f"({'; '.join(refused)}); try another region or on-demand")
+            return LaunchHandle(request.probe_id, self.name, node_id, zone, self.clock(),
+                                expires)
 
     def poll(self, handle: LaunchHandle) -> ProbeResult | None:
         return self.area.result(handle)

@@ -3,6 +3,7 @@ on to the next zone, and TPU VMs get their runtime."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,31 @@ def test_split_machine_type(machine: str, expected: tuple[str, str | None, int])
 def test_unknown_gpu_is_named() -> None:
     with pytest.raises(ProbeError, match="unknown GPU 'X9'"):
         split_machine_type("n1-standard-8+1xX9")
+
+
+def test_tpu_stockout_everywhere_is_launch_failed_and_leaves_nothing() -> None:
+    env = GcpTpuEnv()
+    env.tpu.no_capacity = {f"us-west4-{s}" for s in "abc"}
+    with pytest.raises(LaunchFailed, match=r"^gcp-tpu gcp:tpu-v5litepod-8:us-west4: no capacity "
+                                           r"in any zone \(us-west4-a: .*STOCKOUT"):
+        env.launcher.launch(env.request("t3"))
+    assert env.tpu.nodes == {}
+    assert env.storage.buckets["advisor-test-probes"] == {}
+
+
+@pytest.mark.parametrize(("make_env", "label"), [(GcpEnv, "gcp"), (GcpTpuEnv, "gcp-tpu")])
+def test_other_google_error_is_launch_failed_and_deletes_the_objects(
+        make_env: type[GcpEnv], label: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from google.api_core.exceptions import PermissionDenied
+
+    env = make_env()
+
+    def refuse(**_: object) -> None:
+        raise PermissionDenied("compute.instances.create denied")
+
+    client = env.tpu if isinstance(env, GcpTpuEnv) else env.compute
+    monkeypatch.setattr(client, "create_node" if isinstance(env, GcpTpuEnv) else "insert", refuse)
+    request = env.request("e1")
+    with pytest.raises(LaunchFailed, match=rf"^{label} {re.escape(request.offer_key)}: .*denied"):
+        env.launcher.launch(request)
+    assert env.storage.buckets["advisor-test-probes"] == {}
