@@ -75,17 +75,22 @@ def price_table() -> tuple[dict[str, float], dict[str, str]]:
     return prices, source
 
 
-def write_bench(folder: Path, generation: str, prices: dict[str, float]) -> Path:
-    """BENCH.csv of one generation's single-GPU rows."""
+def write_bench(folder: Path, generation: str, prices: dict[str, float], *,
+                opaque: bool = False) -> Path:
+    """BENCH.csv of one generation's single-GPU rows; workload ``model/precision``, or
+    ``model-precision`` when ``opaque`` (no precision token: the model cannot link a
+    workload to its precision twin, as for a user's own model)."""
     specs = load_accelerators()
-    path = folder / f"{generation}.csv"
+    path = folder / f"{generation}{'-opaque' if opaque else ''}.csv"
+    separator = "-" if opaque else "/"
     with path.open("w", newline="") as handle:
         out = csv.writer(handle)
         out.writerow(["workload", "accelerator", "throughput_samples_per_s", "price_usd_per_hour"])
         for r in load_reference():
             if r.generation == generation and r.accelerator_count == 1 and r.accelerator in specs:
                 price = prices.get(r.accelerator)
-                out.writerow([f"{r.model}/{r.precision}", r.accelerator, r.samples_per_second,
+                out.writerow([f"{r.model}{separator}{r.precision}", r.accelerator,
+                              r.samples_per_second,
                               f"{price:.4f}" if price else ""])
     return path
 
@@ -215,13 +220,15 @@ def main() -> None:
             other = GENERATIONS[1 - GENERATIONS.index(generation)]
             weights = grid.tuned(other)
             tuned.append((generation, other, weights))
-            covered: list[bool] = []
-            seen = run(path, transfer(weights, calibrate=True), covered=covered)
-            unseen = grid.get(generation, "unseen", weights[1], weights[3])
-            coverage = 100 * sum(covered) / len(covered)
+            covered: dict[str, list[bool]] = {"seen": [], "unseen": []}
+            seen = run(path, transfer(weights, calibrate=True), covered=covered["seen"])
+            unseen = run(path, transfer(weights, calibrate=True), unseen=True,
+                         covered=covered["unseen"])
+            coverage = {k: f"{100 * sum(v) / len(v):.0f}" for k, v in covered.items()}
             main_rows += [
-                _row(generation, "transfer model", "seen", *_metrics(seen), f"{coverage:.0f}"),
-                _row(generation, "transfer model", "unseen", *_metrics(unseen), "-"),
+                _row(generation, "transfer model", "seen", *_metrics(seen), coverage["seen"]),
+                _row(generation, "transfer model", "unseen", *_metrics(unseen),
+                     coverage["unseen"]),
                 _row(generation, "median-ratio", "seen", *_metrics(run(path, MedianRatioModel)),
                      "-"),
                 _row(generation, "median-ratio", "unseen",
@@ -236,7 +243,11 @@ def main() -> None:
                      *_metrics(run(path, transfer(weights), reference=others))),
                 _row(generation, f"bench + shipped minus {generation}", "unseen",
                      *_metrics(run(path, transfer(weights), reference=others, unseen=True)))]
-            print(*extra_rows[-3:], sep="\n", flush=True)
+            opaque = write_bench(Path(tmp), generation, prices, opaque=True)
+            extra_rows += [_row(generation, "bench, names without precision (no twin)", case,
+                                *_metrics(run(opaque, transfer(weights), unseen=case == "unseen")))
+                           for case in ("seen", "unseen")]
+            print(*extra_rows[-5:], sep="\n", flush=True)
             sims.append((generation, simulate_planner(path, weights)))
         cli = run_cli(paths["lambda_v1"])
     lines = ["# Throughput model: accuracy and ranking on the shipped Lambda data", "",
@@ -257,7 +268,8 @@ def main() -> None:
              "mean regret % | 90% interval coverage % |", "|---|---|---|---|---|---|---|---|---|",
              *main_rows, "",
              "Coverage: calibrated model (residual quantiles measured inside `fit` on the "
-             "reference part only), seen targets.", "",
+             "reference part only; for unseen targets one calibrated fit per target, with the "
+             "target's rows removed before the fit).", "",
              "## Blend weights chosen on one generation, used on the other", "",
              "| reported on | tuned on | factor_weight | factor_weight_unseen | krige_weight | "
              "spec_prior_weight |", "|---|---|---|---|---|---|",
@@ -274,7 +286,10 @@ def main() -> None:
              "mean regret % |", "|---|---|---|---|---|---|---|---|", *extra_rows, "",
              "`X only` = cross-generation (the other generation's shipped rows, none of the "
              "benchmark's). `bench + shipped minus G` = `--reference shipped` with the evaluated "
-             "generation's shipped rows removed (otherwise the target row itself would leak).", "",
+             "generation's shipped rows removed (otherwise the target row itself would leak). "
+             "`names without precision` = the same BENCH.csv with workloads named "
+             "`model-precision`: no workload can be linked to its precision twin, which is the "
+             "case of a user's own model.", "",
              f"CLI check, default hyper-parameters: `advisor model evaluate lambda_v1.csv "
              f"--probes 3 --reference none --json` -> {json.dumps(cli)}", ""]
     lines += ["## Planner simulation", "",
