@@ -141,10 +141,13 @@ class Grid:
 
     def get(self, generation: str, case: str, weight: float, view: float) -> dict[str, float]:
         """Seen: (factor_weight, krige_weight); unseen: (factor_weight_unseen,
-        spec_prior_weight); the other case's weights do not act."""
+        spec_prior_weight); the other case's weights keep the library defaults (with an unseen
+        target the other priced accelerators, predicted for the regret, are seen ones)."""
         key = (case, weight, view)
         if key not in self.cells[generation]:
-            weights = (weight, 0.0, view, 0.0) if case == "seen" else (0.0, weight, 0.0, view)
+            d = TransferModel()
+            weights = ((weight, d.factor_weight_unseen, view, d.spec_prior_weight)
+                       if case == "seen" else (d.factor_weight, weight, d.krige_weight, view))
             self.cells[generation][key] = run(self.paths[generation], transfer(weights),
                                               unseen=case == "unseen")
             print(generation, key, round(self.cells[generation][key]["mape"], 2), flush=True)
