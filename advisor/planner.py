@@ -23,6 +23,9 @@ from advisor.throughput import Basis
 __all__ = ["Candidate", "ProbeSuggestion", "knowledge_gradient", "plan", "plan_probes"]
 
 INTERVAL_Z = NormalDist().inv_cdf(0.95)  # the model's intervals cover 90%
+# Billed minutes of a default cloud probe: about 4 minutes from launch until the harness runs
+# (the launchers' boot_overhead_s) plus the 30-second time box of 'advisor probe'.
+PROBE_MINUTES = 4.5
 _MEASURED_SIGMA = 0.02
 _NORMAL = NormalDist()
 
@@ -67,7 +70,9 @@ class ProbeSuggestion:
         """One line for the terminal."""
         saving = (f", expected saving ${self.expected_saving_usd:,.2f} on the run"
                   if self.expected_saving_usd is not None else "")
-        return (f"probe {self.accelerator} on {self.offer_key}: ${self.probe_cost_usd:,.2f}, "
+        cost = (f"${self.probe_cost_usd:,.2f}" if self.probe_cost_usd >= 0.1
+                else f"${self.probe_cost_usd:.3f}")
+        return (f"probe {self.accelerator} on {self.offer_key}: {cost}, "
                 f"expected regret cut {self.expected_regret_cut_pct:.1f}%{saving}")
 
 
@@ -95,7 +100,7 @@ def knowledge_gradient(candidates: Sequence[Candidate]) -> list[float]:
     return gains
 
 
-def plan(candidates: Sequence[Candidate], n: int, *, probe_minutes: float = 10.0,
+def plan(candidates: Sequence[Candidate], n: int, *, probe_minutes: float = PROBE_MINUTES,
          run_cost_usd: float | None = None) -> list[ProbeSuggestion]:
     """The ``n`` probes with the largest expected regret cut per probe dollar (cut > 0)."""
     if n < 0 or probe_minutes <= 0:
@@ -132,7 +137,7 @@ def candidates_from(ranked: Sequence[CostEstimate]) -> list[Candidate]:
 
 
 def plan_probes(recommendation: Recommendation, n: int, *,
-                probe_minutes: float = 10.0) -> list[ProbeSuggestion]:
+                probe_minutes: float = PROBE_MINUTES) -> list[ProbeSuggestion]:
     """Up to ``n`` offers of the recommendation to probe, best expected regret cut per dollar
     first; accelerator types already measured have (almost) nothing to gain."""
     if not recommendation.ranked:

@@ -56,6 +56,25 @@ def _store() -> Any:
     return ProbeStore(default_storage_url())
 
 
+# launcher -> the options it cannot start without: (option, what it is, where to set it)
+_REQUIRED: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "aws": (("aws_bucket", "an S3 bucket for bundles and results",
+             "--aws-bucket or set ADVISOR_AWS_BUCKET"),),
+    "gcp": (("gcp_project", "a project", "--gcp-project or set GOOGLE_CLOUD_PROJECT"),
+            ("gcp_bucket", "a GCS bucket for bundles and results",
+             "--gcp-bucket or set ADVISOR_GCP_BUCKET")),
+}
+_REQUIRED["gcp-tpu"] = _REQUIRED["gcp"]
+
+
+def _check_settings(launchers: set[str], opts: dict[str, Any]) -> None:
+    """One line naming the missing option before anything is launched or billed."""
+    for name in sorted(launchers):
+        for option, what, fix in _REQUIRED.get(name, ()):
+            if not opts[option]:
+                raise ProbeError(f"{name} probes need {what}: pass {fix}")
+
+
 def _launcher_factory(opts: dict[str, Any]) -> Any:
     from probes.launchers import Launcher, make_launcher
 
@@ -68,10 +87,7 @@ def _launcher_factory(opts: dict[str, Any]) -> Any:
             elif name == "aws":
                 cache[name] = make_launcher("aws", bucket=opts["aws_bucket"] or "")
             else:
-                if not opts["gcp_project"]:
-                    raise ProbeError("gcp probes need a project: pass --gcp-project or set "
-                                     "GOOGLE_CLOUD_PROJECT")
-                cache[name] = make_launcher(name, project=opts["gcp_project"],
+                cache[name] = make_launcher(name, project=opts["gcp_project"] or "",
                                             bucket=opts["gcp_bucket"] or "")
         return cache[name]
 
@@ -194,8 +210,8 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
             input_check=not no_input_check, memory_limit_gib=memory_limit_gib)
         requests.append(request)
         accelerators[request.probe_id] = (target.launcher, target.accelerator)
-    by_name = _launcher_factory({"aws_bucket": aws_bucket, "gcp_project": gcp_project,
-                                 "gcp_bucket": gcp_bucket})
+    opts = {"aws_bucket": aws_bucket, "gcp_project": gcp_project, "gcp_bucket": gcp_bucket}
+    by_name = _launcher_factory(opts)
 
     def launcher_for(request: ProbeRequest) -> Any:
         return by_name(accelerators[request.probe_id][0])
@@ -205,6 +221,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     if cap is not None and estimate > cap:
         raise ProbeError(f"these probes may cost ${estimate:.2f}, over --max-usd ${cap:.2f}; "
                          "probe fewer offers, shorten --time-box, or raise --max-usd")
+    _check_settings({launcher for launcher, _ in accelerators.values()}, opts)
     results = _run_with_progress(requests, launcher_for, as_json=as_json, max_usd=cap)
     rows = [_result_json(r, accelerators[r.probe_id][1]) for r in results]
     if as_json:
@@ -222,9 +239,12 @@ def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool
 
     from advisor.planner import plan_probes
     from advisor.service import recommend_for_file
+    from probes.launchers import launcher_class
 
+    # Billed time of a cloud probe: launch to harness (the slowest cloud's) plus the time box.
+    boot_s = max(launcher_class(name).boot_overhead_s for name in _REQUIRED)
     suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n,
-                              probe_minutes=time_box_s / 60.0)
+                              probe_minutes=(boot_s + time_box_s) / 60.0)
     if not as_json:
         out = console()
         for suggestion in suggestions:

@@ -79,6 +79,20 @@ def test_gcp_probe_without_project_names_the_option(tmp_path: Path,
     assert code == 2 and "--gcp-project" in err
 
 
+@pytest.mark.parametrize(("offer", "option"), [
+    ("aws:g5.xlarge:us-east-1", "--aws-bucket"),
+    ("gcp:g2-standard-4:us-central1", "--gcp-bucket"),
+])
+def test_cloud_probe_without_a_bucket_stops_before_launching(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offer: str, option: str) -> None:
+    for name in ("ADVISOR_AWS_BUCKET", "ADVISOR_GCP_BUCKET"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "my-project")
+    code, out, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", offer, "--max-usd", "100")
+    assert code == 2 and option in err and err.count("\n") == 1, err
+    assert out == "" and ProbeStore(default_storage_url()).list() == []
+
+
 def test_probes_list_and_show(tmp_path: Path) -> None:
     store = ProbeStore(default_storage_url())
     store.record(ProbeResult(probe_id="abc123", offer_key="aws:g5.xlarge:us-east-1:on-demand",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -27,6 +28,10 @@ def test_plan_picks_cloud_offers_and_the_cost_guard_refuses_before_launching(tmp
     planned = [line for line in result.stdout.splitlines() if line.startswith("planned: probe")]
     assert 1 <= len(planned) <= 2 and all(":aws:" not in p and "aws:" in p for p in planned)
     assert result.stderr.startswith("error: these probes may cost $")
+    # The planner prices each probe as it will be billed (boot + time box), like the guard.
+    planned_usd = sum(float(re.search(r": \$([0-9.]+),", p)[1]) for p in planned)  # type: ignore[index]
+    guard_usd = float(re.search(r"cost \$([0-9.]+)", result.stderr)[1])  # type: ignore[index]
+    assert planned_usd > 0 and abs(planned_usd - guard_usd) <= 0.006
 
 
 def test_probe_needs_an_offer_or_a_plan(tmp_path: Path) -> None:
