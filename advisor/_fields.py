@@ -175,4 +175,4 @@ class Fields:
                 close = difflib.get_close_matches(key, sorted(self._seen), n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else (
                     f"; allowed keys: {', '.join(sorted(self._seen))}")
-                raise self.error(key, f"unknown key{hint}")
+                raise self.error(key if key.isprintable() else repr(key), f"unknown key{hint}")

@@ -83,6 +83,7 @@ def test_fingerprint_ignores_name_and_constraints_but_not_batch() -> None:
         ("name", ..., "name: is required"),
         ("batch_size", float("nan"), "batch_size: must be a finite number"),
         ("data.epochs", True, "data.epochs: must be a number, got bool"),
+        ("constraints.\n", None, "constraints.'\\n': unknown key"),  # a key with a newline
     ],
 )
 def test_bad_field_is_named_with_the_fix(path: str, value: Any, message: str) -> None:
