@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from advisor._table import FloatArray, ReferenceTable
 
-__all__ = ["SpecPrior", "Twin", "shift_krige"]
+__all__ = ["SpecPrior", "Twin", "krige", "shift_krige"]
 
 _MIN_ROWS = 3
 _FREE_LEVEL_VARIANCE = 100.0
@@ -57,19 +57,20 @@ def _twin_row(table: ReferenceTable, twin: Twin) -> FloatArray:
     return _nanmean(table.log_sps[list(twin.rows)], axis=0)
 
 
-def shift_krige(table: ReferenceTable, twin: Twin, probes: dict[int, float], target: int,
-                *, nugget: float = KRIGE_NUGGET) -> float | None:
-    """Log samples/s at the target column: twin + kriged shift; None when not applicable."""
-    base = _twin_row(table, twin)
-    shifts = np.array([table.log_sps[a] - table.log_sps[b] for a, b in twin.pairs])
-    if len(shifts) < _MIN_ROWS or not np.isfinite(base[target]):
+def krige(samples: FloatArray, values: dict[int, float], target: int,
+          *, nugget: float = KRIGE_NUGGET) -> float | None:
+    """Ordinary kriging of one new row at column ``target`` from its ``values`` at other
+    columns; the rows of ``samples`` (NaN = not measured) give the mean per column and the
+    covariance between columns, each row centred on its own level, and the new row's level
+    is free (the weights sum to one). None when too few rows or no usable value."""
+    if len(samples) < _MIN_ROWS:
         return None
-    centred = shifts - _nanmean(shifts, axis=1)[:, None]
+    centred = samples - _nanmean(samples, axis=1)[:, None]
     observed = np.isfinite(centred)
     mean = _nanmean(centred, axis=0)
     if not np.isfinite(mean[target]):
         return None
-    columns = [c for c in probes if np.isfinite(base[c]) and np.isfinite(mean[c])]
+    columns = [c for c, v in values.items() if np.isfinite(v) and np.isfinite(mean[c])]
     if not columns:
         return None
     residual = np.where(observed, centred - mean, 0.0)
@@ -87,8 +88,18 @@ def shift_krige(table: ReferenceTable, twin: Twin, probes: dict[int, float], tar
         weights = np.linalg.solve(system, np.append(cov[:k, k], 1.0))[:k]
     except np.linalg.LinAlgError:
         return None
-    observed_shift = np.array([probes[c] - base[c] for c in columns]) - mean[columns]
-    return float(base[target] + mean[target] + weights @ observed_shift)
+    return float(mean[target] + weights @ (np.array([values[c] for c in columns]) - mean[columns]))
+
+
+def shift_krige(table: ReferenceTable, twin: Twin, probes: dict[int, float], target: int,
+                *, nugget: float = KRIGE_NUGGET) -> float | None:
+    """Log samples/s at the target column: twin + kriged shift; None when not applicable."""
+    base = _twin_row(table, twin)
+    if not np.isfinite(base[target]):
+        return None
+    shifts = np.array([table.log_sps[a] - table.log_sps[b] for a, b in twin.pairs])
+    shift = krige(shifts, {c: y - base[c] for c, y in probes.items()}, target, nugget=nugget)
+    return None if shift is None else float(base[target] + shift)
 
 
 class SpecPrior:

@@ -24,10 +24,13 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor._factor import FactorFit
-from advisor._krige import SpecPrior, Twin, shift_krige
+from advisor._krige import SpecPrior, Twin, krige, shift_krige
 from advisor._table import FloatArray, ReferenceTable, ridge_predict
 
-__all__ = ["TransferResult", "TransferSettings", "blend_predict", "transfer_predict"]
+__all__ = ["ROW_KRIGE_MAX", "TransferResult", "TransferSettings", "blend_predict",
+           "transfer_predict"]
+
+ROW_KRIGE_MAX = 0.7  # most weight the kriged row gets, however many probes
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,7 @@ class TransferSettings:
     twin_shrinkage: float = 0.3
     krige_weight: float = 0.5
     spec_prior_weight: float = 0.5
+    row_krige_slope: float = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +144,8 @@ def blend_predict(
     """``transfer_predict`` averaged in log space with the factorization's prediction
     (whose new row shrinks toward ``prior`` when given and ``twin_shrinkage`` > 0), then
     with the kriged shift from ``twin`` (target measured in the reference) or the
-    ``spec_prior`` posterior (target known by its specs only)."""
+    ``spec_prior`` posterior (target known by its specs only), then with the kriged row
+    (measured target, three probes or more)."""
     result = transfer_predict(table, coefs, probes, target, target_features, settings=settings,
                               row_mask=row_mask, precision_key=precision_key)
     if result is None:
@@ -166,4 +171,10 @@ def blend_predict(
         view = shift_krige(table, twin, probes, target)
     if view is not None and np.isfinite(view) and weight > 0:
         log_sps = (1 - weight) * log_sps + weight * view
+    weight = min(ROW_KRIGE_MAX, settings.row_krige_slope * (len(probes) - 2))
+    if not result.regression and target is not None and weight > 0:
+        rows = table.log_sps if row_mask is None else table.log_sps[row_mask]
+        row = krige(rows, probes, target)
+        if row is not None and np.isfinite(row):
+            log_sps = (1 - weight) * log_sps + weight * row
     return TransferResult(log_sps, result.regression, result.neighbours)

@@ -22,7 +22,7 @@ from pricing import AcceleratorSpec
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model"]
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 
 
 def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],

@@ -79,7 +79,10 @@ class TransferModel(ThroughputModel):
     Two more views are blended in (``advisor._krige``): with a twin and a target measured in
     the reference, the twin plus the kriged precision shift (``krige_weight``); for a
     target known by its specs only, the hierarchical spec regression whose prior comes from
-    the reference workloads (or the twin) (``spec_prior_weight``).
+    the reference workloads (or the twin) (``spec_prior_weight``). With many probes of a
+    target measured in the reference, the workload's row is also kriged from the probes
+    (``advisor._krige.krige``; it leans on the probes that co-vary with the target), blended
+    in with weight ``row_krige_slope`` x (probes - 2), at most ``ROW_KRIGE_MAX`` (0 = off).
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -91,7 +94,8 @@ class TransferModel(ThroughputModel):
                  factor_weight_unseen: float = 0.5, factor_rank: int = 2,
                  factor_alpha: float = 0.1, factor_shrinkage: float = 0.3,
                  spec_alpha: float = 1.0, twin_shrinkage: float = 0.3,
-                 krige_weight: float = 0.5, spec_prior_weight: float = 0.5) -> None:
+                 krige_weight: float = 0.5, spec_prior_weight: float = 0.5,
+                 row_krige_slope: float = 0.1) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
                             ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening)]:
             if not value > 0:
@@ -99,7 +103,8 @@ class TransferModel(ThroughputModel):
         for name, value in [("factor_weight", factor_weight),
                             ("factor_weight_unseen", factor_weight_unseen),
                             ("krige_weight", krige_weight),
-                            ("spec_prior_weight", spec_prior_weight)]:
+                            ("spec_prior_weight", spec_prior_weight),
+                            ("row_krige_slope", row_krige_slope)]:
             if not 0 <= value <= 1:
                 raise AdvisorError(f"{name} must be in [0, 1], got {value}")
         if twin_shrinkage < 0:
@@ -132,6 +137,7 @@ class TransferModel(ThroughputModel):
         self.twin_shrinkage = twin_shrinkage
         self.krige_weight = krige_weight
         self.spec_prior_weight = spec_prior_weight
+        self.row_krige_slope = row_krige_slope
 
     # -- fitting ---------------------------------------------------------------------------
 
@@ -144,7 +150,8 @@ class TransferModel(ThroughputModel):
                                 factor_shrinkage=self.factor_shrinkage,
                                 twin_shrinkage=self.twin_shrinkage,
                                 krige_weight=self.krige_weight,
-                                spec_prior_weight=self.spec_prior_weight)
+                                spec_prior_weight=self.spec_prior_weight,
+                                row_krige_slope=self.row_krige_slope)
 
     def _fit_factors(self, log_sps: FloatArray) -> FactorFit:
         """The factorization of a (possibly masked) copy of the reference table."""

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from advisor._krige import SpecPrior, Twin, shift_krige
+from advisor._krige import SpecPrior, Twin, krige, shift_krige
 from advisor._table import FloatArray, ReferenceTable, precision_twin, spec_features
 from advisor.errors import AdvisorError
 from advisor.reference import ReferenceRow
@@ -370,6 +370,7 @@ def test_transfer_model_blends_in_the_spec_prior_for_an_unmeasured_target() -> N
     ({"krige_weight": -0.1}, "krige_weight"),           # below 0
     ({"spec_prior_weight": -0.1}, "spec_prior_weight"),  # below 0
     ({"spec_prior_weight": 2.0}, "spec_prior_weight"),   # above 1
+    ({"row_krige_slope": -0.1}, "row_krige_slope"),      # below 0
 ])
 def test_blend_weights_outside_the_unit_interval_are_rejected(
         kwargs: dict[str, float], name: str) -> None:
@@ -382,3 +383,56 @@ def test_blend_weights_outside_the_unit_interval_are_rejected(
 def test_blend_weights_at_the_bounds_are_accepted(kwargs: dict[str, float]) -> None:
     model = TransferModel(**kwargs)  # type: ignore[arg-type]
     assert all(getattr(model, name) == value for name, value in kwargs.items())
+
+
+# -- row kriging ----------------------------------------------------------------------------
+
+def _loaded_rows(rng: np.random.Generator, n_rows: int, loading: FloatArray,
+                 loadings: FloatArray) -> FloatArray:
+    """log y = level + loading_r * loading + noise: columns with equal loading move together."""
+    return np.array([rng.normal(4, 1) + u * loading + rng.normal(0, 0.02, len(loading))
+                     for u in loadings[:n_rows]])
+
+
+def test_krige_leans_on_the_column_that_co_varies_with_the_target() -> None:
+    rng = np.random.default_rng(3)
+    loading = np.array([1.0, 0.0, 0.0, 0.0, 1.0])  # columns 0 and 4 move together
+    samples = _loaded_rows(rng, 12, loading, rng.normal(0, 0.5, 12))
+    truth = 5.0 + 1.5 * loading  # a new row with a large loading
+    values = {c: float(truth[c]) for c in (0, 1, 2, 3)}
+    pred = krige(samples, values, 4)
+    assert pred is not None and abs(pred - truth[4]) < 0.05
+    mean = (samples - samples.mean(axis=1, keepdims=True)).mean(axis=0)
+    plain = mean[4] + np.mean([values[c] - mean[c] for c in values])  # equal weights
+    assert abs(plain - truth[4]) > 0.8
+
+
+@pytest.mark.parametrize("change", ["two rows", "target unmeasured", "probes unmeasured"])
+def test_krige_is_none_when_not_applicable(change: str) -> None:
+    samples = np.random.default_rng(0).normal(0, 1, (6, 4))
+    values = {0: 1.0, 1: 2.0}
+    if change == "two rows":
+        samples = samples[:2]
+    elif change == "target unmeasured":
+        samples[:, 3] = np.nan
+    else:
+        samples[:, :2] = np.nan
+    assert krige(samples, values, 3) is None
+
+
+def test_transfer_model_row_krige_weight_grows_with_the_probes() -> None:
+    rows, truth = _bench_rows()
+    own = WorkloadFeatures(precision=None, name="m0-mixed")  # no twin: the row view alone
+    target = "RTX-4090"
+    on = TransferModel(calibrate=False).fit(rows, SPECS)
+    off = TransferModel(calibrate=False, row_krige_slope=0.0).fit(rows, SPECS)
+    order = ["T4", "A10", "A100-40GB-SXM", "H100-SXM", "P100", "L4", "A10G", "RTX-3090"]
+    gaps, errors = [], {}
+    for k in (2, 3, 8):
+        probes = {a: truth[a] for a in order[:k]}
+        with_row = on.predict_log(own, SPECS[target], probes)[0]
+        without = off.predict_log(own, SPECS[target], probes)[0]
+        gaps.append(abs(with_row - without))
+        errors[k] = (abs(with_row - truth[target]), abs(without - truth[target]))
+    assert gaps[0] == 0.0 and 0 < gaps[1] < gaps[2]  # off below three probes, then growing
+    assert errors[8][0] < errors[8][1]                # and better with many probes here
