@@ -19,6 +19,7 @@ from advisor.ranking import (
 )
 from advisor.spec import Precision, WorkloadSpec
 from advisor.throughput import (
+    MIN_STEP_SECONDS,
     Basis,
     Measurement,
     ThroughputModel,
@@ -131,7 +132,8 @@ def recommend(
             rejected.append(Rejection(offer, no_fit))
             continue
         throughput = model.predict(features, catalog.accelerators[offer.accelerator],
-                                   count=offer.accelerator_count, measurements=measurements)
+                                   count=offer.accelerator_count,
+                                   measurements=measurements).step_capped(spec.batch_size)
         estimates.append(cost_of(spec, offer, throughput, assumptions, needed))
     ranked, over = rank(spec, estimates)
     rejected.extend(over)
@@ -144,7 +146,8 @@ def recommend(
         "throughput: ratios transferred from the reference workloads that behave most like this "
         "one on the probed accelerators; with no probe, from FLOPs per sample and the measured "
         "reference workloads of the same kind (convolutional or attention); intervals are 90% "
-        "residual quantiles measured leaving each reference model out",
+        "residual quantiles measured leaving each reference model out; no step (of the "
+        f"global batch) faster than {MIN_STEP_SECONDS * 1e3:g} ms unless measured",
         "basis: 'measured' = probed, 'predicted' = the accelerator has reference measurements, "
         "'prior' = extrapolated from datasheet specs"
         + (f" ({', '.join(priors)})" if priors else "") + "; probe a prior before trusting it",

@@ -20,6 +20,7 @@ from advisor.spec import Precision
 from pricing import AcceleratorSpec
 
 __all__ = [
+    "MIN_STEP_SECONDS",
     "Basis",
     "Measurement",
     "ThroughputEstimate",
@@ -28,6 +29,11 @@ __all__ = [
     "peak_flops",
     "precision_key",
 ]
+
+
+# No training step (forward, backward, optimizer update) of an eager framework runs faster
+# than this, whatever its FLOPs: tens of kernel launches and the optimizer's host-side work.
+MIN_STEP_SECONDS = 1e-3
 
 
 class Basis(enum.StrEnum):
@@ -54,6 +60,15 @@ class ThroughputEstimate:
                 f"{self.samples_per_second_low} <= {self.samples_per_second} <= "
                 f"{self.samples_per_second_high}"
             )
+
+    def step_capped(self, batch_size: int) -> ThroughputEstimate:
+        """At most ``batch_size`` samples per ``MIN_STEP_SECONDS`` (one step of the global
+        batch); FLOPs-based figures for small models exceed it. Measured figures are kept."""
+        cap = batch_size / MIN_STEP_SECONDS
+        if self.basis is Basis.MEASURED or self.samples_per_second_high <= cap:
+            return self
+        return ThroughputEstimate(min(self.samples_per_second, cap),
+                                  min(self.samples_per_second_low, cap), cap, self.basis)
 
     def scaled(self, factor: float) -> ThroughputEstimate:
         """The same estimate times ``factor`` (e.g. per device to per instance)."""
