@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import enum
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,29 +19,58 @@ from advisor.errors import SpecError
 
 __all__ = [
     "Fields",
+    "decode_utf8",
     "load_yaml_mapping",
 ]
 
 E = TypeVar("E", bound=enum.Enum)
 
+# A decimal number as YAML 1.2 writes it; PyYAML (YAML 1.1) reads 1e-4 and 2.45e10 as strings.
+_NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def decode_utf8(data: bytes) -> str:
+    """The text of a user file: UTF-8, a leading byte-order mark (Excel's "CSV UTF-8") dropped.
+
+    Raises ValueError with one line saying where the text is not UTF-8 and how to fix it.
+    """
+    fix = "save the file as UTF-8"
+    if data.startswith(_UTF16_BOMS):
+        raise ValueError(f"is UTF-16 text, not UTF-8; {fix}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"not UTF-8 at line {line} (byte 0x{data[exc.start]:02x}); "
+                         f"{fix}") from exc
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise ValueError(f"has a NUL character at line {line} (UTF-16 text?); {fix}")
+    return text
+
 
 def load_yaml_mapping(path: Path) -> dict[str, Any]:
     """Read a YAML file whose top level must be a mapping."""
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise SpecError("file", f"cannot read {path}: {exc.strerror}", source=str(path)) from exc
     try:
-        data = yaml.safe_load(text)
+        text = decode_utf8(data)
+    except ValueError as exc:
+        raise SpecError("file", str(exc), source=str(path)) from exc
+    try:
+        mapping = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise SpecError("file", f"not valid YAML{at}; check indentation and quoting",
                         source=str(path)) from exc
-    if not isinstance(data, dict):
+    if not isinstance(mapping, dict):
         raise SpecError("file", f"must be a YAML mapping of keys to values, got "
-                        f"{type(data).__name__}", source=str(path))
-    return data
+                        f"{type(mapping).__name__}", source=str(path))
+    return mapping
 
 
 def _type_name(value: object) -> str:
@@ -107,9 +137,17 @@ class Fields:
         self, key: str, default: float | None = None, *, required: bool = False,
         positive: bool = True, integer: bool = False, minimum: float | None = None,
     ) -> float:
-        """A finite number; positive unless ``positive=False``; whole when ``integer``."""
+        """A finite number; positive unless ``positive=False``; whole when ``integer``.
+
+        A string that spells a decimal number (``1e-4``, which YAML 1.1 leaves a string)
+        counts as that number.
+        """
         value = self.required(key) if required else self.raw(key, default)
         kind = "a whole number" if integer else "a number"
+        if isinstance(value, str) and _NUMBER_TEXT.fullmatch(value.strip()):
+            text, value = value, float(value)
+            if not math.isfinite(value):
+                raise self.error(key, f"must be a finite number, got {text!r}")
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, f"must be {kind}, got {_type_name(value)} {value!r}")
         if not math.isfinite(value):

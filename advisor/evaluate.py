@@ -12,6 +12,7 @@ the pick / best measured samples/$).
 from __future__ import annotations
 
 import csv
+import io
 import math
 import random
 import statistics
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from advisor._fields import decode_utf8
 from advisor.errors import AdvisorError
 from advisor.reference import ReferenceRow
 from advisor.throughput import Measurement, ThroughputModel, WorkloadFeatures
@@ -75,35 +77,46 @@ def _positive(text: str, column: str, line: int, path: Path, *, fix: str) -> flo
     return value
 
 
-def read_bench(path: Path, accelerators: Mapping[str, AcceleratorSpec]) -> list[BenchRow]:
-    """Parse and validate BENCH.csv; accelerator names are resolved to the catalog's."""
+def _bench_row(raw: Mapping[str | None, str | None], accelerators: Mapping[str, AcceleratorSpec],
+               *, line: int, path: Path) -> BenchRow:
+    row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+    if not row["workload"]:
+        raise AdvisorError(f"{path}:{line}: column workload is empty; name the workload")
     try:
-        handle = path.open(newline="")
+        name = canonical_accelerator_name(row["accelerator"], accelerators)
+    except PricingError as exc:
+        raise AdvisorError(f"{path}:{line}: column accelerator: {exc}; use a name from "
+                           "'advisor pricing list' (e.g. A100-40GB-SXM, H100, T4)") from exc
+    sps = _positive(row["throughput_samples_per_s"], "throughput_samples_per_s", line,
+                    path, fix="give measured samples per second")
+    price = row.get(PRICE_COLUMN, "")
+    return BenchRow(row["workload"], name, sps, _positive(
+        price, PRICE_COLUMN, line, path, fix="give USD per hour or leave it empty")
+        if price else None)
+
+
+def read_bench(path: Path, accelerators: Mapping[str, AcceleratorSpec]) -> list[BenchRow]:
+    """Parse and validate BENCH.csv (UTF-8, with or without a byte-order mark); accelerator
+    names are resolved to the catalog's."""
+    try:
+        data = path.read_bytes()
     except OSError as exc:
         raise AdvisorError(f"cannot read {path}: {exc.strerror}") from exc
-    with handle:
-        reader = csv.DictReader(handle)
+    try:
+        text = decode_utf8(data)  # Excel's "CSV UTF-8" starts with a byte-order mark
+    except ValueError as exc:
+        raise AdvisorError(f"{path}: {exc}") from exc
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
         columns = [c.strip() for c in reader.fieldnames or []]
         missing = [c for c in REQUIRED_COLUMNS if c not in columns]
         if missing:
             raise AdvisorError(f"{path}: missing column {missing[0]}; the header needs "
                                f"{', '.join(REQUIRED_COLUMNS)} (optional {PRICE_COLUMN})")
-        rows = []
-        for line, raw in enumerate(reader, start=2):
-            row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
-            if not row["workload"]:
-                raise AdvisorError(f"{path}:{line}: column workload is empty; name the workload")
-            try:
-                name = canonical_accelerator_name(row["accelerator"], accelerators)
-            except PricingError as exc:
-                raise AdvisorError(f"{path}:{line}: column accelerator: {exc}; use a name from "
-                                   "'advisor pricing list' (e.g. A100-40GB-SXM, H100, T4)") from exc
-            sps = _positive(row["throughput_samples_per_s"], "throughput_samples_per_s", line,
-                            path, fix="give measured samples per second")
-            price = row.get(PRICE_COLUMN, "")
-            rows.append(BenchRow(row["workload"], name, sps, _positive(
-                price, PRICE_COLUMN, line, path, fix="give USD per hour or leave it empty")
-                if price else None))
+        rows = [_bench_row(raw, accelerators, line=reader.line_num, path=path) for raw in reader]
+    except csv.Error as exc:
+        raise AdvisorError(f"{path}:{reader.line_num}: not valid CSV ({exc}); fix the quoting "
+                           "of that line") from exc
     if not rows:
         raise AdvisorError(f"{path}: no rows; add one row per (workload, accelerator)")
     return rows

@@ -145,7 +145,11 @@ def _parse_total_samples(fields: Fields) -> int:
     else:
         if not data.has("samples"):
             raise data.error("samples", "is required (or give total_samples)")
-        total = data.integer("samples") * int(data.number("epochs", 1))
+        samples, epochs = data.integer("samples"), data.number("epochs", 1)
+        total = round(samples * epochs)  # fractional epochs: a part of the data set
+        if total < 1:
+            raise data.error("epochs", f"samples x epochs must be at least 1 sample, got "
+                             f"{samples} x {epochs!r}; raise epochs")
     data.done()
     return total
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -40,7 +41,7 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
              unseen_target: bool, model_name: str, as_json: bool) -> None:
     """Predict every measured row of BENCH_CSV from PROBES other rows of its workload.
 
-    BENCH_CSV has columns workload, accelerator, throughput_samples_per_s and optionally
+    BENCH_CSV (UTF-8) has columns workload, accelerator, throughput_samples_per_s and optionally
     price_usd_per_hour (accelerator names as in 'advisor pricing list', or V100, A100,
     H100...). For each workload W and accelerator X, R seeded sets of K other accelerators
     of W are W's probes; the other workloads (plus the shipped reference data) are the
@@ -74,5 +75,9 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
               f"reference: {reference}{', unseen target' if unseen_target else ''})")
     out.print(f"  MAPE              {result.mape:6.1f} %")
     out.print(f"  median APE        {result.median_ape:6.1f} %")
+    if math.isnan(result.top1_pct):  # no workload with two priced accelerators to rank
+        out.print("  top-1 pick / mean regret: - (needs a price_usd_per_hour column with prices "
+                  "for 2+ accelerators of a workload)")
+        return
     out.print(f"  top-1 pick        {result.top1_pct:6.1f} %")
     out.print(f"  mean regret       {result.mean_regret_pct:6.1f} %")

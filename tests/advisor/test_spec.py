@@ -58,6 +58,36 @@ def test_total_samples_form() -> None:
     assert spec.total_samples == 1000
 
 
+@pytest.mark.parametrize(("epochs", "total"), [
+    (0.5, 30000),       # half an epoch is half the samples, not 0
+    (1.5, 90000),       # not truncated to 1 epoch
+    (2.00001, 120001),  # rounded to whole samples
+    (3, 180000),        # whole epochs as before
+])
+def test_fractional_epochs_scale_the_samples(epochs: float, total: int) -> None:
+    spec = parse_workload_spec(_with("data", {"samples": 60000, "epochs": epochs}))
+    assert spec.total_samples == total
+
+
+def test_epochs_too_small_for_one_sample_names_epochs() -> None:
+    with pytest.raises(SpecError, match="data.epochs: samples x epochs must be at least 1"):
+        parse_workload_spec(_with("data", {"samples": 3, "epochs": 0.1}))
+
+
+def _readme_block(heading: str) -> str:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split(f"## {heading}\n", 1)[1]
+    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_model_yaml_example_loads(tmp_path: Path) -> None:
+    path = tmp_path / "model.yaml"
+    path.write_text(_readme_block("model.yaml"))
+    spec = load_workload_spec(path)
+    assert spec.profile.flops_per_sample == 2.45e10  # YAML 1.1 reads 2.45e10 as a string
+    assert spec.total_samples == 1281167 * 90
+
+
 def test_fingerprint_ignores_name_and_constraints_but_not_batch() -> None:
     base = parse_workload_spec(VALID).fingerprint()
     assert parse_workload_spec(_with("name", "other")).fingerprint() == base
