@@ -10,13 +10,14 @@ from datetime import date
 from advisor.profile import WorkloadProfile
 from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
-from pricing import AcceleratorSpec, InstanceOffer, Market, canonical_accelerator_name
+from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
 
 __all__ = [
     "CostAssumptions",
     "CostEstimate",
     "Recommendation",
     "Rejection",
+    "check_constraint_names",
     "cost_of",
     "filter_offers",
     "memory_rejection",
@@ -77,17 +78,37 @@ class Recommendation:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+def _accelerator_set(names: Sequence[str], accelerators: dict[str, AcceleratorSpec],
+                     key: str) -> set[str]:
+    """Every accelerator the names stand for (``A100`` is all its variants); UnknownNameError
+    names ``constraints.accelerators.<key>``."""
+    field_name = f"constraints.accelerators.{key}"
+    return {match for name in names
+            for match in matching_accelerators(name, accelerators, field=field_name)}
+
+
+def check_constraint_names(spec: WorkloadSpec, catalog: Catalog) -> None:
+    """Raise UnknownNameError naming the constraints field of any region or accelerator the
+    catalog does not know, with close matches (call before ranking)."""
+    cons = spec.constraints
+    catalog.check_regions(cons.regions, field="constraints.regions")
+    _accelerator_set(cons.accelerators_include, catalog.accelerators, "include")
+    _accelerator_set(cons.accelerators_exclude, catalog.accelerators, "exclude")
+
+
 def filter_offers(
     spec: WorkloadSpec, offers: Sequence[InstanceOffer], accelerators: dict[str, AcceleratorSpec],
     *, include_flagged: bool = False,
 ) -> tuple[list[InstanceOffer], list[Rejection]]:
     """Split offers into candidates and rejections by the spec's static constraints.
 
-    Offers whose price a consistency check doubts are rejected unless ``include_flagged``.
+    An accelerator family in the constraints (``A100``, ``H100``) covers all its variants; an
+    exact name (``H100-SXM``) just itself. Offers whose price a consistency check doubts are
+    rejected unless ``include_flagged``.
     """
     cons = spec.constraints
-    include = {canonical_accelerator_name(a, accelerators) for a in cons.accelerators_include}
-    exclude = {canonical_accelerator_name(a, accelerators) for a in cons.accelerators_exclude}
+    include = _accelerator_set(cons.accelerators_include, accelerators, "include")
+    exclude = _accelerator_set(cons.accelerators_exclude, accelerators, "exclude")
     checks: list[tuple[Callable[[InstanceOffer], bool], Callable[[InstanceOffer], str]]] = [
         (lambda o: bool(cons.clouds) and o.cloud not in cons.clouds,
          lambda o: f"cloud {o.cloud} not in constraints.clouds"),

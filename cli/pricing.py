@@ -55,7 +55,8 @@ def pricing() -> None:
 @pricing.command("list")
 @click.option("--cloud", "clouds", multiple=True, type=_CLOUDS, help="Only this cloud (repeatable).")
 @click.option("--accelerator", "accelerators", multiple=True, metavar="NAME",
-              help="Only this accelerator, e.g. H100, a100, tpu-v5e (repeatable).")
+              help="Only this accelerator or family, e.g. H100 (every H100 variant), "
+                   "H100-SXM (just that one), tpu-v5e (repeatable).")
 @click.option("--region", "regions", multiple=True, metavar="REGION",
               help="Only this region, e.g. us-east-1 (repeatable).")
 @click.option("--spot/--on-demand", "spot", default=None,
@@ -79,12 +80,12 @@ def list_offers(
     from pricing.snapshots import current_catalog
 
     catalog = current_catalog(data_dir() / "snapshots", zones=zones)
-    if regions:
-        catalog.check_regions(regions)
+    catalog.check_regions(regions, field="--region")
+    wanted = catalog.matching_accelerators(accelerators, field="--accelerator")
     markets = None if spot is None else [Market.SPOT if spot else Market.ON_DEMAND]
     offers = catalog.query(
         clouds=[Cloud(c) for c in clouds] or None, regions=list(regions) or None,
-        accelerators=list(accelerators) or None, markets=markets,
+        accelerators=wanted or None, markets=markets,
     )
     if flagged_only:
         offers = [o for o in offers if o.flagged]

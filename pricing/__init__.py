@@ -6,6 +6,7 @@ from pricing.catalog import (
     canonical_accelerator_name,
     load_accelerators,
     load_catalog,
+    matching_accelerators,
     read_offers_csv,
     shipped_catalog,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "canonical_accelerator_name",
     "load_accelerators",
     "load_catalog",
+    "matching_accelerators",
     "read_offers_csv",
     "shipped_catalog",
 ]

@@ -7,15 +7,20 @@ first use, with the standard library (no pandas on the start-up path).
 from __future__ import annotations
 
 import csv
-import difflib
 import json
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
 
+from pricing.accelerators import (
+    SHIPPED_DATA_DIR,
+    canonical_accelerator_name,
+    did_you_mean,
+    load_accelerators,
+    matching_accelerators,
+)
 from pricing.errors import PricingError, UnknownNameError
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
@@ -25,76 +30,16 @@ __all__ = [
     "canonical_accelerator_name",
     "load_accelerators",
     "load_catalog",
+    "matching_accelerators",
     "read_offers_csv",
     "shipped_catalog",
 ]
 
-SHIPPED_DATA_DIR = Path(__file__).parent / "data"
 SCHEMA_VERSION = 1
-
-# Names people type -> the catalog's canonical accelerator names.
-_ALIASES = {
-    "v100": "V100-16GB-SXM2", "v10032gb": "V100-32GB-SXM2",
-    "a100": "A100-40GB-SXM", "a10040gb": "A100-40GB-SXM", "a10080gb": "A100-80GB-SXM",
-    "h100": "H100-SXM", "h100sxm5": "H100-SXM", "h100pcie": "H100-PCIe",
-    "gaudi1": "Gaudi", "gaudihl205": "Gaudi", "trainium": "Trainium1", "trn1": "Trainium1",
-    "trn2": "Trainium2", "tpuv5litepod": "TPU-v5e", "v5e": "TPU-v5e", "v5p": "TPU-v5p",
-    "v6e": "TPU-v6e", "v4": "TPU-v4", "v3": "TPU-v3", "v2": "TPU-v2",
-    "rtx6000ada": "RTX-6000-Ada", "a6000": "RTX-A6000", "2080ti": "RTX-2080Ti",
-    "3090": "RTX-3090", "4090": "RTX-4090", "1080ti": "GTX-1080Ti",
-}
-
-
-def _squash(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def _parse_bool(text: str) -> bool:
-    return text.strip().lower() in {"true", "1", "yes"}
 
 
 def _opt_float(text: str) -> float | None:
     return float(text) if text.strip() else None
-
-
-@cache
-def load_accelerators(path: Path = SHIPPED_DATA_DIR / "accelerators.csv") -> dict[str, AcceleratorSpec]:
-    """Accelerator specs by canonical name."""
-    specs: dict[str, AcceleratorSpec] = {}
-    with path.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            specs[row["name"]] = AcceleratorSpec(
-                name=row["name"], vendor=row["vendor"], year=int(row["year"]),
-                generation=row["generation"], fp32_tflops=_opt_float(row["fp32_tflops"]),
-                bf16_tflops=_opt_float(row["bf16_tflops"]), memory_gib=float(row["memory_gib"]),
-                memory_bandwidth_gbs=float(row["memory_bandwidth_gbs"]),
-                interconnect=row["interconnect"], tensor_cores=_parse_bool(row["tensor_cores"]),
-                supports_bf16=_parse_bool(row["supports_bf16"]),
-                training=_parse_bool(row["training"]), source=row["source"],
-            )
-    return specs
-
-
-def canonical_accelerator_name(name: str, known: Iterable[str] | None = None) -> str:
-    """Resolve a user's accelerator name (``a100``, ``H100``, ``tpu-v5e``) to the catalog's.
-
-    Raises UnknownNameError with close matches when nothing fits.
-    """
-    names = list(known) if known is not None else list(load_accelerators())
-    by_squash = {_squash(n): n for n in names}
-    squashed = _squash(name)
-    if squashed in by_squash:
-        return by_squash[squashed]
-    if squashed in _ALIASES and _ALIASES[squashed] in names:
-        return _ALIASES[squashed]
-    raise UnknownNameError(f"unknown accelerator {name!r}{_did_you_mean(name, names)}")
-
-
-def _did_you_mean(name: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
-    if not close:
-        close = [c for c in choices if _squash(name) in _squash(c)][:3]
-    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 def read_offers_csv(path: Path) -> list[InstanceOffer]:
@@ -142,12 +87,26 @@ class Catalog:
         """The spec of an accelerator by canonical name or alias."""
         return self.accelerators[canonical_accelerator_name(name, self.accelerators)]
 
-    def check_regions(self, regions: Iterable[str]) -> None:
-        """Raise UnknownNameError naming any region with no offer, with suggestions."""
+    def matching_accelerators(self, names: Iterable[str], *, field: str | None = None) -> list[str]:
+        """Every accelerator the filter names stand for (a family matches all its variants).
+
+        Raises UnknownNameError, prefixed by ``field`` (``--accelerator``), for a name that
+        matches nothing.
+        """
+        found: dict[str, None] = {}
+        for name in names:
+            found.update(dict.fromkeys(matching_accelerators(name, self.accelerators, field=field)))
+        return list(found)
+
+    def check_regions(self, regions: Iterable[str], *, field: str | None = None) -> None:
+        """Raise UnknownNameError naming any region with no offer (prefixed by ``field``, e.g.
+        ``constraints.regions``), with close matches or, failing those, every known region."""
         known = self.regions()
+        prefix = f"{field}: " if field else ""
         for region in regions:
             if region not in known:
-                raise UnknownNameError(f"unknown region {region!r}{_did_you_mean(region, known)}")
+                hint = did_you_mean(region, known) or f"; regions with offers: {', '.join(known)}"
+                raise UnknownNameError(f"{prefix}unknown region {region!r}{hint}")
 
     def query(
         self,
@@ -157,13 +116,15 @@ class Catalog:
         accelerators: Iterable[str] | None = None,
         markets: Iterable[Market] | None = None,
     ) -> list[InstanceOffer]:
-        """Offers matching every filter given (None means no filter on that field)."""
+        """Offers matching every filter given (None means no filter on that field).
+
+        An accelerator family (``A100``, ``H100``) matches every variant of it.
+        """
         cloud_set = set(clouds) if clouds is not None else None
         region_set = set(regions) if regions is not None else None
         market_set = set(markets) if markets is not None else None
         accel_set = (
-            {canonical_accelerator_name(a, self.accelerators) for a in accelerators}
-            if accelerators is not None else None
+            set(self.matching_accelerators(accelerators)) if accelerators is not None else None
         )
         return [
             o for o in self.offers

@@ -1,18 +1,24 @@
 """Offer keys as users type them: ``local`` or ``cloud:instance_type:region[:market]``.
 
-The same format as ``pricing.InstanceOffer.key`` (market defaults to on-demand), so a probe's
-result joins the catalog offer it measured.
+The same format as ``pricing.InstanceOffer.key``, so a probe's result joins the catalog offer it
+measured. One rule everywhere a key is typed (``--on``, a sweep's ``instance``): a key without a
+market means on-demand.
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pricing import Cloud, Market
+from pricing import Cloud, InstanceOffer, Market
 from probes.errors import ProbeError
 from probes.types import LOCAL_OFFER_KEY
 
-__all__ = ["OfferRef", "parse_offer_key"]
+__all__ = ["OfferRef", "find_catalog_offer", "nearest_offer_keys", "parse_offer_key"]
+
+_FORMAT = ("write 'local' or 'cloud:instance_type:region[:market]' (market spot or on-demand; "
+           "none means on-demand), e.g. aws:g5.xlarge:us-east-1:spot")
 
 
 @dataclass(frozen=True)
@@ -37,24 +43,64 @@ class OfferRef:
         return self.cloud is Cloud.GCP and self.instance_type.startswith("tpu-")
 
 
-def parse_offer_key(text: str) -> OfferRef:
-    """Parse ``local`` or ``aws:g5.xlarge:us-east-1[:spot]``; ProbeError says the format."""
+def parse_offer_key(text: str, *, field: str = "offer") -> OfferRef:
+    """Parse ``local`` or ``aws:g5.xlarge:us-east-1[:spot]`` (no market means on-demand).
+
+    Raises ProbeError starting with ``field`` (``offer``, ``instance``) that says the format.
+    """
     text = text.strip()
     if text == LOCAL_OFFER_KEY:
         return OfferRef(None, "local", "local", Market.ON_DEMAND)
     parts = text.split(":")
     if len(parts) not in (3, 4) or not all(parts):
-        raise ProbeError(f"offer {text!r}: write 'local' or 'cloud:instance_type:region[:spot]', "
-                         "e.g. aws:g5.xlarge:us-east-1:spot")
+        raise ProbeError(f"{field}: {text!r} is not an offer key; {_FORMAT}")
     try:
         cloud = Cloud(parts[0].lower())
     except ValueError:
-        raise ProbeError(f"offer {text!r}: unknown cloud {parts[0]!r}; use aws or gcp") from None
+        clouds = ", ".join(str(c) for c in Cloud)
+        raise ProbeError(f"{field}: {text!r} has unknown cloud {parts[0]!r}; use {clouds}") from None
     market = Market.ON_DEMAND
     if len(parts) == 4:
         try:
             market = Market(parts[3].lower())
         except ValueError:
-            raise ProbeError(f"offer {text!r}: market must be spot or on-demand, "
-                             f"got {parts[3]!r}") from None
+            raise ProbeError(f"{field}: {text!r} has market {parts[3]!r}; use spot or on-demand "
+                             "(or leave it out for on-demand)") from None
     return OfferRef(cloud, parts[1], parts[2], market)
+
+
+def nearest_offer_keys(ref: OfferRef, offers: Iterable[InstanceOffer], *, n: int = 3) -> list[str]:
+    """Up to ``n`` catalog keys most like ``ref``: the same instance type first (same region,
+    then same market, then the closest region), else the same region, else close spellings."""
+    by_key = {o.key: o for o in offers}
+    same_type = [o for o in by_key.values()
+                 if o.cloud is ref.cloud and o.instance_type == ref.instance_type]
+    same_region = [o for o in by_key.values() if o.cloud is ref.cloud and o.region == ref.region]
+    pool = same_type or same_region
+    if not pool:
+        return difflib.get_close_matches(ref.key, list(by_key), n=n, cutoff=0.6)
+
+    def likeness(offer: InstanceOffer) -> tuple[bool, bool, float, str]:
+        return (offer.region != ref.region, offer.market is not ref.market,
+                -difflib.SequenceMatcher(None, ref.key, offer.key).ratio(), offer.key)
+
+    return [o.key for o in sorted(pool, key=likeness)[:n]]
+
+
+def find_catalog_offer(ref: OfferRef, offers: Iterable[InstanceOffer], *,
+                       field: str = "offer") -> InstanceOffer:
+    """The cheapest catalog offer with ``ref``'s key (per-zone rows share one key).
+
+    Raises ProbeError starting with ``field`` that suggests the nearest keys.
+    """
+    offers = list(offers)
+    if ref.cloud is None:
+        raise ProbeError(f"{field}: 'local' is this machine, not a catalog offer; "
+                         "give cloud:instance_type:region[:market]")
+    matches = [o for o in offers if o.key == ref.key]
+    if matches:
+        return min(matches, key=lambda o: o.price_usd_per_hour)
+    near = nearest_offer_keys(ref, offers)
+    hint = (f"; did you mean {', '.join(near)}?" if near
+            else f"; list offers with 'advisor pricing list --cloud {ref.cloud}'")
+    raise ProbeError(f"{field}: no offer {ref.key!r} in the price catalog{hint}")

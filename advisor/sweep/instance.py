@@ -8,6 +8,8 @@ from pathlib import Path
 from advisor.errors import AdvisorError
 from advisor.sweep.spec import SweepSpec
 from pricing import Catalog, InstanceOffer, PricingError, shipped_catalog
+from probes.errors import ProbeError
+from probes.offer_keys import find_catalog_offer, parse_offer_key
 
 __all__ = ["InstanceChoice", "find_offer", "resolve_instance"]
 
@@ -36,16 +38,14 @@ def _catalog() -> Catalog:
 
 
 def find_offer(key: str, catalog: Catalog | None = None) -> InstanceOffer:
-    """The catalog offer whose key is ``key`` (``aws:g5.xlarge:us-east-1:spot``)."""
+    """The catalog offer a key names (``aws:g5.xlarge:us-east-1:spot``; no market means
+    on-demand, as everywhere). AdvisorError names ``instance`` and the nearest keys."""
     catalog = catalog or _catalog()
-    matches = [o for o in catalog.offers if o.key == key]
-    if not matches:
-        cloud_type = ":".join(key.split(":")[:2])
-        near = sorted({o.key for o in catalog.offers if o.key.startswith(cloud_type)})[:3]
-        hint = f"; did you mean {', '.join(near)}?" if near else (
-            "; list offers with 'advisor pricing list'")
-        raise AdvisorError(f"instance: no offer {key!r} in the price catalog{hint}")
-    return min(matches, key=lambda o: o.price_usd_per_hour)
+    try:
+        return find_catalog_offer(parse_offer_key(key, field="instance"), catalog.offers,
+                                  field="instance")
+    except ProbeError as exc:
+        raise AdvisorError(str(exc)) from exc
 
 
 def _recommended(spec: SweepSpec) -> InstanceOffer:

@@ -44,13 +44,31 @@ def test_list_on_demand_only_and_flagged_only() -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--region", "us-est-1"], "error: unknown region 'us-est-1'; did you mean us-east-1"),
-    (["--accelerator", "H10"], "error: unknown accelerator 'H10'; did you mean"),
+    (["--region", "us-est-1"], "error: --region: unknown region 'us-est-1'; did you mean us-east-1"),
+    (["--accelerator", "H10"], "error: --accelerator: unknown accelerator 'H10'; did you mean"),
+    # nothing close: the valid names, families first
+    (["--accelerator", "foo"], "error: --accelerator: unknown accelerator 'foo'; use a family "
+                               "(A100, H100"),
 ])
 def test_unknown_names_one_line_with_suggestion(args: list[str], message: str) -> None:
     result = CliRunner().invoke(advisor, ["pricing", "list", *args])
     assert result.exit_code == 2
     assert result.output.startswith(message) and result.output.count("\n") == 1
+
+
+def test_unknown_accelerator_lists_the_valid_names() -> None:
+    result = CliRunner().invoke(advisor, ["pricing", "list", "--accelerator", "foo"])
+    assert "A100-80GB-SXM" in result.output and "TPU-v5e" in result.output
+
+
+@pytest.mark.parametrize(("typed", "variants"), [
+    ("A100", {"A100-40GB-SXM", "A100-80GB-SXM", "A100-80GB-PCIe"}),   # every variant with offers
+    ("H100", {"H100-SXM", "H100-NVL"}),
+    ("V100", {"V100-16GB-SXM2", "V100-32GB-SXM2"}),
+    ("H100-SXM", {"H100-SXM"}),                                       # an exact name: just itself
+])
+def test_list_by_family_lists_every_variant(typed: str, variants: set[str]) -> None:
+    assert {o["accelerator"] for o in _list_json("--accelerator", typed)["offers"]} == variants
 
 
 def test_list_table_is_readable() -> None:
