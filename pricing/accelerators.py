@@ -27,6 +27,7 @@ __all__ = [
     "did_you_mean",
     "load_accelerators",
     "matching_accelerators",
+    "optional_float",
 ]
 
 SHIPPED_DATA_DIR = Path(__file__).parent / "data"
@@ -55,7 +56,8 @@ def _parse_bool(text: str) -> bool:
     return text.strip().lower() in {"true", "1", "yes"}
 
 
-def _opt_float(text: str) -> float | None:
+def optional_float(text: str) -> float | None:
+    """A CSV cell as a float; None when empty."""
     return float(text) if text.strip() else None
 
 
@@ -67,8 +69,8 @@ def load_accelerators(path: Path = SHIPPED_DATA_DIR / "accelerators.csv") -> dic
         for row in csv.DictReader(handle):
             specs[row["name"]] = AcceleratorSpec(
                 name=row["name"], vendor=row["vendor"], year=int(row["year"]),
-                generation=row["generation"], fp32_tflops=_opt_float(row["fp32_tflops"]),
-                bf16_tflops=_opt_float(row["bf16_tflops"]), memory_gib=float(row["memory_gib"]),
+                generation=row["generation"], fp32_tflops=optional_float(row["fp32_tflops"]),
+                bf16_tflops=optional_float(row["bf16_tflops"]), memory_gib=float(row["memory_gib"]),
                 memory_bandwidth_gbs=float(row["memory_bandwidth_gbs"]),
                 interconnect=row["interconnect"], tensor_cores=_parse_bool(row["tensor_cores"]),
                 supports_bf16=_parse_bool(row["supports_bf16"]),

@@ -20,6 +20,7 @@ from pricing.accelerators import (
     did_you_mean,
     load_accelerators,
     matching_accelerators,
+    optional_float,
 )
 from pricing.errors import PricingError, UnknownNameError
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
@@ -38,10 +39,6 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 
-def _opt_float(text: str) -> float | None:
-    return float(text) if text.strip() else None
-
-
 def read_offers_csv(path: Path) -> list[InstanceOffer]:
     """Read one offers CSV (shipped or a refreshed snapshot) into offers."""
     offers = []
@@ -53,7 +50,7 @@ def read_offers_csv(path: Path) -> list[InstanceOffer]:
                     instance_type=row["instance_type"], accelerator=row["accelerator"],
                     accelerator_count=int(row["accelerator_count"]),
                     vcpus=int(row["vcpus"]) if row["vcpus"] else None,
-                    memory_gib=_opt_float(row["memory_gib"]),
+                    memory_gib=optional_float(row["memory_gib"]),
                     accelerator_memory_gib=float(row["accelerator_memory_gib"]),
                     market=Market(row["market"]),
                     price_usd_per_hour=float(row["price_usd_per_hour"]),
