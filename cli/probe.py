@@ -15,11 +15,12 @@ from cli.errors import handle_errors
 from cli.options import json_option
 from cli.render import console, echo_json, fmt_number
 from probes.errors import ProbeError
-from probes.types import LOCAL_OFFER_KEY, ProbeRequest, ProbeResult
+from probes.types import LOCAL_OFFER_KEY, ProbeRequest, ProbeResult, ProbeStatus
 
 __all__ = ["probe", "probes"]
 
 _DEFAULT_TIME_BOX_S = 30.0
+_MAX_USD_DECIMALS = 8  # how far _usd_pair goes to tell two amounts apart
 
 
 @dataclass(frozen=True)
@@ -108,33 +109,101 @@ def _result_json(result: ProbeResult, accelerator: str | None) -> dict[str, Any]
     return data
 
 
+def _usd(amount: float, decimals: int | None = None) -> str:
+    """Dollars without the sign: cents from $0.10 up, four decimals below ($0.0123, not $0.01);
+    trailing zeros past the cents dropped ($0.001, not $0.0010)."""
+    if decimals is None:
+        decimals = 2 if amount == 0 or abs(amount) >= 0.1 else 4
+    text = f"{amount:.{decimals}f}"
+    whole, _, cents = text.partition(".")
+    return f"{whole}.{cents[:2]}{cents[2:].rstrip('0')}" if cents else text
+
+
+def _usd_pair(first: float, second: float) -> tuple[str, str]:
+    """Both amounts as ``_usd`` does, with more decimals while they would print the same."""
+    decimals = max(2 if x == 0 or abs(x) >= 0.1 else 4 for x in (first, second))
+    while (_usd(first, decimals) == _usd(second, decimals) and first != second
+           and decimals < _MAX_USD_DECIMALS):
+        decimals += 1
+    return _usd(first, decimals), _usd(second, decimals)
+
+
 def _num(value: float | None, fmt: str = "") -> str:
     if value is None:
         return "-"
     return format(value, fmt) if fmt else fmt_number(value)
 
 
+_TEXT_COLUMNS = ("probe", "offer", "status")
+_COLUMNS = (*_TEXT_COLUMNS, "batch", "samples/s", "±95%", "step p50 s", "step p90 s",
+            "peak GiB", "input ratio", "max batch", "wall s", "$")
+# Left out, in this order, when the table cannot fit otherwise (--json keeps them all).
+_OPTIONAL = ("step p90 s", "±95%", "wall s", "input ratio", "max batch", "step p50 s", "peak GiB")
+_MIN_OFFER = 12  # an offer key folds onto more lines down to this width
+
+
+def _cells(row: dict[str, Any]) -> dict[str, str]:
+    halfwidth = row["rel_halfwidth"]
+    return {
+        "probe": row["probe_id"], "offer": row["offer_key"], "status": row["status"],
+        "batch": str(row["batch_size"]), "samples/s": _num(row["samples_per_second"]),
+        "±95%": f"{halfwidth:.1%}" if halfwidth is not None else "-",
+        "step p50 s": _num(row["step_time_p50_s"], ".4g"),
+        "step p90 s": _num(row["step_time_p90_s"], ".4g"),
+        "peak GiB": _num(row["peak_memory_gib"], ".2f"),
+        "input ratio": _num(row["input_bound_ratio"], ".2f"),
+        "max batch": _num(row["largest_batch_that_fits"], "d"),
+        "wall s": f"{row['wall_time_s']:.1f}", "$": f"{row['cost_usd']:.4f}",
+    }
+
+
+def _layout(cells: list[dict[str, str]], width: int) -> tuple[list[str], list[int], list[str]]:
+    """Columns, their content widths and the optional columns left out to fit ``width``.
+
+    The probe id is never cut (it is what 'probes show' takes). Headers wrap at spaces and
+    offer keys fold; when that is not enough, optional columns are left out; on a console
+    narrower still, every column but the id folds (each character is still shown).
+    """
+    columns, dropped = list(_COLUMNS), []
+    for name in (None, *_OPTIONAL):
+        if name is not None:
+            columns.remove(name)
+            dropped.append(name)
+        maxes = [max(len(text) for text in (c, *(r[c] for r in cells))) for c in columns]
+        mins = [min(_MIN_OFFER, top) if c == "offer" else
+                max(*(len(word) for word in c.split()), *(len(r[c]) for r in cells))
+                for c, top in zip(columns, maxes, strict=True)]
+        if sum(mins) + 3 * len(columns) + 1 <= width:  # 3: a space each side and a border
+            break
+    else:
+        mins = [m if c == "probe" else 1 for c, m in zip(columns, mins, strict=True)]
+    widths = list(maxes)
+    for _ in range(sum(widths) + 3 * len(columns) + 1 - width):
+        i = max(range(len(widths)), key=lambda j: widths[j] - mins[j])
+        if widths[i] <= mins[i]:
+            break
+        widths[i] -= 1
+    return columns, widths, dropped
+
+
 def _table(rows: list[dict[str, Any]], title: str) -> None:
     from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title)
-    for column in ("probe", "offer", "status", "batch", "samples/s", "±95%", "step p50 s",
-                   "step p90 s", "peak GiB", "input ratio", "max batch", "wall s", "$"):
-        table.add_column(column, justify="left" if column in ("probe", "offer", "status")
-                         else "right")
-    for row in rows:
-        halfwidth = row["rel_halfwidth"]
-        table.add_row(
-            row["probe_id"], escape(row["offer_key"]), row["status"], str(row["batch_size"]),
-            _num(row["samples_per_second"]),
-            f"{halfwidth:.1%}" if halfwidth is not None else "-",
-            _num(row["step_time_p50_s"], ".4g"), _num(row["step_time_p90_s"], ".4g"),
-            _num(row["peak_memory_gib"], ".2f"), _num(row["input_bound_ratio"], ".2f"),
-            _num(row["largest_batch_that_fits"], "d"), f"{row['wall_time_s']:.1f}",
-            f"{row['cost_usd']:.4f}")
     out = console()
+    cells = [_cells(row) for row in rows]
+    columns, widths, dropped = _layout(cells, out.width)
+    table = Table(title=Text(title))
+    for name, width in zip(columns, widths, strict=True):
+        table.add_column(name, justify="left" if name in _TEXT_COLUMNS else "right",
+                         width=width, overflow="fold")
+    for texts in cells:
+        table.add_row(*(Text(texts[name]) for name in columns))
     out.print(table)
+    if dropped:
+        out.print(f"({', '.join(dropped)} left out to fit {out.width} columns; "
+                  "--json has every column)")
     for row in rows:
         if row["error"]:
             out.print(f"[bold]{row['probe_id']}[/bold] {row['status']}: {escape(row['error'])}")
@@ -187,6 +256,14 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
 
     Cloud probes cost money: the estimate (time box + boot time, at the offer's price) is
     checked against --max-usd before anything starts.
+
+    \b
+    Exit status:
+      0  every probe ended ok
+      1  a probe did not end ok (oom, timeout, launch_failed, error); every
+         result is still stored and printed (the table, or the --json document)
+      2  nothing was started: bad input, a missing setting, or an estimate
+         over --max-usd
     """
     from advisor.profile import recipe_for
     from advisor.spec import load_workload_spec
@@ -219,18 +296,30 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     estimate = sum((r.time_box_s + launcher_class(accelerators[r.probe_id][0]).boot_overhead_s)
                    / 3600.0 * r.price_usd_per_hour for r in requests)
     if cap is not None and estimate > cap:
-        raise ProbeError(f"these probes may cost ${estimate:.2f}, over --max-usd ${cap:.2f}; "
+        shown, cap_shown = _usd_pair(estimate, cap)
+        raise ProbeError(f"these probes may cost ${shown}, over --max-usd ${cap_shown}; "
                          "probe fewer offers, shorten --time-box, or raise --max-usd")
     _check_settings({launcher for launcher, _ in accelerators.values()}, opts)
     results = _run_with_progress(requests, launcher_for, as_json=as_json, max_usd=cap)
     rows = [_result_json(r, accelerators[r.probe_id][1]) for r in results]
+    spent = sum(r.cost_usd for r in results)
     if as_json:
         echo_json({"model": spec.name, "workload_fingerprint": spec.fingerprint(),
-                   "estimated_usd": round(estimate, 4),
-                   "spent_usd": round(sum(r.cost_usd for r in results), 4), "probes": rows})
-        return
-    _table(rows, f"probes of {spec.name} (spent ${sum(r.cost_usd for r in results):.4f} "
-                 f"of an estimated ${estimate:.2f})")
+                   "estimated_usd": round(estimate, 4), "spent_usd": round(spent, 4),
+                   "probes": rows})
+    else:
+        _table(rows, f"probes of {spec.name} (spent ${spent:.4f} of an estimated ${_usd(estimate)})")
+    _exit_if_any_failed(results)
+
+
+def _exit_if_any_failed(results: list[ProbeResult]) -> None:
+    """Exit 1, with one line on stderr, when any probe did not end ``ok`` (all are stored)."""
+    failed = [r for r in results if r.status is not ProbeStatus.OK]
+    if failed:
+        which = ", ".join(f"{r.probe_id} {r.status}" for r in failed)
+        click.echo(f"{len(failed)} of {len(results)} probes did not end ok ({which}); "
+                   "their results are stored", err=True)
+        click.get_current_context().exit(1)
 
 
 def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool) -> tuple[str, ...]:
@@ -250,7 +339,7 @@ def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool
         for suggestion in suggestions:
             out.print(f"planned: {suggestion.describe()}")
         if not suggestions:
-            out.print("planned: nothing worth probing (every accelerator type is measured)")
+            out.print("planned: nothing worth probing (no probe is expected to change the pick)")
     return tuple(s.offer_key for s in suggestions)
 
 
@@ -299,10 +388,16 @@ def probes() -> None:
 @handle_errors
 def list_probes(fingerprint: str | None, as_json: bool) -> None:
     """Every stored probe result, oldest first."""
+    from rich.markup import escape
+
     results = _store().list(fingerprint=fingerprint)
     rows = [r.to_dict() for r in results]
     if as_json:
         echo_json({"probes": rows})
+        return
+    if not rows and fingerprint is not None:
+        console().print(f"no probes match --fingerprint {escape(fingerprint)}; "
+                        "'advisor probes list --json' shows each probe's workload_fingerprint")
         return
     if not rows:
         console().print("no probes yet; try 'advisor probe examples/mlp.yaml --on local'")
@@ -315,10 +410,13 @@ def list_probes(fingerprint: str | None, as_json: bool) -> None:
 @json_option
 @handle_errors
 def show_probe(probe_id: str, as_json: bool) -> None:
-    """One probe's full result and its findings."""
+    """One probe's full result and its findings. PROBE_ID may be the first few characters of
+    the id when no other probe's id starts with them."""
     from pricing import shipped_catalog
 
-    result = _store().get(probe_id)
+    store = _store()
+    probe_id = store.resolve_id(probe_id)
+    result = store.get(probe_id)
     accelerator = next((o.accelerator for o in shipped_catalog().offers
                         if o.key == result.offer_key), None)
     row = _result_json(result, accelerator)

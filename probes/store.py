@@ -16,6 +16,8 @@ from probes.types import ProbeResult, ProbeStatus
 
 __all__ = ["ProbeStore", "measured_throughput"]
 
+_MATCHES_SHOWN = 10  # ids an ambiguous-prefix error lists before "and N more"
+
 
 class ProbeStore:
     """Probe results in the ``advisor_probe_results`` table.
@@ -72,6 +74,35 @@ class ProbeStore:
         if row is None:
             raise ProbeError(f"no probe with id {probe_id!r}; see 'advisor probes list'")
         return ProbeResult.from_json(row[0])
+
+    def resolve_id(self, text: str) -> str:
+        """The id of the one probe whose id is ``text`` or starts with it (surrounding spaces
+        ignored; an exact id wins). ProbeError, one line, when none or several match."""
+        prefix = text.strip()
+        if not prefix:
+            raise ProbeError("probe id is empty; give an id (or its first characters) "
+                             "from 'advisor probes list'")
+        table = self._table
+        # substr(id) = prefix rather than LIKE: no wildcards, and case-sensitive on every backend.
+        starts = self._sa.func.substr(table.c.probe_id, 1, len(prefix)) == prefix
+        query = (self._sa.select(table.c.probe_id).where(starts).order_by(table.c.probe_id)
+                 .limit(_MATCHES_SHOWN + 1))
+        with self._transaction() as conn:
+            ids = [str(row[0]) for row in conn.execute(query).all()]
+            count = len(ids)
+            if count > _MATCHES_SHOWN:
+                count = conn.execute(self._sa.select(self._sa.func.count())
+                                     .select_from(table).where(starts)).scalar_one()
+        if prefix in ids:
+            return prefix
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            raise ProbeError(f"no probe with id {prefix!r} or an id starting with it; "
+                             "see 'advisor probes list'")
+        more = f" and {count - _MATCHES_SHOWN} more" if count > _MATCHES_SHOWN else ""
+        raise ProbeError(f"probe id {prefix!r} matches {count} probes: "
+                         f"{', '.join(ids[:_MATCHES_SHOWN])}{more}; give more characters of the id")
 
     def list(self, *, fingerprint: str | None = None, offer_key: str | None = None,
              status: ProbeStatus | None = None) -> list[ProbeResult]:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
+import cli.probe
 from advisor.storage import default_storage_url
 from cli.main import advisor
 from probes.store import ProbeStore
-from probes.types import ProbeResult, ProbeStatus
+from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "probes" / "tiny_workload.py"
@@ -45,13 +49,73 @@ def test_probe_local_json_is_ok_and_stored(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_probe_of_the_oom_example_reports_oom() -> None:
+def test_probe_of_the_oom_example_reports_oom_and_exits_1() -> None:
     code, out, err = _run("probe", str(ROOT / "examples" / "mlp_oom.yaml"), "--on", "local",
                           "--json")
-    assert code == 0, err
+    assert code == 1, err
     (row,) = json.loads(out)["probes"]
     assert row["status"] == "oom" and row["batch_size"] == 1024
     assert row["findings"][0]["kind"] == "does-not-fit"
+
+
+@pytest.mark.slow
+def test_probe_whose_step_raises_exits_1_and_is_stored(tmp_path: Path) -> None:
+    code, out, err = _run("probe", str(_tiny_yaml(tmp_path, crash=True)), "--on", "local",
+                          "--time-box", "1", "--json")
+    assert code == 1 and "Traceback" not in err
+    (row,) = json.loads(out)["probes"]
+    assert row["status"] == "error" and "simulated crash" in row["error"]
+    assert ProbeStore(default_storage_url()).get(row["probe_id"]).status is ProbeStatus.ERROR
+
+
+def _fake_runs(monkeypatch: pytest.MonkeyPatch, statuses: list[ProbeStatus]) -> None:
+    """Replace running the probes: the n-th request ends with statuses[n] (and is stored)."""
+
+    def run(requests: list[ProbeRequest], _launcher_for: Any, **_kw: Any) -> list[ProbeResult]:
+        results = []
+        for request, status in zip(requests, statuses, strict=True):
+            extra: dict[str, Any] = ({"samples_per_second": 100.0, "measured_steps": 5}
+                                     if status is ProbeStatus.OK else {})
+            results.append(ProbeResult.failure(request, status, f"ended {status}", **extra)
+                           if status is not ProbeStatus.OK else
+                           ProbeResult(probe_id=request.probe_id, offer_key=request.offer_key,
+                                       workload_fingerprint=request.workload_fingerprint,
+                                       status=status, batch_size=request.recipe.batch_size,
+                                       **extra))
+            ProbeStore(default_storage_url()).record(results[-1])
+        return results
+
+    monkeypatch.setattr(cli.probe, "_run_with_progress", run)
+
+
+@pytest.mark.parametrize(("statuses", "code"), [
+    ([ProbeStatus.OK], 0),                              # all ok
+    ([ProbeStatus.OK, ProbeStatus.ERROR], 1),            # one of two failed
+    ([ProbeStatus.OOM], 1),                             # does not fit
+    ([ProbeStatus.TIMEOUT, ProbeStatus.LAUNCH_FAILED], 1),
+])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_probe_exits_1_when_any_probe_did_not_end_ok(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, statuses: list[ProbeStatus], code: int,
+        as_json: bool) -> None:
+    _fake_runs(monkeypatch, statuses)
+    offers = ["--on", "local", "--on", "aws:g5.xlarge:us-east-1", "--aws-bucket", "b",
+              "--max-usd", "100"][:2 if len(statuses) == 1 else 8]
+    args = ["probe", str(_tiny_yaml(tmp_path)), *offers] + (["--json"] if as_json else [])
+    got, out, err = _run(*args)
+    assert got == code, err
+    assert len(ProbeStore(default_storage_url()).list()) == len(statuses)    # all stored
+    if as_json:
+        assert [p["status"] for p in json.loads(out)["probes"]] == [str(s) for s in statuses]
+    else:
+        assert all(str(s) in out for s in statuses)                       # all printed
+    assert ("did not end ok" in err) == (code == 1) and "Traceback" not in err
+
+
+def test_probe_help_documents_the_exit_status() -> None:
+    code, out, _ = _run("probe", "--help")
+    assert code == 0
+    assert "Exit status" in out and "1  a probe did not end ok" in out and "2  nothing" in out
 
 
 def test_probe_refuses_when_over_max_usd(tmp_path: Path) -> None:
@@ -60,6 +124,28 @@ def test_probe_refuses_when_over_max_usd(tmp_path: Path) -> None:
     assert code == 2
     assert "over --max-usd $0.01" in err and "Traceback" not in err
     assert ProbeStore(default_storage_url()).list() == []
+
+
+def test_max_usd_refusal_shows_both_amounts_with_enough_digits() -> None:
+    code, out, err = _run("probe", str(ROOT / "examples" / "resnet50.yaml"), "--on",
+                          "aws:trn1.2xlarge:us-east-2:spot", "--max-usd", "0.001")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    match = re.search(r"may cost \$([0-9.]+), over --max-usd \$([0-9.]+);", err)
+    assert match is not None, err
+    shown, cap = match[1], match[2]
+    assert cap == "0.001" and len(shown.split(".")[1]) >= 3     # not "$0.01 over $0.00"
+    assert float(shown) > float(cap)
+
+
+@pytest.mark.parametrize(("estimate", "cap", "shown"), [
+    (0.0123, 0.001, ("0.0123", "0.001")),       # under $0.10: four decimals
+    (0.00101, 0.001, ("0.00101", "0.001")),     # more digits until the two differ
+    (3.456, 2.0, ("3.46", "2.00")),             # cents above $0.10
+    (0.5, 0.25, ("0.50", "0.25")),
+])
+def test_usd_pair_tells_the_amounts_apart(estimate: float, cap: float,
+                                          shown: tuple[str, str]) -> None:
+    assert cli.probe._usd_pair(estimate, cap) == shown
 
 
 @pytest.mark.parametrize(("offer", "message"), [
@@ -108,6 +194,67 @@ def test_probes_list_and_show(tmp_path: Path) -> None:
     assert code == 0 and "abc123" in out and "0.0800" in out
     code, _, err = _run("probes", "show", "nope")
     assert code == 2 and "advisor probes list" in err
+
+
+def _record(probe_id: str, offer_key: str = "aws:trn1.32xlarge:ap-southeast-2:spot",
+            fingerprint: str = "fp") -> None:
+    ProbeStore(default_storage_url()).record(ProbeResult(
+        probe_id=probe_id, offer_key=offer_key, workload_fingerprint=fingerprint,
+        status=ProbeStatus.OK, batch_size=32, samples_per_second=12345.6, measured_steps=40,
+        step_time_p50_s=0.123456, step_time_p90_s=0.134567, rel_halfwidth=0.0123,
+        peak_memory_gib=12.34, input_bound_ratio=1.02, largest_batch_that_fits=4096,
+        wall_time_s=301.2, cost_usd=0.08))
+
+
+@pytest.mark.parametrize(("width", "left_out"), [
+    (None, ""),                  # not a terminal (CliRunner, pipes): the 140-column default
+    (100, "step p90 s, ±95%"),   # a terminal of 100 columns: optional columns go first
+    (80, "step p90 s, ±95%"),
+    (40, "peak GiB"),            # very narrow: every other column folds, the id stays whole
+])
+def test_probe_ids_are_never_cut_off(monkeypatch: pytest.MonkeyPatch, width: int | None,
+                                     left_out: str) -> None:
+    ids = ["8812fb604c01", "a1b2c3d4e5f6"]
+    for probe_id in ids:
+        _record(probe_id)
+    if width is not None:
+        monkeypatch.setattr(cli.probe, "console", lambda **kw: Console(
+            width=width, highlight=False, soft_wrap=False, **kw))
+    code, out, _ = _run("probes", "list")
+    assert code == 0
+    first_cells = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert [cell for cell in first_cells if cell] == ids
+    assert "…" not in out and all(len(line) <= (width or 140) for line in out.splitlines())
+    words = " ".join(out.split())
+    assert ("left out to fit" in words) == bool(left_out) and left_out in words
+
+
+def test_probes_show_accepts_a_unique_prefix() -> None:
+    _record("8812fb604c01")
+    _record("8812aa000000")
+    code, out, err = _run("probes", "show", "8812f", "--json")
+    assert code == 0, err
+    assert json.loads(out)["probe_id"] == "8812fb604c01"
+    code, out, _ = _run("probes", "show", "8812f")
+    assert code == 0 and "probe 8812fb604c01" in out
+
+
+def test_probes_show_of_an_ambiguous_prefix_lists_the_matches() -> None:
+    _record("8812fb604c01")
+    _record("8812aa000000")
+    code, out, err = _run("probes", "show", "8812")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "8812fb604c01" in err and "8812aa000000" in err and "Traceback" not in err
+
+
+def test_probes_list_says_when_the_filter_matches_nothing() -> None:
+    code, out, _ = _run("probes", "list")
+    assert code == 0 and "no probes yet" in out
+    _record("8812fb604c01")
+    code, out, _ = _run("probes", "list", "--fingerprint", "nosuch")
+    assert code == 0 and "no probes match --fingerprint nosuch" in out and "yet" not in out
+    code, out, _ = _run("probes", "list", "--fingerprint", "nosuch", "--json")
+    assert code == 0 and json.loads(out) == {"probes": []}
 
 
 def test_probes_gc_dry_run() -> None:
