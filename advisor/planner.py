@@ -26,6 +26,7 @@ INTERVAL_Z = NormalDist().inv_cdf(0.95)  # the model's intervals cover 90%
 # Billed minutes of a default cloud probe: about 4 minutes from launch until the harness runs
 # (the launchers' boot_overhead_s) plus the 30-second time box of 'advisor probe'.
 PROBE_MINUTES = 4.5
+MIN_REGRET_CUT = 1e-3  # probes expected to cut regret by less than 0.1% are not suggested
 _MEASURED_SIGMA = 0.02
 _NORMAL = NormalDist()
 
@@ -102,7 +103,8 @@ def knowledge_gradient(candidates: Sequence[Candidate]) -> list[float]:
 
 def plan(candidates: Sequence[Candidate], n: int, *, probe_minutes: float = PROBE_MINUTES,
          run_cost_usd: float | None = None) -> list[ProbeSuggestion]:
-    """The ``n`` probes with the largest expected regret cut per probe dollar (cut > 0)."""
+    """The ``n`` probes with the largest expected regret cut per probe dollar (cut at least
+    ``MIN_REGRET_CUT``)."""
     if n < 0 or probe_minutes <= 0:
         raise AdvisorError(f"need n >= 0 and probe_minutes > 0, got {n} and {probe_minutes}")
     gains = knowledge_gradient(candidates)
@@ -112,7 +114,7 @@ def plan(candidates: Sequence[Candidate], n: int, *, probe_minutes: float = PROB
         offer_key=candidates[i].probe_offer_key, accelerator=candidates[i].accelerator,
         probe_cost_usd=costs[i], expected_regret_cut_pct=100 * gains[i],
         expected_saving_usd=gains[i] * run_cost_usd if run_cost_usd is not None else None)
-        for i in order[:n] if gains[i] > 1e-6]
+        for i in order[:n] if gains[i] >= MIN_REGRET_CUT]
 
 
 def _sigma(estimate: CostEstimate) -> float:

@@ -63,12 +63,15 @@ class ThroughputEstimate:
 
     def step_capped(self, batch_size: int) -> ThroughputEstimate:
         """At most ``batch_size`` samples per ``MIN_STEP_SECONDS`` (one step of the global
-        batch); FLOPs-based figures for small models exceed it. Measured figures are kept."""
+        batch); FLOPs-based figures for small models exceed it. A capped estimate keeps its
+        relative lower width (the step may well be slower than the floor). Measured figures
+        are kept."""
         cap = batch_size / MIN_STEP_SECONDS
         if self.basis is Basis.MEASURED or self.samples_per_second_high <= cap:
             return self
-        return ThroughputEstimate(min(self.samples_per_second, cap),
-                                  min(self.samples_per_second_low, cap), cap, self.basis)
+        point = min(self.samples_per_second, cap)
+        low = self.samples_per_second_low * point / self.samples_per_second
+        return ThroughputEstimate(point, low, cap, self.basis)
 
     def scaled(self, factor: float) -> ThroughputEstimate:
         """The same estimate times ``factor`` (e.g. per device to per instance)."""
