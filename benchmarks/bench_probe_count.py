@@ -4,8 +4,8 @@ The ``advisor model evaluate`` protocol of ``bench_throughput.py`` (shipped Lamb
 leave-one-workload-out inside one software generation, R = 10, seed 0, library default
 hyper-parameters) for K = 1, 2, 3, 5, 8 and 11 probes. K = 11 probes every other accelerator
 of a workload but one (12 or 13 are measured per workload; targets with fewer than K others
-are skipped), so its row is what the model does with nearly all a workload's information: a
-floor for K = 3 on held-out data, no fit to the evaluated workload.
+are skipped), so its row is what the model does with nearly all of a workload's own
+measurements, still held out (no fit to the evaluated workload).
 
 Run: python benchmarks/bench_probe_count.py   (writes benchmarks/results/probe_count.md)
 """
@@ -56,8 +56,9 @@ def main() -> None:
                  "the generation) on the BENCH.csv files and prices of `bench_throughput.py`, "
                  "library default hyper-parameters.",
                  "K = 11 leaves one accelerator of the workload unprobed: the error there is "
-                 "what remains with nearly all of the workload's own measurements, so a K = 3 "
-                 "target below it cannot be met by any choice of probes."])
+                 "what remains with nearly all of the workload's own measurements. A K = 3 "
+                 "target near that row asks three random probes to carry about what eleven "
+                 "do."])
 
 
 if __name__ == "__main__":
