@@ -7,6 +7,7 @@ use. The URL comes from the caller (the CLI passes ``advisor.storage.default_sto
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -137,10 +138,22 @@ class ProbeStore:
 
 
 def measured_throughput(store: ProbeStore, fingerprint: str) -> list[ProbeResult]:
-    """The newest ``ok`` result per offer key for a workload, sorted by offer key.
+    """The most trustworthy ``ok`` result per offer key for a workload, sorted by offer key:
+    the newest stable one (its samples/s known within the probe's target), else the one
+    with the narrowest confidence interval (newest on ties).
 
     What ``recommend`` uses as ``measured`` throughput (``samples_per_second`` at
     ``batch_size`` per device on ``offer_key``; ``local`` is this machine's CPU).
     """
-    latest = store.latest_for(fingerprint, status=ProbeStatus.OK)
-    return [latest[key] for key in sorted(latest)]
+    best: dict[str, ProbeResult] = {}
+    for result in store.list(fingerprint=fingerprint, status=ProbeStatus.OK):  # oldest first
+        held = best.get(result.offer_key)
+        if held is None or _trust(result) >= _trust(held):
+            best[result.offer_key] = result
+    return [best[key] for key in sorted(best)]
+
+
+def _trust(result: ProbeResult) -> tuple[bool, float]:
+    """Stable first, then a narrower interval (an unknown width counts as the widest)."""
+    width = result.rel_halfwidth if result.rel_halfwidth is not None else math.inf
+    return result.stable, -width if not result.stable else 0.0

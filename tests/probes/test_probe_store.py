@@ -70,3 +70,28 @@ def test_postgres_store(postgres_url: str) -> None:
     _filled(store)
     assert store.get("a2").samples_per_second == 110.0
     assert len(measured_throughput(store, "fp-tiny")) == 2
+
+
+def test_measured_throughput_prefers_a_stable_probe_to_a_newer_noisy_one(tmp_path: Path) -> None:
+    store = ProbeStore(f"sqlite:///{tmp_path / 'x.db'}")
+    key = "aws:g5.xlarge:us-east-1"
+
+    def probe(probe_id: str, sps: float, hours: int, *, stable: bool, width: float | None,
+              ) -> ProbeResult:
+        return replace(ok_result(make_request(probe_id, key), sps), stable=stable,
+                       rel_halfwidth=width, created_at=T0 + timedelta(hours=hours))
+
+    store.record(probe("s1", 100.0, 0, stable=True, width=0.07))
+    store.record(probe("n1", 60.0, 1, stable=False, width=0.45))   # newer, but noisy
+    assert [r.probe_id for r in measured_throughput(store, "fp-tiny")] == ["s1"]
+    store.record(probe("s2", 104.0, 2, stable=True, width=0.01))   # newer and stable
+    assert [r.probe_id for r in measured_throughput(store, "fp-tiny")] == ["s2"]
+
+
+def test_among_noisy_probes_the_narrowest_interval_wins(tmp_path: Path) -> None:
+    store = ProbeStore(f"sqlite:///{tmp_path / 'x.db'}")
+    key = "aws:g5.xlarge:us-east-1"
+    for hours, (probe_id, width) in enumerate([("w1", 0.2), ("w2", 0.5), ("w3", None)]):
+        store.record(replace(ok_result(make_request(probe_id, key)), stable=False,
+                             rel_halfwidth=width, created_at=T0 + timedelta(hours=hours)))
+    assert [r.probe_id for r in measured_throughput(store, "fp-tiny")] == ["w1"]
