@@ -272,6 +272,11 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     spec = load_workload_spec(model_yaml)
     if plan_n:
         offers = offers + _planned_offers(model_yaml, plan_n, time_box_s, as_json=as_json)
+        if not offers:  # the planner found nothing worth probing and said so
+            if as_json:
+                echo_json({"model": spec.name, "workload_fingerprint": spec.fingerprint(),
+                           "estimated_usd": 0.0, "spent_usd": 0.0, "probes": []})
+            return
     if not offers:
         raise click.UsageError("give --on OFFER (repeatable) or --plan N")
     targets = [_target(text) for text in dict.fromkeys(offers)]

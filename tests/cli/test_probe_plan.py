@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -40,3 +42,14 @@ def test_probe_needs_an_offer_or_a_plan(tmp_path: Path) -> None:
     result = CliRunner().invoke(advisor, ["probe", _model(tmp_path)])
     assert result.exit_code == 2
     assert "give --on OFFER (repeatable) or --plan N" in result.stderr
+
+
+def test_plan_with_nothing_worth_probing_exits_0_and_launches_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("advisor.planner.plan_probes", lambda *args, **kwargs: [])
+    model = _model(tmp_path)
+    result = CliRunner().invoke(advisor, ["probe", model, "--plan", "2"])
+    assert result.exit_code == 0, result.stderr
+    assert "planned: nothing worth probing" in result.stdout and result.stderr == ""
+    as_json = CliRunner().invoke(advisor, ["probe", model, "--plan", "2", "--json"])
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout)["probes"] == []
