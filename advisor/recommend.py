@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 
 from advisor.profile import WorkloadProfile
@@ -25,7 +27,7 @@ from advisor.throughput import (
     ThroughputModel,
     WorkloadFeatures,
 )
-from pricing import Catalog, canonical_accelerator_name
+from pricing import Catalog, InstanceOffer, canonical_accelerator_name
 
 __all__ = ["STALE_PRICES_DAYS", "default_throughput_model", "recommend"]
 
@@ -61,11 +63,107 @@ def _warnings(catalog: Catalog, ranked: Sequence[CostEstimate], today: date) -> 
     return warnings
 
 
+@dataclass(frozen=True)
+class _Block:
+    """One kind of rejection: the reason it writes (``advisor.ranking``), what it says about the
+    offers, and what to change in model.yaml (None: nothing there changes it)."""
+
+    pattern: re.Pattern[str]
+    what: str
+    fix: str | None
+
+
+_MEMORY = _Block(re.compile(r"^needs .* GiB per device"), "lack device memory", None)
+_BLOCKS = (
+    _MEMORY,
+    _Block(re.compile(r"constraints\.deadline_hours"), "run past constraints.deadline_hours",
+           "raise constraints.deadline_hours"),
+    _Block(re.compile(r"constraints\.budget_usd"), "cost more than constraints.budget_usd",
+           "raise constraints.budget_usd"),
+    _Block(re.compile(r"constraints\.clouds"), "are on clouds constraints.clouds leaves out",
+           "allow more clouds in constraints.clouds"),
+    _Block(re.compile(r"constraints\.regions"), "are in regions constraints.regions leaves out",
+           "allow more regions in constraints.regions"),
+    _Block(re.compile(r"constraints\.accelerators\."), "have accelerators constraints."
+           "accelerators leaves out", "widen constraints.accelerators"),
+    _Block(re.compile(r"constraints\.spot"), "are in the market constraints.spot leaves out",
+           "set constraints.spot: allowed"),
+    _Block(re.compile(r"constraints\.max_accelerators"), "have more devices than "
+           "constraints.max_accelerators", "raise constraints.max_accelerators"),
+    _Block(re.compile(r"sample per device"), "have more devices than batch_size has samples",
+           "raise batch_size to at least the device count"),
+    _Block(re.compile(r"^price flagged"), "have a price a consistency check doubts",
+           "check those prices, then pass --include-flagged"),
+    _Block(re.compile(r"inference accelerator"), "are inference-only accelerators", None),
+)
+_OTHER = _Block(re.compile(""), "were rejected for other reasons", None)
+_BASIS_MEANING = {
+    Basis.PREDICTED: "scaled from reference measurements of other models on this accelerator",
+    Basis.PRIOR: "extrapolated from datasheet specs, no reference measurement of this "
+                 "accelerator",
+}
+
+
+def _block_of(reason: str) -> _Block:
+    return next((b for b in _BLOCKS if b.pattern.search(reason)), _OTHER)
+
+
+def _memory_advice(spec: WorkloadSpec, profile: WorkloadProfile, assumptions: CostAssumptions,
+                   allowed: Sequence[InstanceOffer], anywhere: Sequence[InstanceOffer]) -> str:
+    """What to change when offers lack memory: the model (it fits no device), the accelerators
+    (none ``allowed`` by the other constraints is big enough) or the batch."""
+    floor_gib = profile.memory_gib(1) + assumptions.runtime_memory_overhead_gib
+    largest = max(anywhere, key=lambda o: (o.accelerator_memory_gib, o.key))
+    if floor_gib > largest.accelerator_memory_gib:
+        return (f"memory: even 1 sample per device needs {floor_gib:.1f} GiB (weights, gradients "
+                f"and Adam state), more than the largest accelerator ({largest.accelerator}, "
+                f"{largest.accelerator_memory_gib:.1f} GiB); a smaller batch or gradient "
+                "checkpointing cannot fit it: use a smaller model, or shard it across devices "
+                "(FSDP/ZeRO, which this estimate does not model) and state the per-device need "
+                "as profile.memory_gib")
+    if not allowed or floor_gib > max(o.accelerator_memory_gib for o in allowed):
+        return (f"memory: even 1 sample per device needs {floor_gib:.1f} GiB, more than the "
+                "accelerators the other constraints allow; allow bigger ones in "
+                f"constraints (e.g. {largest.accelerator} has {largest.accelerator_memory_gib:.1f} "
+                "GiB), or use a smaller model")
+    per_sample_gib = max(profile.activation_bytes_per_sample, 1) / 2**30
+
+    def fits(offer: InstanceOffer) -> int:  # the largest global batch that fits this offer
+        room_gib = offer.accelerator_memory_gib - floor_gib
+        return (1 + int(room_gib // per_sample_gib)) * offer.accelerator_count
+
+    best = max(allowed, key=lambda o: (fits(o), o.key))
+    return (f"memory: batch_size {spec.batch_size} does not fit; lower it to {fits(best):,} or "
+            f"less (fits {best.accelerator_count}x {best.accelerator}), use gradient "
+            "checkpointing and state the lower need as profile.memory_gib, or allow instances "
+            "with more devices (batch_size is split across them)")
+
+
+def _no_offer_advice(spec: WorkloadSpec, rejected: Sequence[Rejection], profile: WorkloadProfile,
+                     assumptions: CostAssumptions, catalog: Catalog) -> list[str]:
+    """Why nothing ranked, in the rejections' own terms, and what would rank offers."""
+    counts = Counter(_block_of(r.reason) for r in rejected)
+    summary = ", ".join(f"{n:,} {block.what}" for block, n in counts.most_common())
+    advice = [f"no offer meets every constraint: {summary or 'the catalog has no offer'}"]
+    training = [r for r in rejected if catalog.accelerators[r.offer.accelerator].training]
+    # an offer rejected for another reason that would not fit either is a memory problem too
+    no_room = {id(r) for r in training if _block_of(r.reason) is _MEMORY
+               or memory_rejection(spec, profile, r.offer, assumptions)[1] is not None}
+    if no_room:
+        advice.append(_memory_advice(
+            spec, profile, assumptions,
+            allowed=[r.offer for r in training if _block_of(r.reason) is _MEMORY],
+            anywhere=[r.offer for r in training]))
+    unblocked = Counter(_block_of(r.reason) for r in training if id(r) not in no_room)
+    fixes = [f"{b.fix} ({n:,} offers that fit in memory fail it)"
+             for b, n in unblocked.most_common() if b.fix]
+    if fixes:
+        advice.append("to rank offers: " + "; ".join(fixes))
+    return advice
+
+
 def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog,
             model: ThroughputModel, features: WorkloadFeatures) -> list[str]:
-    if not ranked:
-        return ["no offer meets every constraint: see the rejected reasons; raise "
-                "constraints.budget_usd or deadline_hours, or allow more clouds/regions"]
     advice = []
     top = ranked[0]
     spec_top = catalog.accelerators[top.offer.accelerator]
@@ -76,13 +174,15 @@ def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog
         if gain > 1.1:
             advice.append(f"{spec_top.name} supports bf16 and precision is {spec.precision}: "
                           f"bf16 autocast is predicted {gain:.1f}x faster (precision: bf16)")
-    if top.throughput.basis is not Basis.MEASURED:
+    basis = top.throughput.basis
+    if basis is not Basis.MEASURED:
         from advisor.planner import candidates_from, plan
 
         probes = plan(candidates_from(ranked), 2, run_cost_usd=top.run_cost_usd)
         if probes:
             advice.append(
-                f"the top pick ({top.offer.accelerator}) is predicted; the probes with the "
+                f"the top pick ({top.offer.accelerator}) has basis '{basis}' "
+                f"({_BASIS_MEANING[basis]}), not a measurement; the probes with the "
                 "largest expected regret cut per dollar: "
                 + "; ".join(p.describe() for p in probes)
                 + " ('advisor probe MODEL " + " ".join(f"--on {p.offer_key}" for p in probes)
@@ -158,6 +258,7 @@ def recommend(
         ranked=tuple(ranked),
         rejected=tuple(rejected),
         assumptions=tuple(assumption_lines),
-        advice=tuple(_advice(spec, ranked, catalog, model, features)),
+        advice=tuple(_advice(spec, ranked, catalog, model, features) if ranked else
+                     _no_offer_advice(spec, rejected, profile, assumptions, catalog)),
         warnings=tuple(_warnings(catalog, ranked, today or date.today())),
     )

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import click
+from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from advisor.errors import AdvisorError
 from advisor.ranking import Recommendation
 from advisor.serialize import recommendation_to_dict
 from cli.errors import handle_errors
 from cli.options import json_option
-from cli.render import console, echo_json, fmt_number
+from cli.render import console, echo_json, echo_written, fmt_number, fmt_usd, status
 
-__all__ = ["recommend"]
+__all__ = ["rank_for_file", "ranking_table", "recommend"]
 
 
 def _reason_kind(reason: str) -> str:
@@ -25,26 +29,125 @@ def _reason_kind(reason: str) -> str:
     return re.sub(r"\$?[\d,.]+", "N", reason).split(";")[0]
 
 
-def _render(rec: Recommendation, top: int) -> None:
-    out = console()
-    table = Table(title=f"{rec.workload}: best samples per dollar first "
-                  f"(prices captured {rec.prices_captured_at})", title_justify="left")
-    columns = ["#", "instance", "region", "accelerators", "market", "$/h", "samples/s",
-               "interval", "samples/$", "run h", "run $", "basis"]
-    for name in columns:
-        table.add_column(name, justify="left" if name in {"instance", "region", "accelerators",
-                                                          "market", "basis"} else "right")
+@dataclass(frozen=True)
+class _Col:
+    """One column of the terminal ranking: text columns may wrap, the others never do."""
+
+    name: str
+    numeric: bool = True
+    wraps: bool = False
+
+
+_KEY = "instance"  # cloud:instance_type, the part of the offer key that must stay whole
+_COLUMNS = (_Col("#"), _Col(_KEY, numeric=False), _Col("region", numeric=False, wraps=True),
+            _Col("accelerators", numeric=False, wraps=True),
+            _Col("market", numeric=False, wraps=True), _Col("$/h"), _Col("samples/s"),
+            _Col("interval"), _Col("samples/$"), _Col("run h"), _Col("run $"),
+            _Col("basis", numeric=False, wraps=True))
+# Left out, in this order, when the table cannot fit otherwise (JSON, CSV and HTML keep them).
+_OPTIONAL = ("interval", "samples/s")
+
+
+def _cells(rec: Recommendation, top: int) -> list[dict[str, str]]:
+    rows = []
     for i, est in enumerate(rec.ranked[:top], start=1):
         o, t = est.offer, est.throughput
-        table.add_row(
-            str(i), f"{o.cloud}:{o.instance_type}", o.region,
-            f"{o.accelerator_count}x {o.accelerator}", str(o.market),
-            f"{o.price_usd_per_hour:,.2f}", fmt_number(t.samples_per_second),
-            f"{fmt_number(t.samples_per_second_low)}-{fmt_number(t.samples_per_second_high)}",
-            fmt_number(est.samples_per_dollar), f"{est.run_hours:,.1f}",
-            f"{est.run_cost_usd:,.0f}", str(t.basis),
-        )
+        rows.append({
+            "#": str(i), _KEY: f"{o.cloud}:{o.instance_type}", "region": o.region,
+            "accelerators": f"{o.accelerator_count}x {o.accelerator}", "market": str(o.market),
+            "$/h": fmt_usd(o.price_usd_per_hour), "samples/s": fmt_number(t.samples_per_second),
+            "interval": f"{fmt_number(t.samples_per_second_low)}-"
+                        f"{fmt_number(t.samples_per_second_high)}",
+            "samples/$": fmt_number(est.samples_per_dollar), "run h": f"{est.run_hours:,.1f}",
+            "run $": fmt_usd(est.run_cost_usd), "basis": str(t.basis),
+        })
+    return rows
+
+
+def _widths(col: _Col, rows: Sequence[dict[str, str]]) -> tuple[int, int]:
+    """(narrowest without folding, widest) content width: the longest word of a wrapping
+    column or the whole cell, and the longest cell."""
+    texts = [col.name, *(r[col.name] for r in rows)]
+    longest = max(len(text) for text in texts)
+    if col.wraps:
+        return max(len(word) for text in texts for word in text.split()), longest
+    return longest, longest
+
+
+def _fit(mins: Sequence[int], maxes: Sequence[int], width: int) -> list[int] | None:
+    """Column widths between ``mins`` and ``maxes`` whose table is at most ``width`` wide,
+    narrowing the column with the most room first; None when even ``mins`` is too wide."""
+    chrome = 3 * len(mins) + 1  # one space either side of a cell, borders between and around
+    if sum(mins) + chrome > width:
+        return None
+    widths = list(maxes)
+    for _ in range(sum(widths) + chrome - width):
+        i = max(range(len(widths)), key=lambda j: (widths[j] - mins[j], -j))
+        widths[i] -= 1
+    return widths
+
+
+def _layout(rows: Sequence[dict[str, str]], width: int) -> tuple[list[_Col], list[int], list[str]]:
+    """Columns, their widths and the optional columns left out, for a console ``width`` wide;
+    no columns when even the narrowest table does not fit."""
+    columns = list(_COLUMNS)
+    dropped: list[str] = []
+    for name in (None, *_OPTIONAL):
+        if name is not None:
+            columns = [c for c in columns if c.name != name]
+            dropped.append(name)
+        mins, maxes = zip(*(_widths(c, rows) for c in columns), strict=True)
+        fitted = _fit(mins, maxes, width)
+        if fitted is not None:
+            return columns, fitted, dropped
+    return [], [], []
+
+
+def _title(rec: Recommendation) -> str:
+    return f"{rec.workload}: best samples per dollar first (prices captured {rec.prices_captured_at})"
+
+
+def _offer_list(rec: Recommendation, rows: Sequence[dict[str, str]]) -> Group:
+    """The narrow-console layout: one entry per offer, the key on its own line first."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for r in rows:
+        grid.add_row(Text(f"{r['#']}."), Text(
+            f"{r[_KEY]}\n{r['region']}  {r['market']}  {r['accelerators']}  {r['basis']}\n"
+            f"${r['$/h']}/h  run {r['run h']} h  ${r['run $']}\n"
+            f"{r['samples/s']} samples/s ({r['interval']})  {r['samples/$']} samples/$"))
+    return Group(Text(_title(rec)), grid)
+
+
+def ranking_table(rec: Recommendation, top: int, *,
+                  width: int) -> tuple[Table | Group, list[str]]:
+    """The ranking as a rich table no wider than ``width``, and the columns it left out.
+
+    Nothing is ever cut off with an ellipsis: text columns wrap first, then the optional
+    columns are left out; when even that is too wide, each offer becomes a short entry whose
+    first line is the offer key (folded only when the console is narrower than the key).
+    """
+    rows = _cells(rec, top)
+    columns, widths, dropped = _layout(rows, width)
+    if not columns:
+        return _offer_list(rec, rows), []
+    table = Table(title=_title(rec), title_justify="left")
+    for col, col_width in zip(columns, widths, strict=True):
+        table.add_column(col.name, justify="right" if col.numeric else "left", width=col_width,
+                         overflow="fold")
+    for row in rows:
+        table.add_row(*(Text(row[c.name]) for c in columns))
+    return table, dropped
+
+
+def _render(rec: Recommendation, top: int, out: Console | None = None) -> None:
+    out = out or console()
+    table, dropped = ranking_table(rec, top, width=out.width)
     out.print(table)
+    if dropped:
+        out.print(f"({' and '.join(dropped)} left out to fit {out.width} columns; "
+                  "--json or --csv has every column)")
     out.print(f"{len(rec.ranked)} offers ranked, {len(rec.rejected)} rejected.")
     kinds = Counter(_reason_kind(r.reason) for r in rec.rejected)
     for kind, n in kinds.most_common(6):
@@ -59,15 +162,44 @@ def _render(rec: Recommendation, top: int) -> None:
         out.print(f"  - {escape(line)}")
 
 
+def _status_message(model_yaml: Path) -> str:
+    """'profiling NAME with torch ...' when the profile is not cached yet, else 'ranking ...'."""
+    from advisor.spec import load_workload_spec
+    from advisor.storage import profile_cache_dir
+
+    try:
+        spec = load_workload_spec(model_yaml)
+    except AdvisorError:  # recommend_for_file reports it in a moment
+        return f"ranking offers for {model_yaml} ..."
+    given = spec.profile
+    measured = None in (given.flops_per_sample, given.params, given.memory_gib)
+    # the cache file advisor.profile.profile_workload reads and writes
+    if measured and not (profile_cache_dir() / f"{spec.fingerprint()}.json").exists():
+        return (f"profiling {spec.name} with torch (first run for this model; cached "
+                "afterwards) ...")
+    return f"ranking offers for {spec.name} ..."
+
+
+def rank_for_file(model_yaml: Path, *, include_flagged: bool = False) -> Recommendation:
+    """``advisor.service.recommend_for_file`` with a transient status line on stderr (only when
+    stderr is a terminal): profiling a new model takes seconds."""
+    from advisor import service
+
+    with status(_status_message(model_yaml)):
+        return service.recommend_for_file(model_yaml, include_flagged=include_flagged)
+
+
 @click.command()
 @click.argument("model_yaml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--top", default=15, show_default=True, type=click.IntRange(min=1),
               help="How many ranked offers the table shows (JSON and CSV have all).")
 @json_option
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write every ranked and rejected offer to this CSV file.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write a self-contained HTML report (charts, savings) to this file.")
+@click.option("--csv", "csv_path", type=click.Path(path_type=Path),
+              help="Also write every ranked and rejected offer to this CSV file, and its "
+                   "columns and units to NAME.columns.md beside it (folders created).")
+@click.option("--html", "html_path", type=click.Path(path_type=Path),
+              help="Also write a self-contained HTML report (charts, savings) to this file "
+                   "(folders created).")
 @click.option("--suggest-probes", "suggest_probes", type=click.IntRange(min=1), default=None,
               metavar="N", help="Suggest up to N offers to probe (largest expected regret cut "
                                 "per probe dollar) and what each probe costs.")
@@ -81,7 +213,8 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
 
     Profiles the model locally (cached), predicts its throughput on every offer in the
     price catalog, applies the constraints (budget, deadline, memory, regions, spot) and
-    prints the best offers with whole-run cost and time.
+    prints the best offers with whole-run cost and time. Files written by --csv and --html
+    are listed on stderr.
 
     \b
     Examples:
@@ -90,17 +223,21 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
       advisor recommend examples/gpt2.yaml --csv ranking.csv --html ranking.html
       advisor recommend examples/resnet50.yaml --suggest-probes 3
     """
-    from advisor.service import recommend_for_file
+    from reports.output import check_output_path
 
-    rec = recommend_for_file(model_yaml, include_flagged=include_flagged)
+    for option, path in (("--csv", csv_path), ("--html", html_path)):
+        if path is not None:  # before the work, so a typo costs nothing
+            check_output_path(path, option=option)
+    rec = rank_for_file(model_yaml, include_flagged=include_flagged)
     if csv_path is not None:
         from reports.recommendation_csv import write_recommendation_csv
 
-        write_recommendation_csv(rec, csv_path)
+        csv_file, columns_file = write_recommendation_csv(rec, csv_path)
+        echo_written([("csv", csv_file), ("columns", columns_file)])
     if html_path is not None:
         from reports.recommendation import write_recommendation_html
 
-        write_recommendation_html(rec, html_path)
+        echo_written([("html", write_recommendation_html(rec, html_path))])
     suggestions = []
     if suggest_probes:
         from advisor.planner import plan_probes

@@ -1,20 +1,34 @@
-"""Shared rendering helpers for the CLI: JSON output and rich tables."""
+"""Shared rendering helpers for the CLI: JSON output, rich tables, a status line, file notes."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any
 
+import click
 from rich.console import Console
+from rich.markup import escape
 
-__all__ = ["console", "echo_json", "fmt_number"]
+from reports.formatting import fmt_money, fmt_number, fmt_usd
+
+__all__ = ["console", "echo_json", "echo_written", "fmt_money", "fmt_number", "fmt_usd", "status"]
+
+PIPE_WIDTH = 140
 
 
 def console(*, stderr: bool = False) -> Console:
-    """A rich console: plain and 140 columns wide when not a terminal (pipes, files, CI)."""
+    """A rich console: plain and $COLUMNS (else 140) columns wide when not a terminal (pipes,
+    files, CI)."""
     probe = Console(stderr=stderr)
-    width = None if probe.is_terminal else 140
+    width = None
+    if not probe.is_terminal:
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
@@ -23,10 +37,17 @@ def echo_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
-def fmt_number(value: float) -> str:
-    """Three significant figures with thousands separators (12,300 / 45.6 / 0.0789)."""
-    if value == 0:
-        return "0"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
+def echo_written(files: Iterable[tuple[str, Path]]) -> None:
+    """Say on stderr which files a command wrote (``wrote csv     ranking.csv``), so stdout
+    keeps only the table or the JSON."""
+    for kind, path in files:
+        click.echo(f"wrote {kind:<7} {path}", err=True)
+
+
+def status(message: str) -> AbstractContextManager[object]:
+    """A transient spinner with ``message`` on stderr while long work runs; nothing at all when
+    stderr is not a terminal (pipes, files, CI), so logs and JSON stay clean."""
+    err = console(stderr=True)
+    if not err.is_terminal:
+        return nullcontext()
+    return err.status(escape(message))

@@ -14,7 +14,7 @@ from reports.output import ReportFiles
 __all__ = ["report"]
 
 _OUT = click.option("--out", "out_dir", required=True,
-                    type=click.Path(file_okay=False, path_type=Path),
+                    type=click.Path(path_type=Path),  # checked by check_output_path
                     help="Folder to write the report into (created if missing).")
 _PDF = click.option("--pdf", is_flag=True,
                     help="Also print the HTML to PDF with headless Chromium (needs chromium).")
@@ -50,8 +50,9 @@ def report() -> None:
 @click.argument("model_yaml", type=click.Path(dir_okay=False, path_type=Path))
 @_OUT
 @click.option("--baseline", default=None, metavar="OFFER",
-              help="Offer to measure savings against: cloud:instance_type[:region[:market]] "
-                   "(default: the cheapest on-demand 8x A100 offer).")
+              help="Offer to measure savings against: cloud:instance_type[:region[:market]], "
+                   "on-demand unless a market is named (default: the cheapest on-demand 8x "
+                   "A100 offer).")
 @_PDF
 @_JSON
 @handle_errors
@@ -69,13 +70,20 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None, pdf:
       advisor report recommend examples/resnet50.yaml --out r/ --baseline aws:p4d.24xlarge
       advisor report recommend m.yaml --out r/ --baseline gcp:a2-highgpu-8g:us-central1:spot
     """
-    from advisor.service import recommend_for_file
-    from reports.baseline import choose_baseline
+    from cli.recommend import rank_for_file
+    from reports.baseline import choose_baseline, parse_baseline
+    from reports.output import check_output_path
     from reports.recommendation import write_recommendation_report
 
-    rec = recommend_for_file(model_yaml)
-    choose_baseline(rec, baseline)  # a bad --baseline fails before anything is written
-    _done(write_recommendation_report(rec, out_dir, baseline=baseline, pdf=pdf), as_json)
+    check_output_path(out_dir, option="--out", folder=True)  # before the work
+    if baseline is not None:
+        parse_baseline(baseline)
+    rec = rank_for_file(model_yaml)
+    base = choose_baseline(rec, baseline)  # a bad --baseline fails before anything is written
+    files = write_recommendation_report(rec, out_dir, baseline=baseline, pdf=pdf)
+    if base is not None:
+        click.echo(f"baseline {base.offer.key} ({base.chosen_by})", err=True)
+    _done(files, as_json)
 
 
 @report.command("sweep")
@@ -101,8 +109,10 @@ def sweep_report(study: str, out_dir: Path, storage: str | None, budget_usd: flo
       advisor report sweep digits-mlp --out reports/
       advisor report sweep resnet50-lr --out r/ --storage postgresql://advisor@db/advisor
     """
+    from reports.output import check_output_path
     from reports.sweep import write_sweep_report
     from reports.sweep_data import load_sweep_report_data
 
+    check_output_path(out_dir, option="--out", folder=True)
     data = load_sweep_report_data(study, storage_url=storage, budget_usd=budget_usd)
     _done(write_sweep_report(data, out_dir, pdf=pdf), as_json)

@@ -1,8 +1,9 @@
 """The baseline a recommendation's savings are measured against, and the savings themselves.
 
 A user names a baseline as ``cloud:instance_type[:region[:market]]`` (``aws:p4d.24xlarge``,
-``aws:p4d.24xlarge:us-east-1:on-demand``). Among the offers of the recommendation that match,
-the cheapest ranked one is taken; when none is ranked, the cheapest rejected one (then there is
+``aws:p4d.24xlarge:us-east-1:on-demand``); without a market it means on-demand, as every offer
+key does (``probes.offer_keys``), and the report says so. Among the offers of the recommendation
+that match, the cheapest ranked one is taken; when none is ranked, the cheapest rejected one (then there is
 no throughput estimate and no savings figure, only the reason it was rejected).
 
 Without ``--baseline`` the default is what a team that does not shop around rents: the
@@ -18,13 +19,17 @@ from dataclasses import dataclass
 
 from advisor.ranking import CostEstimate, Recommendation
 from pricing import Cloud, InstanceOffer, Market
+from probes.errors import ProbeError
+from probes.offer_keys import parse_offer_key
 from reports.errors import ReportError
 
 __all__ = [
     "DEFAULT_BASELINE_TEXT",
     "Baseline",
+    "BaselineQuery",
     "Savings",
     "choose_baseline",
+    "parse_baseline",
     "savings",
 ]
 
@@ -59,19 +64,61 @@ class Savings:
     hours_difference: float
 
 
-def _parse(text: str) -> tuple[str, str, str | None, str | None]:
+_ANY_REGION = "*"  # stands for "any region" in a key given to the shared offer-key parser
+
+
+@dataclass(frozen=True)
+class BaselineQuery:
+    """What ``--baseline`` names. ``region`` None matches any region; ``market`` is the one
+    the shared offer-key parser gives (on-demand when none was named, see ``market_named``)."""
+
+    text: str
+    cloud: Cloud
+    instance_type: str
+    region: str | None
+    market: Market
+    market_named: bool
+
+    def matches(self, offer: InstanceOffer) -> bool:
+        """Whether ``offer`` is one this query names (region ignored when not given)."""
+        return (offer.cloud is self.cloud and offer.instance_type == self.instance_type
+                and self.region in (None, offer.region) and offer.market is self.market)
+
+    @property
+    def chosen_by(self) -> str:
+        """How the baseline was chosen, with the market stated when it was defaulted."""
+        if self.market_named:
+            return f"--baseline {self.text}"
+        return f"--baseline {self.text}; no market named, so {self.market}"
+
+
+def parse_baseline(text: str) -> BaselineQuery:
+    """Parse ``cloud:instance_type[:region[:market]]``; ReportError naming ``--baseline``.
+
+    Cloud, instance type, region and market go through ``probes.offer_keys.parse_offer_key``
+    (the parser every offer key uses), so a missing market means on-demand here as everywhere.
+    """
+    text = text.strip()
     parts = [p.strip() for p in text.split(":")]
     if not 2 <= len(parts) <= 4 or not all(parts):
         raise ReportError(f"--baseline: {text!r} is not cloud:instance_type[:region[:market]]; "
                           "write e.g. aws:p4d.24xlarge or aws:p4d.24xlarge:us-east-1:on-demand")
     clouds = [str(c) for c in Cloud]
-    if parts[0] not in clouds:
+    if parts[0].lower() not in clouds:
         raise ReportError(f"--baseline: cloud {parts[0]!r} is not one of {', '.join(clouds)}")
-    market = parts[3] if len(parts) == 4 else None
     markets = [str(m) for m in Market]
-    if market is not None and market not in markets:
-        raise ReportError(f"--baseline: market {market!r} is not one of {', '.join(markets)}")
-    return parts[0], parts[1], parts[2] if len(parts) >= 3 else None, market
+    if len(parts) == 4 and parts[3].lower() not in markets:
+        raise ReportError(f"--baseline: market {parts[3]!r} is not one of {', '.join(markets)}")
+    region = parts[2] if len(parts) >= 3 else None
+    key = ":".join([parts[0], parts[1], region or _ANY_REGION, *parts[3:]])
+    try:
+        ref = parse_offer_key(key)
+    except ProbeError as exc:
+        raise ReportError(f"--baseline {text!r}: {exc}") from None
+    if ref.cloud is None:  # pragma: no cover - 'local' has one part, rejected above
+        raise ReportError("--baseline: name a catalog offer, not this machine")
+    return BaselineQuery(text=text, cloud=ref.cloud, instance_type=ref.instance_type,
+                         region=region, market=ref.market, market_named=len(parts) == 4)
 
 
 def _all_offers(rec: Recommendation) -> list[tuple[InstanceOffer, CostEstimate | None, str | None]]:
@@ -102,19 +149,29 @@ def choose_baseline(rec: Recommendation, wanted: str | None = None) -> Baseline 
         return (_cheapest(eight, DEFAULT_BASELINE_TEXT)
                 or _cheapest(a100, "default: the cheapest on-demand A100 offer (no 8x A100 "
                                    "offer in this ranking)"))
-    cloud, instance_type, region, market = _parse(wanted)
-    matches = [c for c in offers if str(c[0].cloud) == cloud
-               and c[0].instance_type == instance_type
-               and (region is None or c[0].region == region)
-               and (market is None or str(c[0].market) == market)]
-    found = _cheapest(matches, f"--baseline {wanted}")
+    query = parse_baseline(wanted)
+    found = _cheapest([c for c in offers if query.matches(c[0])], query.chosen_by)
     if found is None:
-        types = sorted({o.instance_type for o, _, _ in offers if str(o.cloud) == cloud})
-        near = difflib.get_close_matches(instance_type, types, n=3)
-        hint = f"; did you mean {', '.join(cloud + ':' + t for t in near)}?" if near else (
-            "; pick an offer from the ranking or the rejected list")
-        raise ReportError(f"--baseline: no offer of the recommendation matches {wanted!r}{hint}")
+        raise ReportError(f"--baseline: no offer of the recommendation matches {wanted!r}"
+                          + _no_match_hint(query, [o for o, _, _ in offers]))
     return found
+
+
+def _no_match_hint(query: BaselineQuery, offers: Sequence[InstanceOffer]) -> str:
+    """What to write instead: the other market, a near instance type, or where to look."""
+    other_market = sorted((o for o in offers if o.cloud is query.cloud
+                           and o.instance_type == query.instance_type
+                           and query.region in (None, o.region)), key=lambda o: o.key)
+    if other_market:
+        named = "named" if query.market_named else "meant (no market named)"
+        return (f" in the {query.market} market it {named}; name the market it has, e.g. "
+                f"{other_market[0].key}")
+    cloud = str(query.cloud)
+    types = sorted({o.instance_type for o in offers if o.cloud is query.cloud})
+    near = difflib.get_close_matches(query.instance_type, types, n=3)
+    if near:
+        return f"; did you mean {', '.join(cloud + ':' + t for t in near)}?"
+    return "; pick an offer from the ranking or the rejected list"
 
 
 def savings(top: CostEstimate, baseline: Baseline) -> Savings | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reports.html import Markup, el, table
+from reports.output import write_text
 
 __all__ = ["Column", "columns_doc_path", "columns_html", "columns_markdown", "write_columns_doc"]
 
@@ -41,9 +42,7 @@ def columns_markdown(title: str, intro: str, columns: Sequence[Column]) -> str:
 
 def write_columns_doc(csv_path: Path, title: str, intro: str, columns: Sequence[Column]) -> Path:
     """Write the ``.columns.md`` beside ``csv_path``; returns its path."""
-    path = columns_doc_path(csv_path)
-    path.write_text(columns_markdown(title, intro, columns), encoding="utf-8")
-    return path
+    return write_text(columns_doc_path(csv_path), columns_markdown(title, intro, columns))
 
 
 def columns_html(columns: Sequence[Column]) -> Markup:

@@ -1,11 +1,20 @@
-"""What writing a report produced."""
+"""Where reports go: what a report wrote, early checks of output paths, and safe writes.
+
+A report path may sit in folders that do not exist yet: writing creates them. When a part of
+the path is an existing file (``afile/sub``), :func:`check_output_path` says so before any
+long work starts, naming the option; the writers raise the same kind of one-line
+``ReportError`` if it happens anyway, never an ``OSError`` traceback.
+"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ReportFiles"]
+from reports.errors import ReportError
+
+__all__ = ["ReportFiles", "check_output_path", "ensure_folder", "write_text"]
 
 
 @dataclass(frozen=True)
@@ -16,3 +25,58 @@ class ReportFiles:
     csv: Path
     columns: Path
     pdf: Path | None = None
+
+
+def _blocking_file(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` when it is not a folder, else None."""
+    for parent in path.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def check_output_path(path: Path, *, option: str, folder: bool = False) -> None:
+    """Raise ReportError naming ``option`` when ``path`` cannot be written; creates nothing.
+
+    Fails when a folder on the way is an existing file, when ``path`` exists as the wrong kind
+    (a folder where a file is wanted, or the reverse), or when the nearest existing folder is
+    not writable. Missing folders are fine: the writers create them.
+    """
+    blocker = _blocking_file(path)
+    if blocker is not None:
+        raise ReportError(f"{option}: {blocker} is a file, not a folder, so {path} cannot be "
+                          f"created; choose another {option} path (or move {blocker} away)")
+    if folder and path.exists() and not path.is_dir():
+        raise ReportError(f"{option}: {path} is a file; give a folder (created if missing)")
+    if not folder and path.is_dir():
+        raise ReportError(f"{option}: {path} is a folder; give a file name inside it")
+    nearest = next((p for p in (path, *path.parents) if p.exists()), None)
+    if nearest is not None and not os.access(nearest, os.W_OK | os.X_OK):
+        raise ReportError(f"{option}: cannot write into {nearest} (permission denied); "
+                          "choose a folder you can write to")
+
+
+def ensure_folder(folder: Path) -> Path:
+    """Create ``folder`` and its missing parents; ReportError (one line) when it cannot."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ReportError(f"cannot create folder {folder}: {folder} is a file") from None
+    except OSError as exc:
+        blocker = _blocking_file(folder)
+        why = f"{blocker} is a file" if blocker is not None else (exc.strerror or str(exc))
+        raise ReportError(f"cannot create folder {folder}: {why}") from exc
+    return folder
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write ``text`` as UTF-8 to ``path``, creating missing folders; returns the path.
+
+    Raises ReportError (one line with the path and the reason) instead of an OSError.
+    """
+    ensure_folder(path.parent)
+    try:
+        path.write_text(text, encoding="utf-8", newline="")
+    except OSError as exc:
+        raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return path

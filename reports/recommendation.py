@@ -19,8 +19,9 @@ from advisor.throughput import Basis
 from reports.baseline import Baseline, Savings, choose_baseline, savings
 from reports.charts import Bar, Point, bar_chart, pareto_front, scatter_chart
 from reports.columns import columns_html
+from reports.formatting import fmt_money, fmt_number, fmt_usd
 from reports.html import Child, Markup, el, page, table
-from reports.output import ReportFiles
+from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 from reports.recommendation_csv import COLUMN_DOCS, write_recommendation_csv
 
@@ -68,16 +69,6 @@ def reason_kind(rejection: Rejection) -> str:
     return _NUMBER.sub("N", _TOKEN.sub(placeholder, rejection.reason))
 
 
-def _money(value: float) -> str:
-    return f"${value:,.0f}" if abs(value) >= 100 else f"${value:,.2f}"
-
-
-def _num(value: float) -> str:
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
-
-
 def _offer_label(est: CostEstimate | None, offer_key: str) -> str:
     if est is None:
         return offer_key
@@ -101,15 +92,15 @@ def _summary(rec: Recommendation, base: Baseline | None, saved: Savings | None) 
     top = rec.ranked[0]
     cards = [
         _card("top pick", f"{top.offer.accelerator_count}x {top.offer.accelerator}",
-              f"{top.offer.key} at ${top.offer.price_usd_per_hour:,.2f}/h"),
-        _card("whole run", _money(top.run_cost_usd), f"{top.run_hours:,.1f} h"),
-        _card("samples per dollar", _num(top.samples_per_dollar), f"basis: {top.throughput.basis}"),
+              f"{top.offer.key} at {fmt_money(top.offer.price_usd_per_hour)}/h"),
+        _card("whole run", fmt_money(top.run_cost_usd), f"{top.run_hours:,.1f} h"),
+        _card("samples per dollar", fmt_number(top.samples_per_dollar), f"basis: {top.throughput.basis}"),
         _card("offers", f"{len(rec.ranked):,} ranked", f"{len(rec.rejected):,} rejected"),
     ]
     if saved is not None:
         cards.insert(2, _card(
-            "saved vs baseline", _money(saved.run_saved_usd),
-            f"{saved.run_saved_fraction:.0%} of {_money(saved.baseline.estimate.run_cost_usd)}"
+            "saved vs baseline", fmt_money(saved.run_saved_usd),
+            f"{saved.run_saved_fraction:.0%} of {fmt_money(saved.baseline.estimate.run_cost_usd)}"
             if saved.baseline.estimate else ""))
     blocks: list[Child] = [el("div", {"class": "cards"}, cards)]
     blocks.append(_baseline_text(base, saved))
@@ -120,14 +111,15 @@ def _baseline_text(base: Baseline | None, saved: Savings | None) -> Markup:
     if base is None:
         return el("p", {"class": "muted"}, "No baseline: the ranking holds no on-demand A100 "
                   "offer; name one with --baseline cloud:instance_type.")
-    head = f"Baseline ({base.chosen_by}): {base.offer.key} at ${base.offer.price_usd_per_hour:,.2f}/h"
+    head = (f"Baseline ({base.chosen_by}): {base.offer.key} at "
+            f"{fmt_money(base.offer.price_usd_per_hour)}/h ({base.offer.market} price)")
     if saved is None:
         return el("p", None, head + f". It was rejected ({base.rejected_because}), so it has no "
                   "cost estimate to compare with.")
     est = base.estimate
     assert est is not None
-    return el("p", None, head, f", {est.run_hours:,.1f} h and {_money(est.run_cost_usd)} for the "
-              f"run. The top pick saves {_money(saved.run_saved_usd)} "
+    return el("p", None, head, f", {est.run_hours:,.1f} h and {fmt_money(est.run_cost_usd)} for the "
+              f"run. The top pick saves {fmt_money(saved.run_saved_usd)} "
               f"({saved.run_saved_fraction:.0%}) on the whole run and "
               f"{saved.per_sample_fraction:.0%} per sample (from "
               f"{saved.per_sample_fraction_low:.0%} to {saved.per_sample_fraction_high:.0%} "
@@ -146,10 +138,10 @@ def _charts(rec: Recommendation, base: Baseline | None) -> Markup:
                 low=e.throughput.samples_per_second_low * 3600 / e.offer.price_usd_per_hour,
                 high=e.throughput.samples_per_second_high * 3600 / e.offer.price_usd_per_hour,
                 group=str(e.throughput.basis),
-                title=f"{e.offer.key}: {_num(e.samples_per_dollar)} samples/$ ({e.throughput.basis})")
+                title=f"{e.offer.key}: {fmt_number(e.samples_per_dollar)} samples/$ ({e.throughput.basis})")
             for i, e in enumerate(rec.ranked[:_BARS], start=1)]
     points = [Point(e.run_hours, e.run_cost_usd, str(e.throughput.basis),
-                    f"{e.offer.key}: {e.run_hours:,.1f} h, {_money(e.run_cost_usd)}")
+                    f"{e.offer.key}: {e.run_hours:,.1f} h, {fmt_money(e.run_cost_usd)}")
               for e in rec.ranked]
     front = pareto_front(points)
     highlight = []
@@ -182,7 +174,7 @@ def _front_table(rec: Recommendation, front: Sequence[Point], points: Sequence[P
     for p in front:
         e = rec.ranked[index[id(p)]]
         rows.append([e.offer.key, f"{e.offer.accelerator_count}x {e.offer.accelerator}",
-                     f"{e.run_hours:,.1f}", _money(e.run_cost_usd), _basis_tag(e.throughput.basis)])
+                     f"{e.run_hours:,.1f}", fmt_usd(e.run_cost_usd), _basis_tag(e.throughput.basis)])
     return el("details", None, el("summary", None, f"Pareto front offers ({len(rows)})"),
               table(["offer", "accelerators", "run h", "run $", "basis"], rows, numeric=[2, 3]))
 
@@ -193,10 +185,10 @@ def _ranking_rows(ranked: Sequence[CostEstimate], start: int) -> list[list[Child
         o, t = e.offer, e.throughput
         rows.append([
             i, f"{o.cloud} {o.region} {o.instance_type}", f"{o.accelerator_count}x {o.accelerator}",
-            str(o.market), f"{o.price_usd_per_hour:,.2f}", o.observed_at.isoformat(),
-            f"{_num(t.samples_per_second)} ({_num(t.samples_per_second_low)}–"
-            f"{_num(t.samples_per_second_high)})", _num(e.samples_per_dollar),
-            f"{e.run_hours:,.1f}", f"{e.run_cost_usd:,.0f}", _basis_tag(t.basis)])
+            str(o.market), fmt_usd(o.price_usd_per_hour), o.observed_at.isoformat(),
+            f"{fmt_number(t.samples_per_second)} ({fmt_number(t.samples_per_second_low)}–"
+            f"{fmt_number(t.samples_per_second_high)})", fmt_number(e.samples_per_dollar),
+            f"{e.run_hours:,.1f}", fmt_usd(e.run_cost_usd), _basis_tag(t.basis)])
     return rows
 
 
@@ -227,7 +219,7 @@ def _rejections(rec: Recommendation) -> Markup:
         example.setdefault(reason_kind(r), r)
     grouped: list[list[Child]] = [[n, kind, example[kind].offer.key, example[kind].reason]
                                    for kind, n in kinds.most_common()]
-    full = [[r.offer.key, f"{r.offer.price_usd_per_hour:,.2f}", r.reason] for r in rec.rejected]
+    full = [[r.offer.key, fmt_usd(r.offer.price_usd_per_hour), r.reason] for r in rec.rejected]
     return el("section", {"id": "rejected"},
               el("h2", None, f"Rejected offers ({len(rec.rejected):,})"),
               table(["offers", "reason", "example offer", "example reason"], grouped, numeric=[0]),
@@ -285,10 +277,9 @@ def render_recommendation_html(rec: Recommendation, *, baseline: str | None = No
 
 def write_recommendation_html(rec: Recommendation, path: Path, *, baseline: str | None = None,
                               generated_at: datetime | None = None) -> Path:
-    """Write the HTML report to ``path`` (UTF-8); returns the path."""
-    path.write_text(render_recommendation_html(rec, baseline=baseline, generated_at=generated_at),
-                    encoding="utf-8")
-    return path
+    """Write the HTML report to ``path`` (UTF-8, missing folders created); returns the path."""
+    return write_text(path, render_recommendation_html(rec, baseline=baseline,
+                                                       generated_at=generated_at))
 
 
 def write_recommendation_report(rec: Recommendation, out_dir: Path, *,
@@ -297,7 +288,7 @@ def write_recommendation_report(rec: Recommendation, out_dir: Path, *,
                                 generated_at: datetime | None = None) -> ReportFiles:
     """Write ``<name>.html``, ``<name>.csv`` and ``<name>.columns.md`` (and ``.pdf``) to
     ``out_dir``, creating it."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out_dir)
     html_path = write_recommendation_html(rec, out_dir / f"{name}.html", baseline=baseline,
                                           generated_at=generated_at)
     csv_path, doc = write_recommendation_csv(rec, out_dir / f"{name}.csv")

@@ -9,12 +9,14 @@ as ``<name>.columns.md``.
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
 from advisor.ranking import CostEstimate, Recommendation
 from advisor.serialize import estimate_row, rejection_row
 from reports.columns import Column, write_columns_doc
+from reports.output import write_text
 
 __all__ = ["COLUMNS", "COLUMN_DOCS", "recommendation_rows", "write_recommendation_csv"]
 
@@ -92,10 +94,11 @@ def write_recommendation_csv(rec: Recommendation, path: Path) -> list[Path]:
 
     Also writes ``<name>.columns.md`` beside it; returns both paths (CSV first).
     """
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n",
-                                extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(recommendation_rows(rec))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n",
+                            extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(recommendation_rows(rec))
+    write_text(path, buffer.getvalue())
     doc = write_columns_doc(path, f"Columns of {path.name}", _INTRO, COLUMN_DOCS)
     return [path, doc]

@@ -15,7 +15,7 @@ from pathlib import Path
 from reports.charts import Point, Series, StackedBar, line_chart, scatter_chart, stacked_bar_chart
 from reports.columns import columns_html
 from reports.html import Child, Markup, el, page, table
-from reports.output import ReportFiles
+from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 from reports.sweep_csv import COLUMN_DOCS, write_sweep_csv
 from reports.sweep_data import SweepReportData, TrialCost
@@ -231,16 +231,15 @@ def render_sweep_html(data: SweepReportData, *, generated_at: datetime | None = 
 
 def write_sweep_html(data: SweepReportData, path: Path, *,
                      generated_at: datetime | None = None) -> Path:
-    """Write the HTML report to ``path`` (UTF-8); returns the path."""
-    path.write_text(render_sweep_html(data, generated_at=generated_at), encoding="utf-8")
-    return path
+    """Write the HTML report to ``path`` (UTF-8, missing folders created); returns the path."""
+    return write_text(path, render_sweep_html(data, generated_at=generated_at))
 
 
 def write_sweep_report(data: SweepReportData, out_dir: Path, *, pdf: bool = False,
                        name: str = "sweep", generated_at: datetime | None = None) -> ReportFiles:
     """Write ``<name>.html``, ``<name>.csv`` and ``<name>.columns.md`` (and ``.pdf``) to
     ``out_dir``, creating it."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out_dir)
     html_path = write_sweep_html(data, out_dir / f"{name}.html", generated_at=generated_at)
     csv_path, doc = write_sweep_csv(data, out_dir / f"{name}.csv")
     pdf_path = print_pdf(html_path, out_dir / f"{name}.pdf") if pdf else None

@@ -8,11 +8,13 @@ written beside the CSV as ``<name>.columns.md``.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 from reports.columns import Column, write_columns_doc
+from reports.output import write_text
 from reports.sweep_data import SweepReportData, TrialCost
 
 __all__ = ["COLUMNS", "COLUMN_DOCS", "sweep_rows", "write_sweep_csv"]
@@ -75,9 +77,10 @@ def sweep_rows(data: SweepReportData) -> list[dict[str, Any]]:
 
 def write_sweep_csv(data: SweepReportData, path: Path) -> list[Path]:
     """Write the per-trial CSV and ``<name>.columns.md`` beside it; returns both paths."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(sweep_rows(data))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(sweep_rows(data))
+    write_text(path, buffer.getvalue())
     doc = write_columns_doc(path, f"Columns of {path.name}", _INTRO, COLUMN_DOCS)
     return [path, doc]

@@ -67,7 +67,7 @@ def sample_recommendation() -> Recommendation:
         rejected=rejected,
         assumptions=("start-up (provisioning, image, data staging): 0.25 h per run",
                      "spot: +10% run time for interruptions and restarts from checkpoints"),
-        advice=("the top pick (A10G) is predicted: probe it ('advisor probe MODEL --on "
+        advice=("the top pick (A10G) has basis 'prior': probe it ('advisor probe MODEL --on "
                 "aws:g5.xlarge:us-east-1:spot')",),
         warnings=("prices captured 2025-03-01 are 120 days old",),
     )

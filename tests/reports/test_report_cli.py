@@ -49,6 +49,38 @@ def test_bad_baseline_is_one_line_and_writes_nothing(fake_recommend: None, tmp_p
     assert not (tmp_path / "r").exists()
 
 
+def test_report_into_a_path_through_a_file_is_one_line(fake_recommend: None,
+                                                      tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    code, out, err = _run("report", "recommend", "model.yaml", "--out",
+                          str(tmp_path / "afile" / "sub"))
+    assert code == 2 and out == ""
+    assert err.startswith("error: --out: ") and "afile is a file" in err and err.count("\n") == 1
+
+
+def test_report_out_is_a_file_is_one_line(fake_recommend: None, tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    code, _, err = _run("report", "recommend", "model.yaml", "--out", str(tmp_path / "afile"))
+    assert code == 2 and err.startswith("error: --out: ") and err.count("\n") == 1
+
+
+def test_report_creates_missing_folders(fake_recommend: None, tmp_path: Path) -> None:
+    code, _, err = _run("report", "recommend", "model.yaml", "--out", str(tmp_path / "a" / "b"))
+    assert code == 0, err
+    assert (tmp_path / "a" / "b" / "recommendation.html").exists()
+
+
+def test_baseline_without_market_is_on_demand_and_said(fake_recommend: None,
+                                                       tmp_path: Path) -> None:
+    code, _, err = _run("report", "recommend", "model.yaml", "--out", str(tmp_path),
+                        "--baseline", "aws:p4d.24xlarge:us-east-1")
+    assert code == 0, err
+    assert "baseline aws:p4d.24xlarge:us-east-1:on-demand (" in err
+    html = (tmp_path / "recommendation.html").read_text()
+    assert ("no market named, so on-demand): aws:p4d.24xlarge:us-east-1:on-demand at $32.77/h"
+            in html)
+
+
 def test_recommend_html_option(fake_recommend: None, tmp_path: Path) -> None:
     target = tmp_path / "rank.html"
     code, _, err = _run("recommend", "model.yaml", "--html", str(target), "--json")

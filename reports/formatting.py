@@ -1,0 +1,24 @@
+"""How numbers read in every output (terminal tables, HTML), so one figure looks the same."""
+
+from __future__ import annotations
+
+__all__ = ["fmt_money", "fmt_number", "fmt_usd"]
+
+
+def fmt_number(value: float) -> str:
+    """Three significant figures with thousands separators (12,300 / 45.6 / 0.0789)."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def fmt_usd(value: float) -> str:
+    """US dollars to the cent with thousands separators, no sign (1,234.56 / 3.63 / 0.02)."""
+    return f"{value:,.2f}"
+
+
+def fmt_money(value: float) -> str:
+    """:func:`fmt_usd` with the dollar sign (``$3.63``, ``-$1,200.00``)."""
+    return f"-${fmt_usd(-value)}" if value < 0 else f"${fmt_usd(value)}"

@@ -1,0 +1,163 @@
+"""What ``advisor recommend`` prints and writes: full offer keys, cents, files, progress."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import advisor.service
+from advisor.profile import WorkloadProfile
+from advisor.ranking import Recommendation
+from advisor.recommend import recommend
+from advisor.spec import load_workload_spec
+from cli.main import advisor as advisor_cli
+from pricing import shipped_catalog
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MLP_YAML = EXAMPLES / "mlp.yaml"
+# The MLP of examples/mlp.yaml: 1.1 M parameters, tiny activations.
+MLP = WorkloadProfile(flops_per_sample=6.6e6, params=1_100_000, weight_bytes=4_400_000,
+                      gradient_bytes=4_400_000, optimizer_bytes=8_800_000,
+                      activation_bytes_per_sample=20_000, method="test")
+
+
+@pytest.fixture(scope="module")
+def mlp_rec(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recommendation]:
+    """The real ranking of examples/mlp.yaml on the shipped catalog (profile fixed)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ADVISOR_HOME", str(tmp_path_factory.mktemp("home")))
+        yield recommend(load_workload_spec(MLP_YAML), catalog=shipped_catalog(), profile=MLP,
+                        today=date(2026, 1, 1))
+
+
+@pytest.fixture()
+def calls(mlp_rec: Recommendation, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """``recommend_for_file`` returns ``mlp_rec``; the list records each call."""
+    seen: list[Path] = []
+
+    def fake(path: Path, **_kw: object) -> Recommendation:
+        seen.append(path)
+        return mlp_rec
+
+    monkeypatch.setattr(advisor.service, "recommend_for_file", fake)
+    return seen
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(advisor_cli, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _top_with_both_tpu_sizes(rec: Recommendation) -> int:
+    keys = [f"{e.offer.cloud}:{e.offer.instance_type}" for e in rec.ranked]
+    return max(keys.index("gcp:tpu-v5litepod-1"), keys.index("gcp:tpu-v5litepod-4")) + 1
+
+
+# --- output files (defects 1 and 7) ----------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["--csv", "--html"])
+def test_missing_folders_are_created(calls: list[Path], tmp_path: Path, option: str) -> None:
+    target = tmp_path / "new" / "deeper" / f"r.{option[2:]}"
+    code, _, err = _run("recommend", str(MLP_YAML), option, str(target), "--json")
+    assert code == 0, err
+    assert target.stat().st_size > 0
+
+
+@pytest.mark.parametrize("option", ["--csv", "--html"])
+def test_a_file_in_the_path_is_one_line_before_any_work(calls: list[Path], tmp_path: Path,
+                                                        option: str) -> None:
+    (tmp_path / "afile").write_text("x")
+    code, out, err = _run("recommend", str(MLP_YAML), option, str(tmp_path / "afile" / "r.out"))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {option}: ") and "is a file" in err and err.count("\n") == 1
+    assert calls == []  # validated before profiling and ranking
+
+
+def test_a_folder_given_as_the_csv_file_is_one_line(calls: list[Path], tmp_path: Path) -> None:
+    code, _, err = _run("recommend", str(MLP_YAML), "--csv", str(tmp_path))
+    assert code == 2 and err.startswith("error: --csv: ") and err.count("\n") == 1
+    assert "give a file name" in err and calls == []
+
+
+def test_written_files_are_listed_on_stderr(calls: list[Path], tmp_path: Path) -> None:
+    code, out, err = _run("recommend", str(MLP_YAML), "--csv", str(tmp_path / "r.csv"),
+                          "--html", str(tmp_path / "r.html"), "--json")
+    assert code == 0, err
+    json.loads(out)  # stdout stays one JSON document
+    assert f"wrote csv     {tmp_path / 'r.csv'}" in err
+    assert f"wrote columns {tmp_path / 'r.columns.md'}" in err
+    assert f"wrote html    {tmp_path / 'r.html'}" in err
+    assert (tmp_path / "r.columns.md").exists()
+
+
+# --- the table (defects 2 and 3) -------------------------------------------------------------
+
+def test_run_cost_is_shown_to_the_cent(calls: list[Path], mlp_rec: Recommendation) -> None:
+    code, out, err = _run("recommend", str(MLP_YAML), "--top", "5")
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(rows) == 5
+    for row, est in zip(rows, mlp_rec.ranked, strict=False):
+        cells = [c.strip() for c in row.strip("│").split("│")]
+        assert cells[-2] == f"{est.run_cost_usd:,.2f}"  # run $, not whole dollars ("0")
+        assert est.run_cost_usd < 1
+
+
+@pytest.mark.parametrize("columns", [
+    None,    # piped without COLUMNS: 140 wide
+    "135",   # optional columns left out
+    "80",    # the one-entry-per-offer layout
+    "40",    # still wide enough for every key
+])
+def test_offer_keys_are_never_truncated(calls: list[Path], mlp_rec: Recommendation,
+                                        columns: str | None) -> None:
+    top = _top_with_both_tpu_sizes(mlp_rec)
+    env = {"COLUMNS": columns} if columns else {"COLUMNS": ""}
+    code, out, err = _run("recommend", str(MLP_YAML), "--top", str(top), env=env)
+    assert code == 0, err
+    assert "…" not in out
+    assert max(len(line) for line in out.splitlines()) <= int(columns or 140)
+    for est in mlp_rec.ranked[:top]:
+        assert f"{est.offer.cloud}:{est.offer.instance_type}" in out
+    assert "gcp:tpu-v5litepod-1" in out and "gcp:tpu-v5litepod-4" in out
+
+
+def test_a_tiny_console_folds_but_never_cuts(calls: list[Path]) -> None:
+    code, out, err = _run("recommend", str(MLP_YAML), "--top", "3", env={"COLUMNS": "24"})
+    assert code == 0, err
+    assert "…" not in out
+    assert "Standard_NC4as_T4_v3" in "".join(line.strip() for line in out.splitlines())
+
+
+def test_left_out_columns_are_named(calls: list[Path]) -> None:
+    code, out, _ = _run("recommend", str(MLP_YAML), env={"COLUMNS": "135"})
+    assert code == 0
+    assert "left out to fit 135 columns; --json or --csv has every column" in out
+
+
+# --- progress (defect 4) ---------------------------------------------------------------------
+
+def test_profiling_shows_a_status_on_a_terminal(calls: list[Path]) -> None:
+    code, out, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "1"})
+    assert code == 0, err
+    assert "profiling mlp-mnist with torch" in err
+    assert json.loads(out)["workload"] == "mlp-mnist"  # nothing extra on stdout
+
+
+def test_no_status_when_stderr_is_not_a_terminal(calls: list[Path]) -> None:
+    code, _, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "0"})
+    assert code == 0 and err == ""
+
+
+def test_a_cached_profile_is_not_announced_as_profiling(calls: list[Path]) -> None:
+    from advisor.storage import profile_cache_dir
+
+    spec = load_workload_spec(MLP_YAML)
+    (profile_cache_dir() / f"{spec.fingerprint()}.json").write_text("{}")
+    code, _, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "1"})
+    assert code == 0 and "profiling" not in err and "ranking offers for mlp-mnist" in err
