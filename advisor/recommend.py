@@ -14,6 +14,7 @@ from advisor.ranking import (
     CostEstimate,
     Recommendation,
     Rejection,
+    check_constraint_names,
     cost_of,
     filter_offers,
     memory_rejection,
@@ -27,7 +28,7 @@ from advisor.throughput import (
     ThroughputModel,
     WorkloadFeatures,
 )
-from pricing import Catalog, InstanceOffer, canonical_accelerator_name
+from pricing import Catalog, InstanceOffer
 
 __all__ = ["STALE_PRICES_DAYS", "default_throughput_model", "recommend"]
 
@@ -40,12 +41,6 @@ def default_throughput_model(catalog: Catalog) -> ThroughputModel:
     from advisor.model_cache import cached_transfer_model
 
     return cached_transfer_model(catalog.accelerators)
-
-
-def _check_names(spec: WorkloadSpec, catalog: Catalog) -> None:
-    catalog.check_regions(spec.constraints.regions)
-    for name in spec.constraints.accelerators_include + spec.constraints.accelerators_exclude:
-        canonical_accelerator_name(name, catalog.accelerators)
 
 
 def _warnings(catalog: Catalog, ranked: Sequence[CostEstimate], today: date) -> list[str]:
@@ -217,7 +212,7 @@ def recommend(
     include_flagged: bool = False,
 ) -> Recommendation:
     """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs."""
-    _check_names(spec, catalog)
+    check_constraint_names(spec, catalog)
     assumptions = assumptions or CostAssumptions()
     model = model or default_throughput_model(catalog)
     features = WorkloadFeatures(precision=spec.precision, flops_per_sample=profile.flops_per_sample,

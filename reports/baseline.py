@@ -112,9 +112,9 @@ def parse_baseline(text: str) -> BaselineQuery:
     region = parts[2] if len(parts) >= 3 else None
     key = ":".join([parts[0], parts[1], region or _ANY_REGION, *parts[3:]])
     try:
-        ref = parse_offer_key(key)
+        ref = parse_offer_key(key, field="--baseline")
     except ProbeError as exc:
-        raise ReportError(f"--baseline {text!r}: {exc}") from None
+        raise ReportError(str(exc)) from None
     if ref.cloud is None:  # pragma: no cover - 'local' has one part, rejected above
         raise ReportError("--baseline: name a catalog offer, not this machine")
     return BaselineQuery(text=text, cloud=ref.cloud, instance_type=ref.instance_type,

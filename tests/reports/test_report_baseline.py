@@ -94,9 +94,9 @@ def test_parse_baseline_market(wanted: str, market: Market, named: bool) -> None
 def test_baseline_goes_through_the_shared_offer_key_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
 
-    def spy(text: str) -> OfferRef:
+    def spy(text: str, *, field: str = "offer") -> OfferRef:
         seen.append(text)
-        return parse_offer_key(text)
+        return parse_offer_key(text, field=field)
 
     monkeypatch.setattr(reports.baseline, "parse_offer_key", spy)
     parse_baseline("aws:p4d.24xlarge:us-east-1")
