@@ -185,8 +185,8 @@ def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate]) -> tuple[list[Co
             rejected.append(Rejection(est.offer, f"run takes {est.run_hours:,.1f} h > "
                                       f"constraints.deadline_hours {cons.deadline_hours:g}"))
         elif cons.budget_usd is not None and est.run_cost_usd > cons.budget_usd:
-            rejected.append(Rejection(est.offer, f"run costs ${est.run_cost_usd:,.0f} > "
-                                      f"constraints.budget_usd {cons.budget_usd:,.0f}"))
+            rejected.append(Rejection(est.offer, f"run costs ${est.run_cost_usd:,.2f} > "
+                                      f"constraints.budget_usd {cons.budget_usd:,g}"))
         else:
             ranked.append(est)
     ranked.sort(key=lambda e: (-e.samples_per_dollar, e.offer.key))
