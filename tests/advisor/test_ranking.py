@@ -94,5 +94,5 @@ def test_rank_orders_by_samples_per_dollar_and_applies_budget_and_deadline() -> 
     ranked, rejected = rank(spec(budget_usd=2.5, deadline_hours=10), [b, slow, a])
     assert [e.offer.instance_type for e in ranked] == ["cheap"]
     reasons = {r.offer.instance_type: r.reason for r in rejected}
-    assert reasons["dear"].startswith("run costs $3 > constraints.budget_usd")
+    assert reasons["dear"].startswith("run costs $3.00 > constraints.budget_usd 2.5")
     assert reasons["slow"].startswith("run takes 100.2 h > constraints.deadline_hours 10")
