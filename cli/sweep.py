@@ -14,30 +14,53 @@ __all__ = ["sweep"]
 
 
 class _SweepGroup(click.Group):
-    """A group where ``advisor sweep FILE.yaml`` means ``advisor sweep run FILE.yaml``."""
+    """A group where ``advisor sweep FILE.yaml [OPTIONS]`` means ``advisor sweep run ...``.
+
+    Its help lists the options of that hidden ``run`` command first, since they are the
+    group's own in practice.
+    """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and not args[0].startswith("-") and args[0] not in self.commands:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
             args = ["run", *args]
         return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:  # noqa: ARG002
+        return ["SWEEP_YAML [OPTIONS]", "|", "COMMAND [ARGS]..."]
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        run_options = [p for p in self.commands["run"].get_params(ctx)
+                       if isinstance(p, click.Option)
+                       and not set(p.opts) & set(ctx.help_option_names)]
+        rows = [row for p in [*run_options, *self.get_params(ctx)]
+                if (row := p.get_help_record(ctx)) is not None]
+        with formatter.section("Options (of advisor sweep SWEEP_YAML)"):
+            formatter.write_dl(rows)
+        self.format_commands(ctx, formatter)
 
 
 @click.group(cls=_SweepGroup, invoke_without_command=True)
 @click.pass_context
 def sweep(ctx: click.Context) -> None:
-    """Run an Optuna sweep that knows what every trial cost.
+    """Run (or resume) an Optuna sweep that knows what every trial cost.
 
     \b
     Examples:
-      advisor sweep examples/sweep_digits/sweep.yaml            run (or resume) the sweep
-      advisor sweep sweep.yaml --workers 4                      4 local workers (PostgreSQL)
-      advisor sweep worker sweep.yaml                           join from another machine
-      advisor sweep sweep.yaml --workers 4 --launch             4 workers on EC2 instances
-      advisor sweep status digits-mlp --json                    trials, dollars, savings
-      advisor sweep cleanup digits-mlp --dry-run                what cleanup would delete
+      advisor sweep examples/sweep_digits/sweep.yaml        run, or resume, the sweep
+      advisor sweep sweep.yaml --json                       the final status as JSON
+      advisor sweep sweep.yaml --storage sqlite:////data/sweeps.db
+      advisor sweep sweep.yaml --workers 4 --storage postgresql://advisor@db/advisor
+      advisor sweep sweep.yaml --workers 4 --launch         4 workers on EC2 instances
+      advisor sweep worker sweep.yaml                       join from another machine
+      advisor sweep status digits-mlp --json                trials, dollars, savings
+      advisor sweep cleanup digits-mlp --dry-run            what cleanup would delete
 
     Trials are pruned by the sweep.yaml pruner, no trial starts once budget.max_usd would be
-    passed, and artifacts of pruned/failed trials are deleted (never the best K).
+    passed, and artifacts of pruned/failed trials are deleted (never the best K). A worker
+    stops after budget.max_consecutive_failures (default 5) failed trials in a row.
+
+    \b
+    Exit status: 0 done; 1 every trial failed, or trials kept failing; 2 bad input.
     """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
@@ -60,22 +83,30 @@ def _render_status(status: Any) -> None:
     table.add_column("dollars", justify="right")
     for state, count in status.trials_by_state.items():
         table.add_row(state, str(count), _money(status.usd_by_state.get(state, 0.0)))
-    table.add_row("total", str(sum(status.trials_by_state.values())), _money(status.spent_usd))
+    table.add_row("total", str(sum(status.trials_by_state.values())),
+                  _money(sum(status.usd_by_state.values())))
     console.print(table)
+    running = status.usd_by_state.get("running", 0.0)
+    if running:
+        console.print(f"spent on ended trials: {_money(status.spent_usd)} (running trials: "
+                      f"{_money(running)} so far)")
     if status.best_value is not None:
         console.print(f"best: trial {status.best_trial} value {status.best_value:.6g} "
                       f"params {json.dumps(status.best_params)}")
     console.print(f"saved by pruning (estimated): {_money(status.saved_by_pruning_usd)}; "
                   f"artifacts cleaned: {status.bytes_cleaned:,} bytes")
     if status.stop_reason:
-        console.print(f"stopped: {status.stop_reason}")
+        console.print(f"stopped: {status.stop_reason}", markup=False)
 
 
 def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[Any, Any]:
+    """A progress bar on stderr, shown from the first update on (after every check passed)."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     progress = Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[info]}"), transient=False)
+                        TextColumn("{task.fields[info]}"), transient=False,
+                        console=Console(stderr=True))
     task = progress.add_task("sweep", total=max_trials, info="starting")
     cap = f" of ${max_usd:g}" if max_usd is not None else ""
 
@@ -85,20 +116,29 @@ def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[An
                 f"{by.get('fail', 0)} | running {by.get('running', 0)} | best "
                 f"{'-' if status.best_value is None else f'{status.best_value:.4g}'}")
         progress.update(task, completed=status.finished, info=info)
+        progress.start()  # no-op once started
 
     return progress, update
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(1)
 
 
 @sweep.command("run", hidden=True)
 @click.argument("sweep_yaml", type=click.Path(dir_okay=False))
 @click.option("--workers", type=int, default=None,
               help="Local worker processes (default: sweep.yaml 'workers'; >1 needs PostgreSQL).")
-@click.option("--storage", default=None, help="Storage URL (overrides sweep.yaml 'storage').")
+@click.option("--storage", default=None,
+              help="Storage URL, e.g. postgresql://USER@HOST/DB (overrides sweep.yaml "
+                   "'storage' and ADVISOR_STORAGE_URL; default: a SQLite file in ADVISOR_HOME).")
 @click.option("--launch", is_flag=True,
               help="Start the workers on cloud instances of the sweep's offer (AWS; needs "
                    "ADVISOR_AWS_BUCKET and a PostgreSQL storage the instances reach); they are "
                    "terminated when the study ends, the budget is reached or you press Ctrl-C.")
-@click.option("--json", "as_json", is_flag=True, help="Print the final status as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the final status as JSON instead of a table (no progress bar).")
 @handle_errors
 def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
         as_json: bool) -> None:
@@ -113,15 +153,20 @@ def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
         outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch)
         click.echo(json.dumps({**outcome.status.to_json(), "stop_reason": outcome.stop_reason},
                               indent=2))
-        return
-    progress, update = _progress_display(spec.budget.max_trials, spec.budget.max_usd)
-    with progress:
-        outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch,
-                            on_progress=update)
-    _render_status(outcome.status)
+    else:
+        progress, update = _progress_display(spec.budget.max_trials, spec.budget.max_usd)
+        try:
+            outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch,
+                                on_progress=update)
+        finally:
+            if progress.live.is_started:  # stopping a bar never shown still prints a line
+                progress.stop()
+        _render_status(outcome.status)
     if outcome.final_cleanup is not None and outcome.final_cleanup.errors:
         for message in outcome.final_cleanup.errors:
             click.echo(f"warning: {message}", err=True)
+    if outcome.failure:
+        _fail(outcome.failure)
 
 
 @sweep.command("worker")
@@ -135,15 +180,13 @@ def worker(sweep_yaml: str, storage: str | None) -> None:
     Example:
       advisor sweep worker sweep.yaml --storage postgresql://advisor@db/advisor
     """
-    from dataclasses import replace
-
     from advisor.sweep import load_sweep_spec, run_worker
+    from advisor.sweep.runner import is_failure_stop
 
-    spec = load_sweep_spec(sweep_yaml)
-    if storage:
-        spec = replace(spec, storage=storage)
-    result = run_worker(spec)
+    result = run_worker(load_sweep_spec(sweep_yaml), storage_url=storage)
     click.echo(f"worker done: {result.trials_run} trials; {result.stop_reason}")
+    if is_failure_stop(result.stop_reason):
+        _fail(f"worker stopped: {result.stop_reason}")
 
 
 @sweep.command("status")
@@ -165,7 +208,11 @@ def status(study: str, storage: str | None, as_json: bool, html_path: Path | Non
       advisor sweep status digits-mlp --html review.html --csv trials.csv
     """
     from advisor.sweep import load_status
+    from reports.output import check_output_path
 
+    for path, option in ((html_path, "--html"), (csv_path, "--csv")):
+        if path is not None:  # before the work; the writers create missing folders
+            check_output_path(path, option=option)
     result = load_status(study, storage_url=storage)
     if html_path is not None or csv_path is not None:
         from reports.sweep import write_sweep_html

@@ -8,7 +8,8 @@ to save files that the cleanup policy later deletes.
 from advisor.sweep.artifacts import SweepArtifactStore, open_artifact_store, upload_artifact
 from advisor.sweep.budget import BudgetGate, cost_of, trial_cost_usd
 from advisor.sweep.cleanup import CleanupReport, cleanup_study, plan_cleanup
-from advisor.sweep.runner import WorkerResult, open_study, run_worker, suggest
+from advisor.sweep.objective import suggest
+from advisor.sweep.runner import WorkerResult, open_study, run_worker
 from advisor.sweep.spec import SweepSpec, load_sweep_spec, parse_sweep_spec
 from advisor.sweep.status import SweepStatus, load_status, sweep_status
 from advisor.sweep.workers import SweepOutcome, check_workers_storage, run_sweep

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COST_ATTR",
+    "ERROR_ATTR",
     "PRICE_ATTR",
     "SHARE_ATTR",
     "STARTED_ATTR",
@@ -42,6 +43,7 @@ WALL_ATTR = "advisor:wall_s"
 PRICE_ATTR = "advisor:price_usd_per_hour"
 SHARE_ATTR = "advisor:share"
 STARTED_ATTR = "advisor:started_at_s"
+ERROR_ATTR = "advisor:error"  # why a failed trial failed, one line
 
 _COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING)
 

@@ -28,7 +28,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from advisor.sweep.budget import COST_ATTR, cost_of, trial_cost_usd
 
-__all__ = ["Ledger", "ledger_from_trials", "read_ledger", "write_trial_attrs"]
+__all__ = ["Ledger", "insert_trial_attrs", "ledger_from_trials", "rdb_of", "read_ledger",
+           "write_trial_attrs"]
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 
@@ -82,7 +83,7 @@ def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: flo
     return Ledger(counts, spent, max_complete, max_finished, tuple(running))
 
 
-def _rdb(study: optuna.Study) -> Any:
+def rdb_of(study: optuna.Study) -> Any:
     """The RDBStorage behind the study, or None for other storages."""
     storage: Any = study._storage  # noqa: SLF001 - Optuna wraps RDBStorage in a cache
     backend = getattr(storage, "_backend", storage)
@@ -100,7 +101,7 @@ def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 
     Finished trials without a recorded cost (failed by heartbeat) are charged start to end at
     ``price_usd_per_hour / share``; running trials report their elapsed wall time.
     """
-    rdb = _rdb(study)
+    rdb = rdb_of(study)
     if rdb is None:
         return ledger_from_trials(study.get_trials(deepcopy=False),
                                   price_usd_per_hour=price_usd_per_hour, share=share,
@@ -149,25 +150,35 @@ def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 
     return Ledger(counts, spent, max_complete, max_finished, tuple(running))
 
 
+def insert_trial_attrs(study: optuna.Study, trial: FrozenTrial | optuna.Trial,
+                       values: Mapping[str, Any]) -> bool:
+    """Insert user attributes the trial does not have yet, in one transaction, whatever its
+    state; False when the storage is not an RDB one or the insert failed (a key existed)."""
+    rdb = rdb_of(study)
+    if rdb is None or not values:
+        return False
+    import sqlalchemy as sa
+    from optuna.storages._rdb import models
+
+    table = models.TrialUserAttributeModel.__table__
+    trial_id = trial._trial_id  # noqa: SLF001 - the storage's own key
+    rows = [{"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
+            for k, v in values.items()]
+    try:
+        with rdb.engine.begin() as conn:
+            conn.execute(sa.insert(table), rows)
+    except sa.exc.SQLAlchemyError:
+        return False
+    return True
+
+
 def write_trial_attrs(trial: optuna.Trial, values: Mapping[str, Any]) -> None:
     """Set several user attributes of a running trial in one transaction.
 
     Only for keys the trial does not have yet (the cost attributes, written once at the
     trial's end); other storages, or any database error, fall back to ``set_user_attr``.
     """
-    rdb = _rdb(trial.study)
-    if rdb is not None and values:
-        import sqlalchemy as sa
-        from optuna.storages._rdb import models
-
-        table = models.TrialUserAttributeModel.__table__
-        rows = [{"trial_id": trial._trial_id, "key": k, "value_json": json.dumps(v)}  # noqa: SLF001
-                for k, v in values.items()]
-        try:
-            with rdb.engine.begin() as conn:
-                conn.execute(sa.insert(table), rows)
-            return
-        except sa.exc.SQLAlchemyError:
-            pass  # e.g. a key written before: the per-key API upserts
-    for key, value in values.items():
+    if insert_trial_attrs(trial.study, trial, values):
+        return
+    for key, value in values.items():  # e.g. a key written before: the per-key API upserts
         trial.set_user_attr(key, value)

@@ -11,13 +11,10 @@ retried.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import sys
 import threading
 import time
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +22,6 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from advisor.errors import AdvisorError
-from advisor.storage import default_storage_url
 from advisor.sweep.admission import Admission
 from advisor.sweep.artifacts import (
     ARTIFACTS_URL_ATTR,
@@ -35,6 +31,7 @@ from advisor.sweep.artifacts import (
 )
 from advisor.sweep.budget import (
     COST_ATTR,
+    ERROR_ATTR,
     PRICE_ATTR,
     SHARE_ATTR,
     STARTED_ATTR,
@@ -43,45 +40,47 @@ from advisor.sweep.budget import (
     trial_cost_usd,
 )
 from advisor.sweep.cleanup import cleanup_study
+from advisor.sweep.database import (
+    db_error_in,
+    open_rdb_storage,
+    storage_origin,
+    storage_url_of,
+    with_db_retry,
+)
+from advisor.sweep.heartbeat import HEARTBEAT_ATTR, charge_stale_trial, fail_stale_trials
 from advisor.sweep.instance import resolve_instance
 from advisor.sweep.ledger import Ledger, read_ledger, write_trial_attrs
-from advisor.sweep.service import CLEANUP_POLICY_ATTR
-from advisor.sweep.spec import (
-    Direction,
-    Distribution,
-    ParamSpec,
-    PrunerKind,
-    SamplerKind,
-    SweepSpec,
+from advisor.sweep.objective import (
+    SEARCH_SPACE_ATTR,
+    Objective,
+    first_line,
+    load_entrypoint,
+    param_dict,
+    suggest,
 )
+from advisor.sweep.sampling import make_pruner, make_sampler
+from advisor.sweep.service import CLEANUP_POLICY_ATTR
+from advisor.sweep.spec import Direction, SamplerKind, SweepSpec
 
 __all__ = [
     "CAPTURED_ATTR",
     "MAX_USD_ATTR",
-    "SEARCH_SPACE_ATTR",
     "STOP_REASON_ATTR",
-    "Objective",
     "WorkerResult",
-    "load_entrypoint",
-    "make_pruner",
-    "make_sampler",
+    "failure_stop_reason",
+    "is_failure_stop",
     "open_study",
     "run_worker",
-    "storage_url_of",
-    "suggest",
 ]
 
 log = logging.getLogger("advisor.sweep")
 
-SEARCH_SPACE_ATTR = "advisor:search_space"
 STOP_REASON_ATTR = "advisor:stop_reason"
 PRICE_STUDY_ATTR = "advisor:price_usd_per_hour"
 INSTANCE_ATTR = "advisor:instance"
 MAX_USD_ATTR = "advisor:max_usd"
 CAPTURED_ATTR = "advisor:prices_captured_at"
-Objective = Callable[[optuna.Trial], Any]
 
-_DB_RETRY_S = 120.0
 _MAX_CUT_IN_A_ROW = 20
 _DIRECTIONS = {Direction.MINIMIZE: optuna.study.StudyDirection.MINIMIZE,
                Direction.MAXIMIZE: optuna.study.StudyDirection.MAXIMIZE}
@@ -95,126 +94,18 @@ class WorkerResult:
     stop_reason: str
 
 
-def storage_url_of(spec: SweepSpec, override: str | None = None) -> str:
-    """The storage URL: the command-line override, sweep.yaml's, else the default SQLite file."""
-    return override or spec.storage or default_storage_url()
+_FAILED_IN_A_ROW = "trials failed in a row"
 
 
-def _param_dict(p: ParamSpec) -> dict[str, Any]:
-    return {"name": p.name, "type": str(p.distribution), "low": p.low, "high": p.high,
-            "log": p.log, "step": p.step, "choices": list(p.choices)}
+def failure_stop_reason(count: int, last_error: str) -> str:
+    """The stop reason of a worker whose last ``count`` trials all failed."""
+    return (f"{count} {_FAILED_IN_A_ROW}; last error: {last_error}; fix the objective, then "
+            "run the sweep again to resume it")
 
 
-def _params_from_attr(raw: object) -> list[ParamSpec]:
-    if not isinstance(raw, list):
-        return []
-    return [ParamSpec(d["name"], Distribution(d["type"]), low=d["low"], high=d["high"],
-                      log=d["log"], step=d["step"], choices=tuple(d["choices"])) for d in raw]
-
-
-def suggest(trial: optuna.Trial, space: Sequence[ParamSpec] | None = None) -> dict[str, Any]:
-    """Suggest every parameter of the sweep's YAML search space; returns name -> value.
-
-    Safe to call again inside the objective (Optuna returns the same values). Without
-    ``space``, the study's stored search space is used.
-    """
-    params = list(space) if space is not None else _params_from_attr(
-        trial.study.user_attrs.get(SEARCH_SPACE_ATTR))
-    values: dict[str, Any] = {}
-    for p in params:
-        if p.distribution is Distribution.CATEGORICAL:
-            values[p.name] = trial.suggest_categorical(p.name, list(p.choices))
-        elif p.distribution is Distribution.INT:
-            assert p.low is not None and p.high is not None
-            values[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high),
-                                               step=int(p.step or 1), log=p.log)
-        else:
-            assert p.low is not None and p.high is not None
-            values[p.name] = trial.suggest_float(p.name, p.low, p.high, step=p.step, log=p.log)
-    return values
-
-
-def make_sampler(spec: SweepSpec) -> optuna.samplers.BaseSampler:
-    """The Optuna sampler sweep.yaml names, with its seed and options."""
-    s = spec.sampler
-    if s.kind is SamplerKind.RANDOM:
-        return optuna.samplers.RandomSampler(seed=s.seed)
-    if s.kind is SamplerKind.CMAES:
-        return optuna.samplers.CmaEsSampler(seed=s.seed, **s.options)
-    if s.kind is SamplerKind.GRID:
-        grid = {p.name: p.grid_values() for p in spec.search_space}
-        return optuna.samplers.GridSampler(grid, seed=s.seed)
-    return optuna.samplers.TPESampler(seed=s.seed, **s.options)
-
-
-def make_pruner(spec: SweepSpec) -> optuna.pruners.BasePruner:
-    """The Optuna pruner sweep.yaml names, with its options."""
-    kind, options = spec.pruner.kind, dict(spec.pruner.options)
-    if kind is PrunerKind.NONE:
-        return optuna.pruners.NopPruner()
-    if kind is PrunerKind.PERCENTILE:
-        return optuna.pruners.PercentilePruner(options.pop("percentile", 25.0), **options)
-    if kind is PrunerKind.SUCCESSIVE_HALVING:
-        return optuna.pruners.SuccessiveHalvingPruner(**options)
-    if kind is PrunerKind.HYPERBAND:
-        return optuna.pruners.HyperbandPruner(**options)
-    if kind is PrunerKind.WILCOXON:
-        return optuna.pruners.WilcoxonPruner(**options)
-    return optuna.pruners.MedianPruner(**options)
-
-
-def load_entrypoint(spec: SweepSpec) -> Objective:
-    """Import ``pkg.mod:func`` with the sweep.yaml folder first on ``sys.path``."""
-    module_name, _, func_name = spec.entrypoint.partition(":")
-    if spec.source_dir and spec.source_dir not in sys.path:
-        sys.path.insert(0, spec.source_dir)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise AdvisorError(f"entrypoint: cannot import {module_name!r} ({exc}); the module "
-                           f"must be importable from {spec.source_dir or 'the current folder'}"
-                           ) from exc
-    func = getattr(module, func_name, None)
-    if not callable(func):
-        raise AdvisorError(f"entrypoint: {module_name} has no function {func_name!r}")
-    return func  # type: ignore[no-any-return]
-
-
-def _db_error_in(exc: BaseException) -> BaseException | None:
-    """The database error behind ``exc`` (itself or in its cause/context chain), if any.
-
-    Optuna can mask a lost connection behind another error raised while it cleans up.
-    """
-    from sqlalchemy.exc import DBAPIError, OperationalError
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, OperationalError | DBAPIError):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def _with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RETRY_S) -> Any:
-    """Call, retrying with back-off while the database is unreachable (e.g. restarting)."""
-    deadline = time.monotonic() + retry_s
-    delay = 0.2
-    while True:
-        try:
-            return call()
-        except Exception as exc:  # noqa: BLE001 - re-raised unless a database error is behind it
-            db_error = _db_error_in(exc)
-            if db_error is None:
-                raise
-            first_line = str(db_error).splitlines()[0] if str(db_error) else type(db_error).__name__
-            if time.monotonic() > deadline:
-                raise AdvisorError(f"storage: {what} failed for {retry_s:.0f} s: "
-                                   f"{first_line}") from exc
-            log.warning("storage: %s failed (%s); retrying in %.1f s", what, first_line, delay)
-            time.sleep(delay)
-            delay = min(delay * 2, 5.0)
+def is_failure_stop(reason: str) -> bool:
+    """True when ``reason`` says the sweep stopped because its trials kept failing."""
+    return _FAILED_IN_A_ROW in reason
 
 
 def open_study(spec: SweepSpec, *, storage_url: str | None = None,
@@ -225,17 +116,13 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
 
     Records on the study what reports need: search space, cleanup policy, price, instance,
     artifact location, ``advisor:max_usd`` (when the budget has one) and
-    ``advisor:prices_captured_at`` (ISO date of the catalog price trials are charged at).
+    ``advisor:prices_captured_at`` (ISO date of the catalog price trials are charged at); and
+    the heartbeat interval and instance share, so any process can fail and charge the trials
+    of a dead worker (``advisor.sweep.heartbeat``).
     """
-    url = storage_url_of(spec, storage_url)
-    try:
-        with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            storage = optuna.storages.RDBStorage(
-                url, engine_kwargs={"pool_pre_ping": True},
-                heartbeat_interval=spec.heartbeat_s, grace_period=max(2 * spec.heartbeat_s, 2))
-    except (ImportError, ValueError) as exc:
-        raise AdvisorError(f"storage: cannot open {url!r}: {exc}") from exc
+    storage = open_rdb_storage(storage_url_of(spec, storage_url),
+                               origin=storage_origin(spec, storage_url),
+                               heartbeat_s=spec.heartbeat_s, on_stale=charge_stale_trial)
     study = optuna.create_study(
         study_name=spec.study, storage=storage, sampler=make_sampler(spec),
         pruner=make_pruner(spec), direction=_DIRECTIONS[spec.direction], load_if_exists=True)
@@ -244,9 +131,11 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
                            f"{study.direction.name.lower()}; use a new study name")
     attrs = study.user_attrs
     wanted: dict[str, Any] = {
-        SEARCH_SPACE_ATTR: [_param_dict(p) for p in spec.search_space],
+        SEARCH_SPACE_ATTR: [param_dict(p) for p in spec.search_space],
         CLEANUP_POLICY_ATTR: {"keep_best": spec.cleanup.keep_best,
                               "states": [str(s) for s in spec.cleanup.states]},
+        HEARTBEAT_ATTR: spec.heartbeat_s,
+        SHARE_ATTR: spec.trials_per_instance,
     }
     if price_usd_per_hour is not None:
         wanted[PRICE_STUDY_ATTR] = price_usd_per_hour
@@ -265,22 +154,52 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
 
 
 def _wrap(objective: Objective, spec: SweepSpec, price: float,
-          clock: Callable[[], float], on_start: Callable[[], None]) -> Objective:
+          clock: Callable[[], float], on_start: Callable[[], None],
+          errors: dict[int, str]) -> Objective:
+    """The objective that applies the search space, then records cost (and error) on the trial.
+
+    ``errors`` receives the first line of the exception of each failed trial, by number.
+    """
     share = spec.trials_per_instance
 
     def run(trial: optuna.Trial) -> Any:
         on_start()
         started = clock()
+        error: dict[str, str] = {}
         try:
             suggest(trial, spec.search_space)
             return objective(trial)
+        except optuna.TrialPruned:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, then Optuna fails the trial
+            error[ERROR_ATTR] = errors[trial.number] = first_line(exc)
+            raise
         finally:
             wall = max(clock() - started, 0.0)
             write_trial_attrs(trial, {
                 STARTED_ATTR: started, PRICE_ATTR: price, SHARE_ATTR: share, WALL_ATTR: wall,
-                COST_ATTR: trial_cost_usd(wall, price, share)})
+                COST_ATTR: trial_cost_usd(wall, price, share), **error})
 
     return run
+
+
+class _FailureStreak:
+    """A worker's trials that failed one after another, and the error of the last one."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+
+    def record(self, trial: FrozenTrial, error: str | None) -> str:
+        """Count the finished trial; the stop reason once ``limit`` failed in a row, else ""."""
+        if trial.state is not TrialState.FAIL:
+            self.count = 0
+            return ""
+        self.count += 1
+        if self.count < self.limit:
+            return ""
+        return failure_stop_reason(self.count, error or "the objective returned no number "
+                                   "(None, NaN or not a float)")
 
 
 class _Slot:
@@ -321,18 +240,22 @@ def run_worker(
 ) -> WorkerResult:
     """Run trials until the budget, the trial count, the grid or ``stop`` ends the sweep.
 
-    Entrypoint exceptions fail that trial only. ``objective`` overrides the entrypoint
-    (tests, benchmarks); ``clock`` (seconds) drives cost accounting and ``max_hours``.
+    Entrypoint exceptions fail that trial only (its error is recorded as ``advisor:error``),
+    but ``budget.max_consecutive_failures`` failures in a row stop the worker.
+    ``objective`` overrides the entrypoint (tests, benchmarks); ``clock`` (seconds) drives
+    cost accounting and ``max_hours``.
     """
     choice = resolve_instance(spec)
+    user_fn = objective or load_entrypoint(spec)
     store = artifact_store
     if store is None and spec.artifacts:
         store = open_artifact_store(spec.artifacts, base_dir=spec.source_dir)
-    study = _with_db_retry("opening the study", lambda: open_study(
+    study = with_db_retry("opening the study", lambda: open_study(
         spec, storage_url=storage_url, price_usd_per_hour=choice.price_usd_per_hour,
         instance=choice.label, artifacts_url=store.url if store else None,
         prices_captured_at=choice.prices_captured_at))
-    user_fn = objective or load_entrypoint(spec)
+    # a dead worker's trial must not count as running (and growing) in the first gate check
+    with_db_retry("failing trials of dead workers", lambda: fail_stale_trials(study))
     gate = BudgetGate(spec.budget, choice.price_usd_per_hour, spec.trials_per_instance, clock)
     admission = Admission(study)
     if spec.trials_per_instance > 1:  # several threads per worker: gate without the lock
@@ -346,11 +269,13 @@ def run_worker(
         admission.leave()
         slot.release()
 
-    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock, on_start)
+    errors: dict[int, str] = {}
+    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock, on_start, errors)
     bind_store(spec.study, store)
 
     lock = threading.Lock()
     box: dict[str, Any] = {"ran": 0, "reason": ""}
+    streak = _FailureStreak(spec.budget.max_consecutive_failures)
 
     def reason_now() -> tuple[str, Ledger]:
         ledger = read_ledger(study, price_usd_per_hour=choice.price_usd_per_hour,
@@ -386,15 +311,16 @@ def run_worker(
                 cleanup_study(st, store, spec.cleanup)
             if on_trial_end is not None:
                 on_trial_end(st, trial)
+            failed = streak.record(trial, errors.pop(trial.number, None))
             if not box["reason"]:
-                box["reason"] = _with_db_retry("reading the dollar totals", check)
+                box["reason"] = failed or with_db_retry("reading the dollar totals", check)
             if box["reason"]:
                 st.stop()
 
     cut = 0
     try:
         while not box["reason"]:
-            box["reason"] = _with_db_retry("reading the dollar totals", check)
+            box["reason"] = with_db_retry("reading the dollar totals", check)
             if box["reason"]:
                 break
             ran_before = box["ran"]
@@ -406,7 +332,7 @@ def run_worker(
             except Exception as exc:  # noqa: BLE001 - re-raised unless the database went away
                 admission.leave()
                 slot.release()
-                if _db_error_in(exc) is None:
+                if db_error_in(exc) is None:
                     raise
                 cut = 0 if box["ran"] > ran_before else cut + 1
                 if cut >= _MAX_CUT_IN_A_ROW:
@@ -416,7 +342,7 @@ def run_worker(
                             str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
                 time.sleep(0.5)
         reason, ran = str(box["reason"]), int(box["ran"])
-        _with_db_retry("recording the stop reason",
+        with_db_retry("recording the stop reason",
                        lambda: study.set_user_attr(STOP_REASON_ATTR, reason))
     finally:
         slot.release()  # a thread may have passed the gate just as a sibling stopped the study

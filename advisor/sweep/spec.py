@@ -15,6 +15,7 @@ __all__ = [
     "BudgetSpec",
     "CleanupSpec",
     "CleanupState",
+    "DEFAULT_MAX_CONSECUTIVE_FAILURES",
     "Direction",
     "Distribution",
     "ParamSpec",
@@ -30,6 +31,7 @@ __all__ = [
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _STUDY_NAME = re.compile(r"^[\w.\-]+$")
 _OFFER_KEY = re.compile(r"^[a-z]+:[\w.\-]+:[\w\-]+:(on-demand|spot)$")
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 
 
 class Direction(enum.StrEnum):
@@ -141,11 +143,22 @@ class SamplerSpec:
 
 @dataclass(frozen=True)
 class BudgetSpec:
-    """Limits on the sweep: dollars, number of trials, wall hours (None = no limit)."""
+    """When the sweep stops: dollars, number of trials, wall hours (None = no limit).
+
+    sweep.yaml must set at least one of ``max_usd``, ``max_trials`` and ``max_hours``.
+    ``max_consecutive_failures`` (default 5) also stops a worker after that many of its
+    trials failed one after another: an objective that always raises is not worth paying for.
+    """
 
     max_usd: float | None = None
     max_trials: int | None = None
     max_hours: float | None = None
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
+
+    @property
+    def capped(self) -> bool:
+        """True when a dollar, trial or hour cap is set (the sweep cannot run forever)."""
+        return not (self.max_usd is None and self.max_trials is None and self.max_hours is None)
 
 
 @dataclass(frozen=True)
@@ -307,6 +320,22 @@ def _parse_cleanup(fields: Fields) -> CleanupSpec:
     return CleanupSpec(keep_best=keep, states=tuple(states))
 
 
+def _parse_budget(fields: Fields) -> BudgetSpec:
+    sub = fields.sub("budget")
+    budget = BudgetSpec(
+        max_usd=sub.opt_number("max_usd"),
+        max_trials=sub.opt_integer("max_trials"),
+        max_hours=sub.opt_number("max_hours"),
+        max_consecutive_failures=sub.integer("max_consecutive_failures",
+                                             DEFAULT_MAX_CONSECUTIVE_FAILURES),
+    )
+    sub.done()
+    if not budget.capped:
+        raise fields.error("budget", "set at least one of max_usd, max_trials or max_hours, "
+                           "e.g. 'budget: {max_trials: 50}'; without a cap the sweep never stops")
+    return budget
+
+
 def parse_sweep_spec(data: object, *, source: str = "") -> SweepSpec:
     """Validate a mapping (as read from sweep.yaml) into a SweepSpec; raises SpecError."""
     fields = Fields(data, source=source)
@@ -327,13 +356,7 @@ def parse_sweep_spec(data: object, *, source: str = "") -> SweepSpec:
         for p in params:
             if p.distribution is Distribution.FLOAT and p.step is None:
                 raise space.error(p.name, "a float range needs 'step' for the grid sampler")
-    budget_fields = fields.sub("budget")
-    budget = BudgetSpec(
-        max_usd=budget_fields.opt_number("max_usd"),
-        max_trials=budget_fields.opt_integer("max_trials"),
-        max_hours=budget_fields.opt_number("max_hours"),
-    )
-    budget_fields.done()
+    budget = _parse_budget(fields)
     instance, price, model = _parse_instance(fields)
     spec = SweepSpec(
         study=study, entrypoint=entrypoint, storage=fields.opt_string("storage"),

@@ -15,7 +15,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.budget import cost_of
+from advisor.sweep.budget import ERROR_ATTR, cost_of
 from advisor.sweep.cleanup import bytes_cleaned
 
 __all__ = ["SweepStatus", "load_status", "pruning_savings_usd", "sweep_status"]
@@ -42,12 +42,19 @@ class SweepStatus:
     best_params: dict[str, Any] = field(default_factory=dict)
     best_trial: int | None = None
     stop_reason: str = ""
+    last_error: str = ""
 
     @property
     def finished(self) -> int:
         """Trials that reached an end state."""
         ended = ("complete", "pruned", "fail")
         return sum(n for s, n in self.trials_by_state.items() if s in ended)
+
+    @property
+    def all_failed(self) -> bool:
+        """True when trials ended and every one of them failed (none completed or pruned)."""
+        by = self.trials_by_state
+        return by.get("fail", 0) > 0 and by.get("complete", 0) + by.get("pruned", 0) == 0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict of every field."""
@@ -75,7 +82,11 @@ def pruning_savings_usd(trials: Sequence[FrozenTrial], *, price_usd_per_hour: fl
 
 
 def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepStatus:
-    """Summarize a study run by ``advisor sweep`` (any Optuna study works, at price 0)."""
+    """Summarize a study run by ``advisor sweep`` (any Optuna study works, at price 0).
+
+    ``spent_usd`` counts ended trials; running ones show in ``usd_by_state`` at what they
+    cost so far. ``last_error`` is the recorded error of the latest failed trial.
+    """
     attrs = study.user_attrs
     price = float(attrs.get(_PRICE_ATTR) or 0.0)
     trials = study.get_trials(deepcopy=False)
@@ -86,6 +97,8 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepSta
         name = t.state.name.lower()
         by_state[name] = by_state.get(name, 0) + 1
         usd[name] = usd.get(name, 0.0) + cost_of(t, price_usd_per_hour=price, now_s=now)
+    errors = [t.user_attrs.get(ERROR_ATTR) for t in trials if t.state is TrialState.FAIL]
+    last_error = next((str(e) for e in reversed(errors) if e), "")
     best_value, best_params, best_number = None, {}, None
     if any(t.state is TrialState.COMPLETE for t in trials):
         best = study.best_trial
@@ -99,11 +112,15 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepSta
         saved_by_pruning_usd=round(pruning_savings_usd(trials, price_usd_per_hour=price), 6),
         bytes_cleaned=bytes_cleaned(study), best_value=best_value, best_params=best_params,
         best_trial=best_number, stop_reason=str(attrs.get(_STOP_ATTR, "")),
+        last_error=last_error,
     )
 
 
 def load_status(study_name: str, *, storage_url: str | None = None) -> SweepStatus:
-    """The status of a stored study by name (raises AdvisorError naming the known studies)."""
+    """The status of a stored study by name (raises AdvisorError naming the known studies).
+
+    Trials of dead workers are failed first (see ``load_stored_study``).
+    """
     from advisor.sweep.service import load_stored_study
 
     return sweep_status(load_stored_study(study_name, storage_url))

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,8 +26,11 @@ from advisor.errors import AdvisorError
 from advisor.storage import is_postgres_url
 from advisor.sweep.artifacts import open_artifact_store
 from advisor.sweep.cleanup import CleanupReport, cleanup_study
+from advisor.sweep.database import check_storage_url, storage_origin, storage_url_of
+from advisor.sweep.heartbeat import fail_stale_trials
 from advisor.sweep.instance import resolve_instance
-from advisor.sweep.runner import WorkerResult, open_study, run_worker, storage_url_of
+from advisor.sweep.objective import load_entrypoint
+from advisor.sweep.runner import WorkerResult, is_failure_stop, open_study, run_worker
 from advisor.sweep.spec import SweepSpec, load_sweep_spec
 from advisor.sweep.status import SweepStatus, sweep_status
 
@@ -51,12 +53,29 @@ ProgressFn = Callable[[SweepStatus], None]
 
 @dataclass(frozen=True)
 class SweepOutcome:
-    """How a sweep ended: its final status, why it stopped, the workers' exit codes."""
+    """How a sweep ended: its final status, why it stopped, the workers' exit codes.
+
+    ``failure`` is empty unless the sweep failed: every trial failed, or trials kept failing
+    until ``budget.max_consecutive_failures`` stopped it (the study and its artifacts stay).
+    """
 
     status: SweepStatus
     stop_reason: str
     worker_exit_codes: tuple[int, ...] = ()
     final_cleanup: CleanupReport | None = None
+
+    @property
+    def failure(self) -> str:
+        """One line saying why the sweep failed, or "" when it did not."""
+        status = self.status
+        if status.all_failed:
+            failed = status.trials_by_state.get("fail", 0)
+            return (f"every trial failed ({failed}); last error: "
+                    f"{status.last_error or 'none recorded'}; fix the objective, then run the "
+                    "sweep again to resume it")
+        if is_failure_stop(self.stop_reason):
+            return f"sweep stopped: {self.stop_reason}"
+        return ""
 
 
 def check_workers_storage(url: str, workers: int) -> None:
@@ -137,9 +156,7 @@ def _fail_orphans(spec: SweepSpec, study: optuna.Study) -> None:
     deadline = time.monotonic() + 3 * spec.heartbeat_s + 1
     running = optuna.trial.TrialState.RUNNING
     while True:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            optuna.storages.fail_stale_trials(study)
+        fail_stale_trials(study)
         if not study.get_trials(deepcopy=False, states=(running,)):
             return
         if time.monotonic() > deadline:
@@ -178,6 +195,8 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
               launcher: Launcher | None = None) -> SweepOutcome:
     """Run (or resume) the sweep described by sweep.yaml until its budget or trials end.
 
+    Everything is checked (spec, workers, storage URL, instance, entrypoint) before the first
+    ``on_progress`` call, so a bad input raises AdvisorError before any progress is shown.
     ``launch`` runs the ``workers`` on cloud instances of the sweep's offer (``launcher``
     overrides the one built from the offer, for tests) and terminates them at the end.
     """
@@ -185,6 +204,7 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
     n = workers if workers is not None else spec.workers
     url = storage_url_of(spec, storage_url)
     check_workers_storage(url, n)
+    check_storage_url(url, origin=storage_origin(spec, storage_url))
     codes: tuple[int, ...] = ()
     if launch:
         study, reason = _run_launched(spec_path, spec, n, url, launcher, on_progress, poll_s)
@@ -193,14 +213,17 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
             if on_progress is not None:
                 on_progress(sweep_status(st))
 
-        result: WorkerResult = run_worker(spec, storage_url=url, on_trial_end=progress, stop=stop)
+        result: WorkerResult = run_worker(spec, storage_url=storage_url, on_trial_end=progress,
+                                          stop=stop)
         reason = result.stop_reason
-        study = open_study(spec, storage_url=url)
+        study = open_study(spec, storage_url=storage_url)
     else:
         choice = resolve_instance(spec)
-        study = open_study(spec, storage_url=url, price_usd_per_hour=choice.price_usd_per_hour,
-                           instance=choice.label, prices_captured_at=choice.prices_captured_at)
-        codes = _wait(spawn_local_workers(spec_path, n, storage_url=url), study,
+        load_entrypoint(spec)  # a broken entrypoint is one error here, not one per worker
+        study = open_study(spec, storage_url=storage_url,
+                           price_usd_per_hour=choice.price_usd_per_hour, instance=choice.label,
+                           prices_captured_at=choice.prices_captured_at)
+        codes = _wait(spawn_local_workers(spec_path, n, storage_url=storage_url), study,
                       on_progress, poll_s)
         reason = str(study.user_attrs.get("advisor:stop_reason", ""))
         if any(codes):
@@ -221,14 +244,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     try:
         spec = load_sweep_spec(args.sweep_yaml)
-        if args.storage:
-            spec = replace(spec, storage=args.storage)
-        result = run_worker(spec)
+        result = run_worker(spec, storage_url=args.storage)
     except AdvisorError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"worker done: {result.trials_run} trials; {result.stop_reason}")
-    return 0
+    return 1 if is_failure_stop(result.stop_reason) else 0
 
 
 if __name__ == "__main__":

@@ -41,6 +41,16 @@ OBJECTIVES = textwrap.dedent('''
         return (x - 2) ** 2
 
 
+    def plain(trial):
+        """(x - 2)^2 from the YAML search space, nothing else."""
+        return (suggest(trial)["x"] - 2) ** 2
+
+
+    def always_fails(trial):
+        """Raises on every trial, naming it."""
+        raise RuntimeError(f"broken objective (trial {trial.number})")
+
+
     def raises_on_odd(trial):
         """Fails every odd trial."""
         x = trial.params["x"]

@@ -78,3 +78,115 @@ def test_digits_example_end_to_end(tmp_path: Path) -> None:
     assert status["spent_usd"] <= 0.01 + max(status["usd_by_state"].values())
     left = list((folder / "artifacts").iterdir())
     assert 1 <= len(left) <= 3 and status["bytes_cleaned"] > 0
+
+
+def test_help_teaches_the_run_options() -> None:
+    code, out, _ = _invoke("sweep", "--help")
+    assert code == 0
+    for option in ("--workers", "--launch", "--json", "--storage"):
+        assert f"\n  {option} " in out  # listed with its help, not only in an example
+    assert "advisor sweep sweep.yaml --workers 4 --storage postgresql://" in out
+
+
+def test_bad_workers_fail_before_any_output(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, entrypoint="objectives:plain", budget={"max_trials": 7})
+    code, out, err = _invoke("sweep", str(path), "--workers", "0")
+    assert (code, out) == (2, "")
+    assert err == "error: --workers: must be 1 or more, got 0\n"
+
+
+def test_progress_goes_to_stderr_and_the_table_to_stdout(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, entrypoint="objectives:plain", budget={"max_trials": 2})
+    code, out, err = _invoke("sweep", str(path))
+    assert code == 0, err
+    assert "| pruned 0 | failed 0" in err and "| pruned" not in out
+    assert "complete" in out and "stopped: max_trials reached" in out
+
+
+def _ran(tmp_path: Path) -> str:
+    path = write_sweep(tmp_path, entrypoint="objectives:plain", budget={"max_trials": 1})
+    assert _invoke("sweep", str(path), "--json")[0] == 0
+    return f"sqlite:///{tmp_path / 'sweep.db'}"
+
+
+@pytest.mark.parametrize("option", ["--csv", "--html"])
+def test_status_report_creates_missing_folders(tmp_path: Path, option: str) -> None:
+    storage = _ran(tmp_path)
+    target = tmp_path / "no" / "such" / "folder" / "t"
+    code, _, err = _invoke("sweep", "status", "t", "--storage", storage, option, str(target))
+    assert code == 0, err
+    assert target.is_file()
+
+
+@pytest.mark.parametrize("option", ["--csv", "--html"])
+def test_status_report_under_a_file_is_one_line(tmp_path: Path, option: str) -> None:
+    storage = _ran(tmp_path)
+    blocker = tmp_path / "sweep.yaml"
+    code, _, err = _invoke("sweep", "status", "t", "--storage", storage, option,
+                           str(blocker / "t.out"))
+    assert code == 2 and err.startswith(f"error: {option}: ") and "is a file" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("url", "words"), [
+    # not a URL at all (was sqlalchemy's ArgumentError)
+    ("notaurl", "--storage: 'notaurl' is not a database URL; write sqlite:///"),
+    # a SQLite file in a folder that does not exist (was OperationalError)
+    ("sqlite:///{tmp}/none/x.db", "--storage: the folder {tmp}/none of the SQLite file"),
+    # a database kind SQLAlchemy does not know
+    ("mysqlx://h/db", "--storage: unknown database kind 'mysqlx'"),
+])
+def test_status_with_a_bad_storage_is_one_line(tmp_path: Path, url: str, words: str) -> None:
+    code, out, err = _invoke("sweep", "status", "t1", "--storage", url.format(tmp=tmp_path))
+    assert code == 2 and out == ""
+    assert err.startswith("error: " + words.format(tmp=tmp_path))
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_bad_storage_in_sweep_yaml_names_the_field(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, storage="notaurl")
+    code, out, err = _invoke("sweep", str(path))
+    assert code == 2 and out == ""
+    assert err.startswith("error: storage (sweep.yaml): 'notaurl' is not a database URL")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_syntax_error_in_the_entrypoint_is_one_line(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, entrypoint="syn:objective")
+    (tmp_path / "syn.py").write_text("def objective(trial:\n    return 1\n")
+    code, out, err = _invoke("sweep", str(path))
+    assert code == 2 and out == ""
+    assert "importing 'syn' failed: SyntaxError: " in err and "(syn.py, line 1)" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("budget", [{}, None])  # empty, and no budget at all
+def test_sweep_without_a_cap_is_refused(tmp_path: Path, budget: dict[str, int] | None) -> None:
+    path = write_sweep(tmp_path, budget=budget)
+    code, out, err = _invoke("sweep", str(path))
+    assert code == 2 and out == ""
+    assert "budget: set at least one of max_usd, max_trials or max_hours" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_sweep_where_every_trial_fails_exits_1_and_keeps_the_study(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, entrypoint="objectives:always_fails", budget={"max_trials": 50})
+    code, out, err = _invoke("sweep", str(path), "--json")
+    assert code == 1
+    status = json.loads(out)
+    assert status["trials_by_state"] == {"fail": 5}  # stopped by 5 failures in a row
+    assert status["last_error"] == "RuntimeError: broken objective (trial 4)"
+    assert err.strip().splitlines()[-1] == (
+        "error: every trial failed (5); last error: RuntimeError: broken objective (trial 4); "
+        "fix the objective, then run the sweep again to resume it")
+    code, out, _ = _invoke("sweep", "status", "t", "--storage",
+                           f"sqlite:///{tmp_path / 'sweep.db'}", "--json")
+    assert code == 0 and json.loads(out)["trials_by_state"] == {"fail": 5}
+
+
+def test_worker_whose_trials_keep_failing_exits_1(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, entrypoint="objectives:always_fails",
+                       budget={"max_trials": 50, "max_consecutive_failures": 2})
+    code, out, err = _invoke("sweep", "worker", str(path))
+    assert code == 1 and "worker done: 2 trials" in out
+    assert err.strip().splitlines()[-1].startswith("error: worker stopped: 2 trials failed in a row")

@@ -21,7 +21,7 @@ def test_recommended_instance_is_the_top_ranked_offer(tmp_path: Path) -> None:
     (tmp_path / "model.yaml").write_text(yaml.safe_dump(MODEL))
     (tmp_path / "sweep.yaml").write_text(yaml.safe_dump({
         "study": "s", "entrypoint": "train:objective", "instance": "recommended",
-        "model": "model.yaml"}))
+        "model": "model.yaml", "budget": {"max_trials": 1}}))
     choice = resolve_instance(load_sweep_spec(tmp_path / "sweep.yaml"))
     top = recommend_for_file(tmp_path / "model.yaml").ranked[0].offer
     assert choice.offer == top

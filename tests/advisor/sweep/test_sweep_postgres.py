@@ -37,6 +37,8 @@ def test_three_workers_share_one_study_without_duplicates(tmp_path: Path,
     trials = optuna.load_study(study_name="pg-three", storage=postgres_url).trials
     numbers = [t.number for t in trials]
     assert len(set(numbers)) == len(numbers) == len(trials)
+    # the three workers' samplers share a seed, but no two trials got the same configuration
+    assert len({t.params["x"] for t in trials}) == len(trials)
     # workers are admitted under an advisory lock near the cap: never one trial too many
     assert len(trials) == 9
     assert all(t.state is TrialState.COMPLETE for t in trials)

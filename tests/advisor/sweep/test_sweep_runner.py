@@ -11,7 +11,8 @@ from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
 from advisor.errors import AdvisorError
-from advisor.sweep.runner import make_pruner, make_sampler, run_worker
+from advisor.sweep.runner import run_worker
+from advisor.sweep.sampling import make_pruner, make_sampler
 from advisor.sweep.spec import PrunerKind, SamplerKind, load_sweep_spec, parse_sweep_spec
 from advisor.sweep.workers import check_workers_storage, run_sweep
 
@@ -41,6 +42,33 @@ def test_entrypoint_that_raises_fails_only_its_trial(tmp_path: Path) -> None:
     assert all("advisor:cost_usd" in t.user_attrs for t in _study(tmp_path).trials)
 
 
+def test_trials_failing_in_a_row_stop_the_worker_with_the_last_error(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, entrypoint="objectives:always_fails",
+                       budget={"max_trials": 30, "max_consecutive_failures": 3})
+    result = run_worker(load_sweep_spec(path))
+    trials = _study(tmp_path).trials
+    assert [t.state for t in trials] == [TrialState.FAIL] * 3
+    assert result.stop_reason.startswith("3 trials failed in a row; last error: RuntimeError: "
+                                         "broken objective (trial 2); fix the objective")
+    assert trials[2].user_attrs["advisor:error"] == "RuntimeError: broken objective (trial 2)"
+
+
+def test_a_success_between_failures_resets_the_count(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, entrypoint="objectives:raises_on_odd",
+                       budget={"max_trials": 6, "max_consecutive_failures": 2})
+    result = run_worker(load_sweep_spec(path))
+    assert len(_study(tmp_path).trials) == 6 and "max_trials" in result.stop_reason
+
+
+def test_syntax_error_in_the_entrypoint_names_file_and_line(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path, entrypoint="syn:objective")
+    (tmp_path / "syn.py").write_text("x = 1\ndef objective(trial:\n    return 1\n")
+    with pytest.raises(AdvisorError, match=r"importing 'syn' failed: SyntaxError: .*"
+                                           r"\(syn.py, line 2\)$"):
+        run_worker(load_sweep_spec(path))
+    assert not (tmp_path / "sweep.db").exists()  # checked before the study is touched
+
+
 def test_rerun_resumes_the_study(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, budget={"max_trials": 3})
     run_worker(load_sweep_spec(path))
@@ -67,7 +95,7 @@ def test_missing_entrypoint_module_is_a_clear_error(tmp_path: Path) -> None:
 def test_every_sampler_builds(kind: SamplerKind) -> None:
     space = {"x": {"type": "float", "low": 0.0, "high": 1.0, "step": 0.5}}
     spec = parse_sweep_spec({"study": "s", "entrypoint": "m:f", "sampler": str(kind),
-                             "search_space": space})
+                             "search_space": space, "budget": {"max_trials": 1}})
     assert isinstance(make_sampler(spec), optuna.samplers.BaseSampler)
 
 
@@ -80,7 +108,8 @@ def test_every_sampler_builds(kind: SamplerKind) -> None:
     (PrunerKind.WILCOXON, optuna.pruners.WilcoxonPruner),
 ])
 def test_every_pruner_builds(kind: PrunerKind, cls: type) -> None:
-    spec = parse_sweep_spec({"study": "s", "entrypoint": "m:f", "pruner": str(kind)})
+    spec = parse_sweep_spec({"study": "s", "entrypoint": "m:f", "pruner": str(kind),
+                             "budget": {"max_trials": 1}})
     assert isinstance(make_pruner(spec), cls)
 
 

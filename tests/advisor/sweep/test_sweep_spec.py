@@ -47,11 +47,13 @@ def test_good_spec_parses_every_field() -> None:
     assert spec.pruner.kind is PrunerKind.HYPERBAND
     assert spec.pruner.options == {"min_resource": 1, "max_resource": 9}
     assert spec.budget.max_usd == 12.5 and spec.budget.max_trials == 50
+    assert spec.budget.max_consecutive_failures == 5  # the default
     assert spec.cleanup.states == (CleanupState.PRUNED, CleanupState.COMPLETED)
 
 
 def test_shorthand_pruner_and_defaults() -> None:
-    spec = parse_sweep_spec({"study": "s", "entrypoint": "m:f", "pruner": "percentile"})
+    spec = parse_sweep_spec({"study": "s", "entrypoint": "m:f", "pruner": "percentile",
+                             "budget": {"max_hours": 1}})
     assert spec.pruner.kind is PrunerKind.PERCENTILE
     assert spec.instance == "local" and spec.price_usd_per_hour == 0
     assert spec.cleanup.keep_best == 3
@@ -59,7 +61,7 @@ def test_shorthand_pruner_and_defaults() -> None:
 
 def test_load_remembers_folder(tmp_path: Path) -> None:
     path = tmp_path / "sweep.yaml"
-    path.write_text("study: s\nentrypoint: 'm:f'\n")
+    path.write_text("study: s\nentrypoint: 'm:f'\nbudget: {max_trials: 1}\n")
     assert load_sweep_spec(path).source_dir == str(tmp_path.resolve())
 
 
@@ -82,6 +84,15 @@ def _with(**changes: object) -> dict[str, object]:
     (_with(budget={"max_trials": 2.5}), "budget.max_trials", "whole number"),
     # string where a number belongs
     (_with(budget={"max_hours": "two"}), "budget.max_hours", "must be a number"),
+    # no cap at all: the sweep would never stop
+    (_with(budget={}), "budget", "set at least one of max_usd, max_trials or max_hours"),
+    # no budget key either
+    (_with(budget=None), "budget", "e.g. 'budget: {max_trials: 50}'"),
+    # only a failure limit is not a cap
+    (_with(budget={"max_consecutive_failures": 3}), "budget", "at least one of"),
+    # the failure limit must be a positive whole number
+    (_with(budget={"max_trials": 5, "max_consecutive_failures": 0}),
+     "budget.max_consecutive_failures", "greater than 0"),
     # unknown pruner
     (_with(pruner={"type": "early"}), "pruner.type", "one of none, median"),
     # an option the pruner does not take, listing the ones it does

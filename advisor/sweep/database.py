@@ -1,0 +1,187 @@
+"""The sweep's storage URL: where it came from, checked before use, opened, and retried.
+
+Errors of SQLAlchemy and the database drivers are translated here into one-line
+``AdvisorError`` messages that name what set the URL (``--storage``, sweep.yaml's
+``storage``, ``ADVISOR_STORAGE_URL``) and how to fix it. A database that goes away while a
+sweep runs (a restart) is waited for by ``with_db_retry``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial
+
+from advisor.errors import AdvisorError
+from advisor.storage import default_storage_url
+from advisor.sweep.spec import SweepSpec
+
+__all__ = [
+    "check_storage_url",
+    "db_error_in",
+    "open_rdb_storage",
+    "shown_url",
+    "storage_origin",
+    "storage_url_of",
+    "with_db_retry",
+]
+
+log = logging.getLogger("advisor.sweep")
+
+_DB_RETRY_S = 120.0
+_URL_FORMS = "sqlite:////absolute/path/advisor.db or postgresql://USER@HOST/DB"
+
+StaleCallback = Callable[[optuna.Study, FrozenTrial], None]
+
+
+def storage_url_of(spec: SweepSpec, override: str | None = None) -> str:
+    """The storage URL: the command-line override, sweep.yaml's, else the default SQLite file."""
+    return override or spec.storage or default_storage_url()
+
+
+def storage_origin(spec: SweepSpec | None, override: str | None = None) -> str:
+    """What set the storage URL, named as the user would change it."""
+    if override:
+        return "--storage"
+    if spec is not None and spec.storage:
+        return "storage (sweep.yaml)"
+    if os.environ.get("ADVISOR_STORAGE_URL"):
+        return "ADVISOR_STORAGE_URL"
+    return "storage (the default SQLite file under ADVISOR_HOME)"
+
+
+def shown_url(url: str) -> str:
+    """The URL with any password masked, for messages."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def check_storage_url(url: str, *, origin: str) -> None:
+    """Raise AdvisorError (naming ``origin``) unless ``url`` is a database URL we can open.
+
+    Catches what would otherwise surface as a SQLAlchemy traceback: text that is not a URL,
+    an unknown database kind, and a SQLite file whose folder does not exist.
+    """
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise AdvisorError(f"{origin}: {url!r} is not a database URL; write "
+                           f"{_URL_FORMS}") from None
+    try:
+        parsed.get_dialect()
+    except ArgumentError:
+        raise AdvisorError(f"{origin}: unknown database kind {parsed.drivername!r} in "
+                           f"{shown_url(url)!r}; write {_URL_FORMS}") from None
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:") or (
+            database.startswith("file:")):
+        return
+    folder = Path(database).expanduser().parent
+    if not folder.is_dir():
+        problem = "is not a folder" if folder.exists() else "does not exist"
+        raise AdvisorError(f"{origin}: the folder {folder} of the SQLite file in {url!r} "
+                           f"{problem}; create it (mkdir -p {folder}) or give another path")
+
+
+def _callback_kwargs(on_stale: StaleCallback | None) -> dict[str, Any]:
+    if on_stale is None:
+        return {}
+    # renamed in Optuna 4.9 (the old name warns); optuna>=4.0 is supported
+    names = inspect.signature(optuna.storages.RDBStorage).parameters
+    key = ("heartbeat_stale_trial_callback" if "heartbeat_stale_trial_callback" in names
+           else "failed_trial_callback")
+    return {key: on_stale}
+
+
+def open_rdb_storage(url: str, *, origin: str, heartbeat_s: int | None = None,
+                     on_stale: StaleCallback | None = None) -> optuna.storages.RDBStorage:
+    """Optuna's RDB storage at ``url`` (heartbeats every ``heartbeat_s`` when given).
+
+    A trial whose heartbeat is older than ``grace_period_s(heartbeat_s)`` counts as stale;
+    ``on_stale`` runs for each trial this process fails for it. Raises AdvisorError naming
+    ``origin`` for a bad URL or a database that refuses the connection.
+    """
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    check_storage_url(url, origin=origin)
+    heartbeat: dict[str, Any] = {}
+    if heartbeat_s is not None:
+        heartbeat = {"heartbeat_interval": heartbeat_s, "grace_period": grace_period_s(heartbeat_s),
+                     **_callback_kwargs(on_stale)}
+    try:
+        with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True},
+                                              **heartbeat)
+    except (ImportError, ValueError, ArgumentError) as exc:
+        raise AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: {_first_line(exc)}"
+                           ) from exc
+    except SQLAlchemyError as exc:
+        error = AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: {_first_line(exc)}; "
+                             "check the URL, the server and your access to it")
+        if not url.startswith("sqlite"):
+            raise error from exc  # a server may be restarting: with_db_retry sees the cause
+    raise error  # a local file will not come back: nothing in the chain to retry
+
+
+def grace_period_s(heartbeat_s: int) -> int:
+    """Seconds without a heartbeat after which a running trial is failed."""
+    return max(2 * heartbeat_s, 2)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def db_error_in(exc: BaseException) -> BaseException | None:
+    """The database error behind ``exc`` (itself or in its cause/context chain), if any.
+
+    Optuna can mask a lost connection behind another error raised while it cleans up.
+    """
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, OperationalError | DBAPIError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RETRY_S) -> Any:
+    """Call, retrying with back-off while the database is unreachable (e.g. restarting)."""
+    deadline = time.monotonic() + retry_s
+    delay = 0.2
+    while True:
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 - re-raised unless a database error is behind it
+            db_error = db_error_in(exc)
+            if db_error is None:
+                raise
+            first_line = str(db_error).splitlines()[0] if str(db_error) else type(db_error).__name__
+            if time.monotonic() > deadline:
+                raise AdvisorError(f"storage: {what} failed for {retry_s:.0f} s: "
+                                   f"{first_line}") from exc
+            log.warning("storage: %s failed (%s); retrying in %.1f s", what, first_line, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)

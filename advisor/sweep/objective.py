@@ -1,0 +1,94 @@
+"""The user's objective: imported from ``pkg.mod:func``, and the YAML search space it samples.
+
+An objective written for ``advisor sweep`` is a plain Optuna objective; ``suggest(trial)``
+suggests every parameter of sweep.yaml's ``search_space`` (stored on the study, so any
+worker and the objective itself find it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import optuna
+
+from advisor.errors import AdvisorError
+from advisor.sweep.spec import Distribution, ParamSpec, SweepSpec
+from probes.workload import _first_line as first_line  # the one line `recommend` prints too
+
+__all__ = [
+    "SEARCH_SPACE_ATTR",
+    "Objective",
+    "first_line",
+    "load_entrypoint",
+    "param_dict",
+    "params_from_attr",
+    "suggest",
+]
+
+SEARCH_SPACE_ATTR = "advisor:search_space"
+Objective = Callable[[optuna.Trial], Any]
+
+
+def param_dict(p: ParamSpec) -> dict[str, Any]:
+    """The parameter as plain JSON (what the study stores as its search space)."""
+    return {"name": p.name, "type": str(p.distribution), "low": p.low, "high": p.high,
+            "log": p.log, "step": p.step, "choices": list(p.choices)}
+
+
+def params_from_attr(raw: object) -> list[ParamSpec]:
+    """The search space stored on a study (``param_dict`` items); empty when absent."""
+    if not isinstance(raw, list):
+        return []
+    return [ParamSpec(d["name"], Distribution(d["type"]), low=d["low"], high=d["high"],
+                      log=d["log"], step=d["step"], choices=tuple(d["choices"])) for d in raw]
+
+
+def suggest(trial: optuna.Trial, space: Sequence[ParamSpec] | None = None) -> dict[str, Any]:
+    """Suggest every parameter of the sweep's YAML search space; returns name -> value.
+
+    Safe to call again inside the objective (Optuna returns the same values). Without
+    ``space``, the study's stored search space is used.
+    """
+    params = list(space) if space is not None else params_from_attr(
+        trial.study.user_attrs.get(SEARCH_SPACE_ATTR))
+    values: dict[str, Any] = {}
+    for p in params:
+        if p.distribution is Distribution.CATEGORICAL:
+            values[p.name] = trial.suggest_categorical(p.name, list(p.choices))
+        elif p.distribution is Distribution.INT:
+            assert p.low is not None and p.high is not None
+            values[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high),
+                                               step=int(p.step or 1), log=p.log)
+        else:
+            assert p.low is not None and p.high is not None
+            values[p.name] = trial.suggest_float(p.name, p.low, p.high, step=p.step, log=p.log)
+    return values
+
+
+def load_entrypoint(spec: SweepSpec) -> Objective:
+    """Import ``pkg.mod:func`` with the sweep.yaml folder first on ``sys.path``.
+
+    Any failure is one AdvisorError line, as ``advisor recommend`` gives for model
+    entrypoints (a syntax error names the file and line).
+    """
+    module_name, _, func_name = spec.entrypoint.partition(":")
+    if spec.source_dir and spec.source_dir not in sys.path:
+        sys.path.insert(0, spec.source_dir)
+    where = spec.source_dir or "the current folder"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise AdvisorError(f"entrypoint {spec.entrypoint!r}: cannot import {module_name!r} "
+                           f"({first_line(exc)}); the module must be importable from {where}"
+                           ) from exc
+    except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
+        raise AdvisorError(f"entrypoint {spec.entrypoint!r}: importing {module_name!r} failed: "
+                           f"{first_line(exc)}") from exc
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise AdvisorError(f"entrypoint {spec.entrypoint!r}: {module_name} has no function "
+                           f"{func_name!r}")
+    return func  # type: ignore[no-any-return]

@@ -1,0 +1,107 @@
+"""A killed worker's trial: failed once its heartbeat is stale, charged up to that heartbeat,
+in ``status`` and on resume; and the status totals are the sums of their rows."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import optuna
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+from optuna.trial import TrialState
+from sweep_helpers import write_sweep
+
+from advisor.sweep import load_status, run_worker
+from advisor.sweep.budget import COST_ATTR
+from advisor.sweep.runner import open_study
+from advisor.sweep.spec import SweepSpec, load_sweep_spec
+from cli.main import advisor
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+pytestmark = pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used")
+
+PRICE = 3600.0  # $1 per second
+
+
+def _dead_worker_trial(spec: SweepSpec, *, ran_s: float, silent_s: float) -> int:
+    """A RUNNING trial whose worker died: started ``ran_s + silent_s`` seconds ago, last
+    heartbeat ``silent_s`` seconds ago (set in the database: no sleeping)."""
+    study = open_study(spec, price_usd_per_hour=PRICE)
+    trial = study.ask()
+    storage = study._storage._backend  # type: ignore[attr-defined]  # noqa: SLF001
+    storage.record_heartbeat(trial._trial_id)  # noqa: SLF001
+    started = datetime.now() - timedelta(seconds=ran_s + silent_s)  # Optuna's local time
+    with storage.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE trials SET datetime_start = :s WHERE trial_id = :t"),
+                     {"s": started, "t": trial._trial_id})  # noqa: SLF001
+        conn.execute(sa.text("UPDATE trial_heartbeats SET heartbeat = datetime('now', :ago) "
+                             "WHERE trial_id = :t"),
+                     {"ago": f"-{silent_s:.0f} seconds", "t": trial._trial_id})  # noqa: SLF001
+    return int(trial.number)
+
+
+def _spec(tmp_path: Path, **fields: object) -> SweepSpec:
+    values: dict[str, object] = {"heartbeat_s": 5, **fields}
+    return load_sweep_spec(write_sweep(tmp_path, entrypoint="objectives:plain",
+                                       price_usd_per_hour=PRICE, **values))
+
+
+def test_status_fails_a_stale_trial_and_charges_it_up_to_its_last_heartbeat(
+        tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    _dead_worker_trial(spec, ran_s=30, silent_s=600)  # grace period: 10 s
+    url = f"sqlite:///{tmp_path / 'sweep.db'}"
+    first = load_status("t", storage_url=url)
+    again = load_status("t", storage_url=url)
+    assert first.trials_by_state == {"fail": 1}
+    # 30 s at $1/s (SQLite keeps heartbeats to the second), not the 630 s since it started
+    assert first.usd_by_state["fail"] == pytest.approx(30.0, abs=1.5)
+    assert again.usd_by_state == first.usd_by_state  # it does not grow any more
+    assert first.spent_usd == pytest.approx(sum(first.usd_by_state.values()))
+    assert "stopped sending heartbeats" in first.last_error
+
+
+def test_a_trial_with_a_recent_heartbeat_keeps_running(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, heartbeat_s=600)  # grace period: 20 minutes
+    _dead_worker_trial(spec, ran_s=30, silent_s=60)
+    status = load_status("t", storage_url=f"sqlite:///{tmp_path / 'sweep.db'}")
+    assert status.trials_by_state == {"running": 1}
+
+
+def test_resume_fails_and_charges_the_dead_trial_before_the_budget_check(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, budget={"max_usd": 100.0, "max_trials": 3})
+    dead = _dead_worker_trial(spec, ran_s=30, silent_s=600)
+    result = run_worker(spec)
+    study = optuna.load_study(study_name="t", storage=f"sqlite:///{tmp_path / 'sweep.db'}")
+    trial = study.trials[dead]
+    assert trial.state is TrialState.FAIL
+    assert trial.user_attrs[COST_ATTR] == pytest.approx(30.0, abs=1.5)
+    # the dead trial counts once, as failed; the sweep goes on to its max_trials
+    assert [t.state for t in study.trials[1:]] == [TrialState.COMPLETE] * 2
+    assert "max_trials" in result.stop_reason
+
+
+def _dollars(line: str) -> float:
+    return float(line.split("$")[-1].split()[0].replace(",", ""))
+
+
+def test_status_table_total_is_the_sum_of_its_rows(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, heartbeat_s=600, budget={"max_trials": 3})
+    run_worker(spec)
+    _dead_worker_trial(spec, ran_s=40, silent_s=5)  # running, alive: shown at its cost so far
+    result = CliRunner().invoke(advisor, ["sweep", "status", "t", "--storage",
+                                          f"sqlite:///{tmp_path / 'sweep.db'}"])
+    assert result.exit_code == 0, result.stderr
+    rows = {line.split()[1]: _dollars(line) for line in result.stdout.splitlines()
+            if line.startswith("│")}
+    assert set(rows) == {"complete", "running", "total"}
+    assert rows["running"] > 40
+    assert rows["total"] == pytest.approx(rows["complete"] + rows["running"], abs=0.011)
+    as_json = CliRunner().invoke(advisor, ["sweep", "status", "t", "--storage",
+                                           f"sqlite:///{tmp_path / 'sweep.db'}", "--json"])
+    status = json.loads(as_json.stdout)
+    assert status["spent_usd"] == pytest.approx(status["usd_by_state"]["complete"])
