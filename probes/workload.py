@@ -15,7 +15,7 @@ from typing import Any
 
 from probes.errors import ProbeError
 
-__all__ = ["BuiltWorkload", "WorkloadRecipe", "build_workload"]
+__all__ = ["BuiltWorkload", "WorkloadRecipe", "build_workload", "first_line"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,8 @@ def _on_path(base_dir: str | None) -> Iterator[None]:
             sys.path.remove(base_dir)
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """``Type: first line of the message``: how an error of user code is shown in one line."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
@@ -104,10 +105,10 @@ def _call_entrypoint(entrypoint: str, options: Mapping[str, Any], *,
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise ProbeError(f"entrypoint {entrypoint!r}: cannot import {module_name!r}"
-                             f"{where}: {_first_line(exc)}") from exc
+                             f"{where}: {first_line(exc)}") from exc
         except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
             raise ProbeError(f"entrypoint {entrypoint!r}: importing {module_name!r} failed: "
-                             f"{_first_line(exc)}") from exc
+                             f"{first_line(exc)}") from exc
         function = getattr(module, function_name, None)
         if not callable(function):
             raise ProbeError(f"entrypoint {entrypoint!r}: module {module_name!r} has no "
@@ -116,7 +117,7 @@ def _call_entrypoint(entrypoint: str, options: Mapping[str, Any], *,
             result = function(**dict(options))
         except Exception as exc:  # noqa: BLE001 - user code may raise anything
             raise ProbeError(f"entrypoint {entrypoint!r} failed when called with options "
-                             f"{dict(options)!r}: {_first_line(exc)}") from exc
+                             f"{dict(options)!r}: {first_line(exc)}") from exc
     return _as_built(entrypoint, result)
 
 

@@ -19,9 +19,8 @@ from datetime import UTC, date, datetime
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.errors import AdvisorError
-from advisor.storage import default_storage_url
 from advisor.sweep.budget import PRICE_ATTR, WALL_ATTR, cost_of
+from advisor.sweep.service import load_stored_study
 from advisor.sweep.status import sweep_status
 
 __all__ = [
@@ -157,13 +156,6 @@ def sweep_report_data(study: optuna.Study, *, budget_usd: float | None = None,
 
 def load_sweep_report_data(study_name: str, *, storage_url: str | None = None,
                            budget_usd: float | None = None) -> SweepReportData:
-    """Open a stored study by name and read it (AdvisorError naming the known studies)."""
-    url = storage_url or default_storage_url()
-    try:
-        study = optuna.load_study(study_name=study_name, storage=url)
-    except KeyError:
-        names = sorted(s.study_name for s in optuna.get_all_study_summaries(url))
-        raise AdvisorError(f"study {study_name!r} not found in {url} (known: "
-                           f"{', '.join(names) or 'none'}); pass --storage URL if it lives "
-                           "elsewhere") from None
-    return sweep_report_data(study, budget_usd=budget_usd)
+    """Open a stored study by name (dead workers' trials failed and charged first, as
+    ``advisor sweep status`` does) and read it; AdvisorError names the known studies."""
+    return sweep_report_data(load_stored_study(study_name, storage_url), budget_usd=budget_usd)

@@ -16,7 +16,7 @@ import optuna
 
 from advisor.errors import AdvisorError
 from advisor.sweep.spec import Distribution, ParamSpec, SweepSpec
-from probes.workload import _first_line as first_line  # the one line `recommend` prints too
+from probes.workload import first_line  # the one line `recommend` prints too
 
 __all__ = [
     "SEARCH_SPACE_ATTR",

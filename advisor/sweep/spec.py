@@ -10,6 +10,8 @@ from typing import Any
 
 from advisor._fields import Fields, load_yaml_mapping
 from advisor.errors import SpecError
+from probes.errors import ProbeError
+from probes.offer_keys import parse_offer_key
 
 __all__ = [
     "BudgetSpec",
@@ -30,7 +32,6 @@ __all__ = [
 
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _STUDY_NAME = re.compile(r"^[\w.\-]+$")
-_OFFER_KEY = re.compile(r"^[a-z]+:[\w.\-]+:[\w\-]+:(on-demand|spot)$")
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 
 
@@ -281,9 +282,12 @@ def _parse_instance(fields: Fields) -> tuple[str, float, str | None]:
                                "path of the model.yaml whose ranking picks the instance")
     elif model is not None:
         raise fields.error("model", "is only used with instance: recommended; remove it")
-    if instance not in ("local", "recommended") and not _OFFER_KEY.match(instance):
-        raise fields.error("instance", "must be local, recommended or an offer key like "
-                           f"'aws:g5.xlarge:us-east-1:spot', got {instance!r}")
+    if instance not in ("local", "recommended"):
+        try:  # the shared offer-key rule: no market means on-demand
+            instance = parse_offer_key(instance, field="instance").key
+        except ProbeError as exc:
+            raise fields.error("instance", "must be local, recommended or an offer key like "
+                               f"'aws:g5.xlarge:us-east-1:spot' ({exc})") from None
     if fields.has("price_usd_per_hour") and instance != "local":
         raise fields.error("price_usd_per_hour", "is only for instance: local; offers take "
                            "their price from the catalog")

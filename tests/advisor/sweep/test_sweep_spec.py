@@ -59,6 +59,14 @@ def test_shorthand_pruner_and_defaults() -> None:
     assert spec.cleanup.keep_best == 3
 
 
+@pytest.mark.parametrize(("instance", "key"), [
+    ("aws:g5.xlarge:us-east-1", "aws:g5.xlarge:us-east-1:on-demand"),  # no market: on-demand
+    ("aws:g5.xlarge:us-east-1:spot", "aws:g5.xlarge:us-east-1:spot"),
+])
+def test_instance_keys_follow_the_shared_offer_key_rule(instance: str, key: str) -> None:
+    assert parse_sweep_spec(_with(instance=instance)).instance == key
+
+
 def test_load_remembers_folder(tmp_path: Path) -> None:
     path = tmp_path / "sweep.yaml"
     path.write_text("study: s\nentrypoint: 'm:f'\nbudget: {max_trials: 1}\n")
