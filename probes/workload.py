@@ -15,7 +15,7 @@ from typing import Any
 
 from probes.errors import ProbeError
 
-__all__ = ["BuiltWorkload", "WorkloadRecipe", "build_workload", "first_line"]
+__all__ = ["BuiltWorkload", "WorkloadRecipe", "build_workload", "first_line", "import_entrypoint"]
 
 
 @dataclass(frozen=True)
@@ -93,26 +93,34 @@ def first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def _call_entrypoint(entrypoint: str, options: Mapping[str, Any], *,
-                     base_dir: str | None) -> BuiltWorkload:
+def import_entrypoint(entrypoint: str, *, where: str = "") -> Callable[..., Any]:
+    """The function ``package.module:function`` names, imported from ``sys.path`` as it is;
+    any failure (a syntax error in user code too) is one ProbeError line, ``where`` appended
+    to an import failure to say where the module was looked for."""
     module_name, _, function_name = entrypoint.partition(":")
     if not module_name or not function_name:
         raise ProbeError(f"entrypoint must look like 'package.module:function', "
                          f"got {entrypoint!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ProbeError(f"entrypoint {entrypoint!r}: cannot import {module_name!r}"
+                         f"{where}: {first_line(exc)}") from exc
+    except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
+        raise ProbeError(f"entrypoint {entrypoint!r}: importing {module_name!r} failed: "
+                         f"{first_line(exc)}") from exc
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise ProbeError(f"entrypoint {entrypoint!r}: module {module_name!r} has no "
+                         f"function {function_name!r}")
+    return function  # type: ignore[no-any-return]
+
+
+def _call_entrypoint(entrypoint: str, options: Mapping[str, Any], *,
+                     base_dir: str | None) -> BuiltWorkload:
     where = f" (searched {base_dir} and sys.path)" if base_dir else ""
     with _on_path(base_dir):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ProbeError(f"entrypoint {entrypoint!r}: cannot import {module_name!r}"
-                             f"{where}: {first_line(exc)}") from exc
-        except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
-            raise ProbeError(f"entrypoint {entrypoint!r}: importing {module_name!r} failed: "
-                             f"{first_line(exc)}") from exc
-        function = getattr(module, function_name, None)
-        if not callable(function):
-            raise ProbeError(f"entrypoint {entrypoint!r}: module {module_name!r} has no "
-                             f"function {function_name!r}")
+        function = import_entrypoint(entrypoint, where=where)
         try:
             result = function(**dict(options))
         except Exception as exc:  # noqa: BLE001 - user code may raise anything

@@ -7,7 +7,6 @@ worker and the objective itself find it).
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,12 +15,12 @@ import optuna
 
 from advisor.errors import AdvisorError
 from advisor.sweep.spec import Distribution, ParamSpec, SweepSpec
-from probes.workload import first_line  # the one line `recommend` prints too
+from probes.errors import ProbeError
+from probes.workload import import_entrypoint  # the one line `recommend` prints too
 
 __all__ = [
     "SEARCH_SPACE_ATTR",
     "Objective",
-    "first_line",
     "load_entrypoint",
     "param_dict",
     "params_from_attr",
@@ -74,21 +73,11 @@ def load_entrypoint(spec: SweepSpec) -> Objective:
     Any failure is one AdvisorError line, as ``advisor recommend`` gives for model
     entrypoints (a syntax error names the file and line).
     """
-    module_name, _, func_name = spec.entrypoint.partition(":")
     if spec.source_dir and spec.source_dir not in sys.path:
         sys.path.insert(0, spec.source_dir)
-    where = spec.source_dir or "the current folder"
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise AdvisorError(f"entrypoint {spec.entrypoint!r}: cannot import {module_name!r} "
-                           f"({first_line(exc)}); the module must be importable from {where}"
-                           ) from exc
-    except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
-        raise AdvisorError(f"entrypoint {spec.entrypoint!r}: importing {module_name!r} failed: "
-                           f"{first_line(exc)}") from exc
-    func = getattr(module, func_name, None)
-    if not callable(func):
-        raise AdvisorError(f"entrypoint {spec.entrypoint!r}: {module_name} has no function "
-                           f"{func_name!r}")
-    return func  # type: ignore[no-any-return]
+        return import_entrypoint(spec.entrypoint,
+                                 where=f"; it must be importable from "
+                                       f"{spec.source_dir or 'the current folder'}")
+    except ProbeError as exc:
+        raise AdvisorError(str(exc)) from exc

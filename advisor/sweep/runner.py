@@ -53,7 +53,6 @@ from advisor.sweep.ledger import Ledger, read_ledger, write_trial_attrs
 from advisor.sweep.objective import (
     SEARCH_SPACE_ATTR,
     Objective,
-    first_line,
     load_entrypoint,
     param_dict,
     suggest,
@@ -61,6 +60,7 @@ from advisor.sweep.objective import (
 from advisor.sweep.sampling import make_pruner, make_sampler
 from advisor.sweep.service import CLEANUP_POLICY_ATTR
 from advisor.sweep.spec import Direction, SamplerKind, SweepSpec
+from probes.workload import first_line
 
 __all__ = [
     "CAPTURED_ATTR",
