@@ -13,6 +13,7 @@ import click
 from advisor.storage import data_dir, default_storage_url
 from cli.errors import handle_errors
 from cli.options import json_option
+from cli.probe_table import probe_table
 from cli.render import console, echo_json, fmt_number
 from probes.errors import ProbeError
 from probes.types import LOCAL_OFFER_KEY, ProbeRequest, ProbeResult, ProbeStatus
@@ -128,90 +129,6 @@ def _usd_pair(first: float, second: float) -> tuple[str, str]:
     return _usd(first, decimals), _usd(second, decimals)
 
 
-def _num(value: float | None, fmt: str = "") -> str:
-    if value is None:
-        return "-"
-    return format(value, fmt) if fmt else fmt_number(value)
-
-
-_TEXT_COLUMNS = ("probe", "offer", "status")
-_COLUMNS = (*_TEXT_COLUMNS, "batch", "samples/s", "±95%", "step p50 s", "step p90 s",
-            "peak GiB", "input ratio", "max batch", "wall s", "$")
-# Left out, in this order, when the table cannot fit otherwise (--json keeps them all).
-_OPTIONAL = ("step p90 s", "±95%", "wall s", "input ratio", "max batch", "step p50 s", "peak GiB")
-_MIN_OFFER = 12  # an offer key folds onto more lines down to this width
-
-
-def _cells(row: dict[str, Any]) -> dict[str, str]:
-    halfwidth = row["rel_halfwidth"]
-    return {
-        "probe": row["probe_id"], "offer": row["offer_key"], "status": row["status"],
-        "batch": str(row["batch_size"]), "samples/s": _num(row["samples_per_second"]),
-        "±95%": f"{halfwidth:.1%}" if halfwidth is not None else "-",
-        "step p50 s": _num(row["step_time_p50_s"], ".4g"),
-        "step p90 s": _num(row["step_time_p90_s"], ".4g"),
-        "peak GiB": _num(row["peak_memory_gib"], ".2f"),
-        "input ratio": _num(row["input_bound_ratio"], ".2f"),
-        "max batch": _num(row["largest_batch_that_fits"], "d"),
-        "wall s": f"{row['wall_time_s']:.1f}", "$": f"{row['cost_usd']:.4f}",
-    }
-
-
-def _layout(cells: list[dict[str, str]], width: int) -> tuple[list[str], list[int], list[str]]:
-    """Columns, their content widths and the optional columns left out to fit ``width``.
-
-    The probe id is never cut (it is what 'probes show' takes). Headers wrap at spaces and
-    offer keys fold; when that is not enough, optional columns are left out; on a console
-    narrower still, every column but the id folds (each character is still shown).
-    """
-    columns, dropped = list(_COLUMNS), []
-    for name in (None, *_OPTIONAL):
-        if name is not None:
-            columns.remove(name)
-            dropped.append(name)
-        maxes = [max(len(text) for text in (c, *(r[c] for r in cells))) for c in columns]
-        mins = [min(_MIN_OFFER, top) if c == "offer" else
-                max(*(len(word) for word in c.split()), *(len(r[c]) for r in cells))
-                for c, top in zip(columns, maxes, strict=True)]
-        if sum(mins) + 3 * len(columns) + 1 <= width:  # 3: a space each side and a border
-            break
-    else:
-        mins = [m if c == "probe" else 1 for c, m in zip(columns, mins, strict=True)]
-    widths = list(maxes)
-    for _ in range(sum(widths) + 3 * len(columns) + 1 - width):
-        i = max(range(len(widths)), key=lambda j: widths[j] - mins[j])
-        if widths[i] <= mins[i]:
-            break
-        widths[i] -= 1
-    return columns, widths, dropped
-
-
-def _table(rows: list[dict[str, Any]], title: str) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
-
-    out = console()
-    cells = [_cells(row) for row in rows]
-    columns, widths, dropped = _layout(cells, out.width)
-    table = Table(title=Text(title))
-    for name, width in zip(columns, widths, strict=True):
-        table.add_column(name, justify="left" if name in _TEXT_COLUMNS else "right",
-                         width=width, overflow="fold")
-    for texts in cells:
-        table.add_row(*(Text(texts[name]) for name in columns))
-    out.print(table)
-    if dropped:
-        out.print(f"({', '.join(dropped)} left out to fit {out.width} columns; "
-                  "--json has every column)")
-    for row in rows:
-        if row["error"]:
-            out.print(f"[bold]{row['probe_id']}[/bold] {row['status']}: {escape(row['error'])}")
-        for finding in row.get("findings", []):
-            text = f"{finding['advice']} ({finding['evidence']}; {finding['expected_gain']})"
-            out.print(f"[bold]{row['probe_id']}[/bold] {finding['kind']}: {escape(text)}")
-
-
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model_yaml", type=click.Path(dir_okay=False))
 @click.option("--on", "offers", multiple=True, metavar="OFFER",
@@ -313,7 +230,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
                    "estimated_usd": round(estimate, 4), "spent_usd": round(spent, 4),
                    "probes": rows})
     else:
-        _table(rows, f"probes of {spec.name} (spent ${spent:.4f} of an estimated ${_usd(estimate)})")
+        probe_table(rows, f"probes of {spec.name} (spent ${spent:.4f} of an estimated ${_usd(estimate)})")
     _exit_if_any_failed(results)
 
 
@@ -407,7 +324,7 @@ def list_probes(fingerprint: str | None, as_json: bool) -> None:
     if not rows:
         console().print("no probes yet; try 'advisor probe examples/mlp.yaml --on local'")
         return
-    _table(rows, f"{len(rows)} stored probes")
+    probe_table(rows, f"{len(rows)} stored probes")
 
 
 @probes.command("show")
@@ -428,7 +345,7 @@ def show_probe(probe_id: str, as_json: bool) -> None:
     if as_json:
         echo_json(row)
         return
-    _table([row], f"probe {probe_id}")
+    probe_table([row], f"probe {probe_id}")
     out = console()
     for key in ("workload_fingerprint", "device", "precision", "measured_steps", "warmup_steps",
                 "stable", "utilization_pct", "created_at"):

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 import cli.probe
+import cli.probe_table
 from advisor.storage import default_storage_url
 from cli.main import advisor
 from probes.store import ProbeStore
@@ -218,7 +219,7 @@ def test_probe_ids_are_never_cut_off(monkeypatch: pytest.MonkeyPatch, width: int
     for probe_id in ids:
         _record(probe_id)
     if width is not None:
-        monkeypatch.setattr(cli.probe, "console", lambda **kw: Console(
+        monkeypatch.setattr(cli.probe_table, "console", lambda **kw: Console(
             width=width, highlight=False, soft_wrap=False, **kw))
     code, out, _ = _run("probes", "list")
     assert code == 0
