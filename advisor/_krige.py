@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from advisor._table import FloatArray, ReferenceTable
 
-__all__ = ["SpecPrior", "Twin", "krige", "shift_krige"]
+__all__ = ["SpecPrior", "Twin", "krige", "shift_krige", "twin_and_shifts"]
 
 _MIN_ROWS = 3
 _FREE_LEVEL_VARIANCE = 100.0
@@ -55,6 +55,18 @@ def _nanmean(values: FloatArray, axis: int) -> FloatArray:
 def _twin_row(table: ReferenceTable, twin: Twin) -> FloatArray:
     """Mean log throughput of the twin rows per accelerator (NaN where none measured)."""
     return _nanmean(table.log_sps[list(twin.rows)], axis=0)
+
+
+def twin_and_shifts(params: FloatArray, twin: Twin, usable: npt.NDArray[np.bool_],
+                    ) -> tuple[FloatArray, FloatArray] | None:
+    """The mean of the ``usable`` twin rows of ``params`` (one row per reference workload)
+    and each usable model pair's difference (this precision minus the other); None without
+    a usable twin row or pair."""
+    twins = [t for t in twin.rows if usable[t]]
+    shifts = np.array([params[a] - params[b] for a, b in twin.pairs if usable[a] and usable[b]])
+    if not twins or not len(shifts):
+        return None
+    return params[twins].mean(axis=0), shifts
 
 
 def krige(samples: FloatArray, values: dict[int, float], target: int,
@@ -159,9 +171,8 @@ class SpecPrior:
     def _twin_prior(self, twin: Twin, usable: npt.NDArray[np.bool_],
                     ) -> tuple[FloatArray, FloatArray] | None:
         """Twin's coefficients plus the mean shift of the model pairs, and the shifts' spread."""
-        twins = [t for t in twin.rows if usable[t]]
-        shifts = np.array([self.coefs_[a] - self.coefs_[b] for a, b in twin.pairs
-                           if usable[a] and usable[b]])
-        if not twins or len(shifts) < _MIN_ROWS:
+        found = twin_and_shifts(self.coefs_, twin, usable)
+        if found is None or len(found[1]) < _MIN_ROWS:
             return None
-        return self.coefs_[twins].mean(axis=0) + shifts.mean(axis=0), np.cov(shifts.T)
+        twin_row, shifts = found
+        return twin_row + shifts.mean(axis=0), np.cov(shifts.T)

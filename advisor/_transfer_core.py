@@ -126,6 +126,14 @@ def transfer_predict(
     return TransferResult(float(np.nansum(w * pred) / total), regression, effective)
 
 
+def _mix(log_sps: float, weight: float, view: float | None) -> float:
+    """``log_sps`` moved ``weight`` of the way to ``view``; unchanged when the view has no
+    finite value."""
+    if view is None or not np.isfinite(view):
+        return log_sps
+    return float((1 - weight) * log_sps + weight * view)
+
+
 def blend_predict(
     table: ReferenceTable,
     coefs: FloatArray,
@@ -153,28 +161,22 @@ def blend_predict(
     log_sps = result.log_sps
     weight = settings.factor_weight_unseen if result.regression else settings.factor_weight
     if factors is not None and weight > 0:
-        factor = factors.predict(probes, table.features[list(probes)],
-                                 factors.column(target, target_features),
-                                 shrinkage=settings.factor_shrinkage,
-                                 prior=prior if settings.twin_shrinkage > 0 else None,
-                                 prior_shrinkage=settings.twin_shrinkage or 1.0)
-        if np.isfinite(factor):
-            log_sps = (1 - weight) * log_sps + weight * factor
-    view: float | None = None
-    if result.regression and spec_prior is not None and settings.spec_prior_weight > 0:
-        weight = settings.spec_prior_weight
-        view = spec_prior.predict(probes, table.features[list(probes)], target_features,
-                                  row_mask=row_mask, twin=twin)
-    elif (not result.regression and twin is not None and target is not None
-          and settings.krige_weight > 0):
-        weight = settings.krige_weight
-        view = shift_krige(table, twin, probes, target)
-    if view is not None and np.isfinite(view) and weight > 0:
-        log_sps = (1 - weight) * log_sps + weight * view
-    weight = min(ROW_KRIGE_MAX, settings.row_krige_slope * (len(probes) - 2))
-    if not result.regression and target is not None and weight > 0:
-        rows = table.log_sps if row_mask is None else table.log_sps[row_mask]
-        row = krige(rows, probes, target)
-        if row is not None and np.isfinite(row):
-            log_sps = (1 - weight) * log_sps + weight * row
+        log_sps = _mix(log_sps, weight, factors.predict(
+            probes, table.features[list(probes)], factors.column(target, target_features),
+            shrinkage=settings.factor_shrinkage,
+            prior=prior if settings.twin_shrinkage > 0 else None,
+            prior_shrinkage=settings.twin_shrinkage or 1.0))
+    if result.regression:
+        if spec_prior is not None and settings.spec_prior_weight > 0:
+            log_sps = _mix(log_sps, settings.spec_prior_weight, spec_prior.predict(
+                probes, table.features[list(probes)], target_features, row_mask=row_mask,
+                twin=twin))
+    elif target is not None:
+        if twin is not None and settings.krige_weight > 0:
+            log_sps = _mix(log_sps, settings.krige_weight,
+                           shift_krige(table, twin, probes, target))
+        weight = min(ROW_KRIGE_MAX, settings.row_krige_slope * (len(probes) - 2))
+        if weight > 0:
+            rows = table.log_sps if row_mask is None else table.log_sps[row_mask]
+            log_sps = _mix(log_sps, weight, krige(rows, probes, target))
     return TransferResult(log_sps, result.regression, result.neighbours)

@@ -22,7 +22,7 @@ from typing import Self
 import numpy as np
 
 from advisor._factor import FactorFit, fit_factors
-from advisor._krige import SpecPrior, Twin
+from advisor._krige import SpecPrior, Twin, twin_and_shifts
 from advisor._table import (
     FloatArray,
     ReferenceTable,
@@ -260,12 +260,8 @@ class TransferModel(ThroughputModel):
         if twin is None:
             return None
         params = self.factors_.row_params
-        twins = [t for t in twin.rows if np.isfinite(params[t]).all()]
-        shifts = [params[a] - params[b] for a, b in twin.pairs
-                  if np.isfinite(params[a]).all() and np.isfinite(params[b]).all()]
-        if not twins or not shifts:
-            return None
-        return np.asarray(params[twins].mean(axis=0) + np.mean(shifts, axis=0))
+        found = twin_and_shifts(params, twin, np.asarray(np.isfinite(params).all(axis=1)))
+        return None if found is None else np.asarray(found[0] + found[1].mean(axis=0))
 
     def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                key: str | None) -> float:
