@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.render import console, fmt_number
+from cli.render import console, fit_widths, fmt_number
 
 __all__ = ["probe_table"]
 
@@ -55,17 +55,11 @@ def _layout(cells: list[dict[str, str]], width: int) -> tuple[list[str], list[in
         mins = [min(_MIN_OFFER, top) if c == "offer" else
                 max(*(len(word) for word in c.split()), *(len(r[c]) for r in cells))
                 for c, top in zip(columns, maxes, strict=True)]
-        if sum(mins) + 3 * len(columns) + 1 <= width:  # 3: a space each side and a border
-            break
-    else:
-        mins = [m if c == "probe" else 1 for c, m in zip(columns, mins, strict=True)]
-    widths = list(maxes)
-    for _ in range(sum(widths) + 3 * len(columns) + 1 - width):
-        i = max(range(len(widths)), key=lambda j: widths[j] - mins[j])
-        if widths[i] <= mins[i]:
-            break
-        widths[i] -= 1
-    return columns, widths, dropped
+        widths = fit_widths(mins, maxes, width)
+        if widths is not None:
+            return columns, widths, dropped
+    mins = [m if c == "probe" else 1 for c, m in zip(columns, mins, strict=True)]
+    return columns, fit_widths(mins, maxes, width) or mins, dropped
 
 
 def probe_table(rows: list[dict[str, Any]], title: str) -> None:

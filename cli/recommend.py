@@ -19,7 +19,15 @@ from advisor.ranking import Recommendation
 from advisor.serialize import recommendation_to_dict
 from cli.errors import handle_errors
 from cli.options import json_option
-from cli.render import console, echo_json, echo_written, fmt_number, fmt_usd, status
+from cli.render import (
+    console,
+    echo_json,
+    echo_written,
+    fit_widths,
+    fmt_number,
+    fmt_usd,
+    status,
+)
 
 __all__ = ["rank_for_file", "ranking_table", "recommend"]
 
@@ -74,19 +82,6 @@ def _widths(col: _Col, rows: Sequence[dict[str, str]]) -> tuple[int, int]:
     return longest, longest
 
 
-def _fit(mins: Sequence[int], maxes: Sequence[int], width: int) -> list[int] | None:
-    """Column widths between ``mins`` and ``maxes`` whose table is at most ``width`` wide,
-    narrowing the column with the most room first; None when even ``mins`` is too wide."""
-    chrome = 3 * len(mins) + 1  # one space either side of a cell, borders between and around
-    if sum(mins) + chrome > width:
-        return None
-    widths = list(maxes)
-    for _ in range(sum(widths) + chrome - width):
-        i = max(range(len(widths)), key=lambda j: (widths[j] - mins[j], -j))
-        widths[i] -= 1
-    return widths
-
-
 def _layout(rows: Sequence[dict[str, str]], width: int) -> tuple[list[_Col], list[int], list[str]]:
     """Columns, their widths and the optional columns left out, for a console ``width`` wide;
     no columns when even the narrowest table does not fit."""
@@ -97,7 +92,7 @@ def _layout(rows: Sequence[dict[str, str]], width: int) -> tuple[list[_Col], lis
             columns = [c for c in columns if c.name != name]
             dropped.append(name)
         mins, maxes = zip(*(_widths(c, rows) for c in columns), strict=True)
-        fitted = _fit(mins, maxes, width)
+        fitted = fit_widths(mins, maxes, width)
         if fitted is not None:
             return columns, fitted, dropped
     return [], [], []
