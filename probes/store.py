@@ -120,14 +120,6 @@ class ProbeStore:
             rows = conn.execute(query).all()
         return [ProbeResult.from_json(r[0]) for r in rows]
 
-    def latest_for(self, fingerprint: str, *, status: ProbeStatus | None = None
-                   ) -> dict[str, ProbeResult]:
-        """The newest result per offer key for one workload (optionally of one status)."""
-        latest: dict[str, ProbeResult] = {}
-        for result in self.list(fingerprint=fingerprint, status=status):
-            latest[result.offer_key] = result
-        return latest
-
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
         try:
