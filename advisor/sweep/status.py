@@ -15,12 +15,11 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.budget import ERROR_ATTR, cost_of
+from advisor.sweep.budget import ERROR_ATTR, PRICE_ATTR, cost_of
 from advisor.sweep.cleanup import bytes_cleaned
 
 __all__ = ["SweepStatus", "load_status", "pruning_savings_usd", "sweep_status"]
 
-_PRICE_ATTR = "advisor:price_usd_per_hour"
 _STOP_ATTR = "advisor:stop_reason"
 _INSTANCE_ATTR = "advisor:instance"
 
@@ -88,7 +87,7 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepSta
     cost so far. ``last_error`` is the recorded error of the latest failed trial.
     """
     attrs = study.user_attrs
-    price = float(attrs.get(_PRICE_ATTR) or 0.0)
+    price = float(attrs.get(PRICE_ATTR) or 0.0)
     trials = study.get_trials(deepcopy=False)
     now = time.time() if now_s is None else now_s
     by_state: dict[str, int] = {}
