@@ -10,6 +10,7 @@ from pricing.catalog import (
     read_offers_csv,
     shipped_catalog,
 )
+from pricing.devices import accelerator_for_device
 from pricing.errors import PricingError, UnknownNameError
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
@@ -22,6 +23,7 @@ __all__ = [
     "Market",
     "PricingError",
     "UnknownNameError",
+    "accelerator_for_device",
     "canonical_accelerator_name",
     "load_accelerators",
     "load_catalog",
