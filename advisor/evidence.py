@@ -1,70 +1,103 @@
 """Probe results of a workload turned into evidence for ``recommend``.
 
-A probe runs the training step on one device of an offer, so each ``ok`` result is a
-single-device measurement of that offer's accelerator. The local probe (offer ``local``,
-this machine's CPU) matches no cloud offer: it is reported, and its findings (input-bound,
-largest batch, ...) still apply to the training loop wherever it runs.
+A probe runs the training step on one device, so each ``ok`` result is a single-device
+measurement of the accelerator it really ran on: a cloud offer's (checked again here, so a
+CPU fallback stored by an older version is ``wrong_device`` and never throughput), or, for a
+local probe, whatever the machine has. A local probe on an accelerator the catalog knows (the
+user's own H100) is evidence for every offer with it and re-scales the predictions for the
+others; one on the CPU or an unknown device informs the findings only. Probes that found the
+batch limit, or ran out of memory, decide memory fit on their accelerator.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.ranking import MeasuredMemory
 from advisor.throughput import Measurement
 from pricing import Catalog
+from probes.device_check import rechecked, result_accelerator
 from probes.findings import findings_for
-from probes.types import ProbeResult
+from probes.store import most_trustworthy
+from probes.types import ProbeResult, ProbeStatus
 
 __all__ = ["ProbeEvidence", "evidence_from_probes"]
-
-LOCAL_OFFER = "local"
 
 
 @dataclass(frozen=True)
 class ProbeEvidence:
-    """Measurements for the throughput model, advice lines, and a JSON summary per probe."""
+    """Measurements and memory limits for the ranking, advice lines, a JSON summary per probe."""
 
     measurements: tuple[Measurement, ...] = ()
     advice: tuple[str, ...] = ()
     probes: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    memory: Mapping[str, MeasuredMemory] = field(default_factory=dict)
 
 
-def _accelerator_of(offer_key: str, catalog: Catalog) -> str | None:
-    """The accelerator of ``cloud:instance_type[:region[:market]]``, if the catalog has it."""
-    parts = offer_key.split(":")
-    if len(parts) < 2:
-        return None
-    cloud, instance_type = parts[0], parts[1]
-    return next((o.accelerator for o in catalog.offers
-                 if str(o.cloud) == cloud and o.instance_type == instance_type), None)
+def _summary(result: ProbeResult, accelerator: str | None, used: bool) -> dict[str, Any]:
+    return {"probe_id": result.probe_id, "offer": result.offer_key, "status": str(result.status),
+            "device": result.device, "accelerator": accelerator,
+            "samples_per_second": result.samples_per_second, "batch_size": result.batch_size,
+            "precision": result.precision, "used_for_ranking": used}
 
 
-def evidence_from_probes(results: list[ProbeResult], catalog: Catalog) -> ProbeEvidence:
-    """Measurements, advice and summaries from the newest ``ok`` probe per offer."""
-    measurements, advice, summaries = [], [], []
+def _memory_limits(results: Iterable[ProbeResult]) -> dict[str, MeasuredMemory]:
+    """Per accelerator: the largest batch any probe ran (and its peak), the smallest that ran
+    out of memory. ``wrong_device`` results are not evidence of anything."""
+    limits: dict[str, MeasuredMemory] = {}
     for result in results:
-        if result.samples_per_second is None:
+        accelerator = result_accelerator(result)
+        if accelerator is None or result.status not in (ProbeStatus.OK, ProbeStatus.OOM):
             continue
-        accelerator = None if result.offer_key == LOCAL_OFFER else _accelerator_of(
-            result.offer_key, catalog)
-        summary = {"probe_id": result.probe_id, "offer": result.offer_key,
-                   "accelerator": accelerator or result.device,
-                   "samples_per_second": result.samples_per_second,
-                   "batch_size": result.batch_size, "precision": result.precision,
-                   "used_for_ranking": accelerator is not None}
-        summaries.append(summary)
-        if accelerator is not None:
+        seen = limits.get(accelerator, MeasuredMemory(accelerator))
+        fits: list[tuple[int, float | None]] = []
+        if result.status is ProbeStatus.OK:
+            fits.append((result.batch_size, result.peak_memory_gib))
+        if result.largest_batch_that_fits is not None:
+            fits.append((result.largest_batch_that_fits, result.largest_batch_peak_memory_gib))
+        fails = [b for b in (result.smallest_batch_that_failed,
+                             result.batch_size if result.status is ProbeStatus.OOM else None)
+                 if b is not None]
+        for batch, peak in fits:
+            if seen.fits_batch is None or batch > seen.fits_batch:
+                seen = MeasuredMemory(accelerator, batch, peak, seen.fails_batch, result.probe_id)
+        if fails and (seen.fails_batch is None or min(fails) < seen.fails_batch):
+            seen = MeasuredMemory(accelerator, seen.fits_batch, seen.fits_peak_gib, min(fails),
+                                  result.probe_id)
+        limits[accelerator] = seen
+    return limits
+
+
+def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog) -> ProbeEvidence:
+    """Measurements, memory limits, advice and summaries from a workload's stored probes
+    (any status, oldest first): the most trustworthy ``ok`` probe per offer and device is
+    throughput; ``wrong_device`` ones are listed and said to be unused."""
+    checked = rechecked(results, catalog)
+    measurements, advice, summaries = [], [], []
+    for result in checked:
+        if result.status is ProbeStatus.WRONG_DEVICE:
+            summaries.append(_summary(result, result_accelerator(result), False))
+            advice.append(f"probe {result.probe_id} on {result.offer_key} is not used: "
+                          f"{result.error}; probe again once the instance runs the right runtime")
+    for result in most_trustworthy(checked):
+        assert result.samples_per_second is not None  # ok results always carry it
+        accelerator = result_accelerator(result)
+        known = accelerator is not None and accelerator in catalog.accelerators
+        summaries.append(_summary(result, accelerator, known))
+        if accelerator is not None and known:
             measurements.append(Measurement(accelerator, result.samples_per_second, 1))
         else:
             advice.append(
                 f"measured on {result.offer_key} ({result.device}): "
                 f"{result.samples_per_second:,.1f} samples/s at batch {result.batch_size}, "
-                f"{result.precision} (probe {result.probe_id}); no cloud offer has this device, "
-                "so it informs the findings below, not the ranking")
+                f"{result.precision} (probe {result.probe_id}); the catalog sells no such "
+                "device, so it informs the findings below, not the ranking")
         spec = catalog.accelerators.get(accelerator) if accelerator else None
         for finding in findings_for(result, spec):
             advice.append(f"{finding.advice} ({finding.evidence}; expected: "
                           f"{finding.expected_gain}) [probe {result.probe_id} on "
                           f"{result.offer_key}]")
-    return ProbeEvidence(tuple(measurements), tuple(advice), tuple(summaries))
+    return ProbeEvidence(tuple(measurements), tuple(advice), tuple(summaries),
+                         _memory_limits(checked))

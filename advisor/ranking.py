@@ -15,6 +15,7 @@ from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_ac
 __all__ = [
     "CostAssumptions",
     "CostEstimate",
+    "MeasuredMemory",
     "Recommendation",
     "Rejection",
     "check_constraint_names",
@@ -148,11 +149,43 @@ def samples_per_device(spec: WorkloadSpec, offer: InstanceOffer) -> int:
     return math.ceil(spec.batch_size / offer.accelerator_count)
 
 
+@dataclass(frozen=True, slots=True)
+class MeasuredMemory:
+    """What probes on one accelerator measured about memory, per device: the largest batch
+    seen to fit (with its peak GiB, when known) and the smallest seen to run out of memory."""
+
+    accelerator: str
+    fits_batch: int | None = None
+    fits_peak_gib: float | None = None
+    fails_batch: int | None = None
+    probe_id: str = ""
+
+
 def memory_rejection(spec: WorkloadSpec, profile: WorkloadProfile, offer: InstanceOffer,
-                     assumptions: CostAssumptions) -> tuple[float, str | None]:
-    """GiB needed per device, and the reason it does not fit (None when it fits)."""
+                     assumptions: CostAssumptions,
+                     measured: MeasuredMemory | None = None) -> tuple[float, str | None]:
+    """GiB needed per device, and the reason it does not fit (None when it fits).
+
+    A probe on the offer's accelerator decides where it measured: a batch at or above one
+    that ran out of memory does not fit, one at or below a batch that ran fits (its GiB the
+    measured peak, moved along the profile's slope). Elsewhere the profile's estimate does.
+    """
     per_device = samples_per_device(spec, offer)
     needed = profile.memory_gib(per_device) + assumptions.runtime_memory_overhead_gib
+    if measured is not None and measured.accelerator == offer.accelerator:
+        if measured.fails_batch is not None and per_device >= measured.fails_batch:
+            return needed, (f"needs more than {offer.accelerator_memory_gib:.1f} GiB per device "
+                            f"at batch {per_device}: probe {measured.probe_id} ran out of "
+                            f"memory at batch {measured.fails_batch} on {offer.accelerator}")
+        if measured.fits_batch is not None and per_device <= measured.fits_batch:
+            if measured.fits_peak_gib is not None:
+                # Along the profile's slope, but never below proportional scaling (the
+                # fixed part of the memory does not shrink with the batch).
+                peak = measured.fits_peak_gib
+                moved = peak + profile.memory_gib(per_device) - profile.memory_gib(measured.fits_batch)
+                needed = (max(moved, peak * per_device / measured.fits_batch)
+                          + assumptions.runtime_memory_overhead_gib)
+            return needed, None
     if needed <= offer.accelerator_memory_gib:
         return needed, None
     return needed, (f"needs {needed:.1f} GiB per device at batch {per_device}, "

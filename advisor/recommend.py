@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
@@ -12,6 +12,7 @@ from advisor.profile import WorkloadProfile
 from advisor.ranking import (
     CostAssumptions,
     CostEstimate,
+    MeasuredMemory,
     Recommendation,
     Rejection,
     check_constraint_names,
@@ -207,11 +208,16 @@ def recommend(
     profile: WorkloadProfile,
     model: ThroughputModel | None = None,
     measurements: Sequence[Measurement] = (),
+    memory: Mapping[str, MeasuredMemory] | None = None,
     assumptions: CostAssumptions | None = None,
     today: date | None = None,
     include_flagged: bool = False,
 ) -> Recommendation:
-    """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs."""
+    """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs.
+
+    ``measurements`` are probed samples/s; ``memory`` maps an accelerator to what probes
+    measured about memory on it (decides memory fit there)."""
+    memory = memory or {}
     check_constraint_names(spec, catalog)
     assumptions = assumptions or CostAssumptions()
     model = model or default_throughput_model(catalog)
@@ -222,7 +228,8 @@ def recommend(
                                          include_flagged=include_flagged)
     estimates: list[CostEstimate] = []
     for offer in candidates:
-        needed, no_fit = memory_rejection(spec, profile, offer, assumptions)
+        needed, no_fit = memory_rejection(spec, profile, offer, assumptions,
+                                          memory.get(offer.accelerator))
         if no_fit:
             rejected.append(Rejection(offer, no_fit))
             continue

@@ -30,9 +30,9 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog) -> ProbeEvidence
     url = default_storage_url()
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return ProbeEvidence()
-    from probes.store import ProbeStore, measured_throughput
+    from probes.store import ProbeStore
 
-    return evidence_from_probes(measured_throughput(ProbeStore(url), spec.fingerprint()), catalog)
+    return evidence_from_probes(ProbeStore(url).list(fingerprint=spec.fingerprint()), catalog)
 
 
 def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommendation:
@@ -42,7 +42,8 @@ def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommen
     catalog = current_catalog()
     evidence = stored_probe_evidence(spec, catalog)
     rec = recommend(spec, catalog=catalog, profile=profile_workload(spec),
-                    measurements=evidence.measurements, include_flagged=include_flagged)
+                    measurements=evidence.measurements, memory=evidence.memory,
+                    include_flagged=include_flagged)
     if not evidence.probes:
         return rec
     return replace(rec, advice=evidence.advice + rec.advice,

@@ -29,7 +29,7 @@ class _Target:
     key: str
     launcher: str
     price_usd_per_hour: float
-    accelerator: str
+    accelerator: str | None  # None: a local probe runs on whatever this machine has
     accelerator_count: int
 
 
@@ -39,7 +39,7 @@ def _target(text: str) -> _Target:
 
     ref = parse_offer_key(text)
     if ref.cloud is None:
-        return _Target(LOCAL_OFFER_KEY, "local", 0.0, "cpu", 1)
+        return _Target(LOCAL_OFFER_KEY, "local", 0.0, None, 1)
     offers = {o.key: o for o in shipped_catalog().offers}
     offer = offers.get(ref.key)
     if offer is None:
@@ -96,10 +96,13 @@ def _launcher_factory(opts: dict[str, Any]) -> Any:
     return build
 
 
-def _result_json(result: ProbeResult, accelerator: str | None) -> dict[str, Any]:
+def _result_json(result: ProbeResult) -> dict[str, Any]:
+    """The stored result and its findings, judged against the device it really ran on."""
     from pricing import load_accelerators
+    from probes.device_check import result_accelerator
     from probes.findings import findings_for
 
+    accelerator = result_accelerator(result)
     spec = load_accelerators().get(accelerator) if accelerator else None
     data = result.to_dict()
     data["findings"] = [
@@ -206,7 +209,8 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
             recipe=recipe_for(spec, samples_per_device=per_device),
             workload_fingerprint=spec.fingerprint(), time_box_s=time_box_s,
             price_usd_per_hour=target.price_usd_per_hour, find_batch=find_batch,
-            input_check=not no_input_check, memory_limit_gib=memory_limit_gib)
+            input_check=not no_input_check, memory_limit_gib=memory_limit_gib,
+            accelerator=target.accelerator)
         requests.append(request)
         accelerators[request.probe_id] = (target.launcher, target.accelerator)
     opts = {"aws_bucket": aws_bucket, "gcp_project": gcp_project, "gcp_bucket": gcp_bucket}
@@ -215,7 +219,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     def launcher_for(request: ProbeRequest) -> Any:
         return by_name(accelerators[request.probe_id][0])
 
-    estimate = sum((r.time_box_s + launcher_class(accelerators[r.probe_id][0]).boot_overhead_s)
+    estimate = sum((r.max_run_s + launcher_class(accelerators[r.probe_id][0]).boot_overhead_s)
                    / 3600.0 * r.price_usd_per_hour for r in requests)
     if cap is not None and estimate > cap:
         shown, cap_shown = _usd_pair(estimate, cap)
@@ -223,7 +227,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
                          "probe fewer offers, shorten --time-box, or raise --max-usd")
     _check_settings({launcher for launcher, _ in accelerators.values()}, opts)
     results = _run_with_progress(requests, launcher_for, as_json=as_json, max_usd=cap)
-    rows = [_result_json(r, accelerators[r.probe_id][1]) for r in results]
+    rows = [_result_json(r) for r in results]
     spent = sum(r.cost_usd for r in results)
     if as_json:
         echo_json({"model": spec.name, "workload_fingerprint": spec.fingerprint(),
@@ -312,7 +316,10 @@ def list_probes(fingerprint: str | None, as_json: bool) -> None:
     """Every stored probe result, oldest first."""
     from rich.markup import escape
 
-    results = _store().list(fingerprint=fingerprint)
+    from pricing import shipped_catalog
+    from probes.device_check import rechecked
+
+    results = rechecked(_store().list(fingerprint=fingerprint), shipped_catalog())
     rows = [r.to_dict() for r in results]
     if as_json:
         echo_json({"probes": rows})
@@ -335,20 +342,19 @@ def show_probe(probe_id: str, as_json: bool) -> None:
     """One probe's full result and its findings. PROBE_ID may be the first few characters of
     the id when no other probe's id starts with them."""
     from pricing import shipped_catalog
+    from probes.device_check import rechecked
 
     store = _store()
     probe_id = store.resolve_id(probe_id)
-    result = store.get(probe_id)
-    accelerator = next((o.accelerator for o in shipped_catalog().offers
-                        if o.key == result.offer_key), None)
-    row = _result_json(result, accelerator)
+    row = _result_json(rechecked([store.get(probe_id)], shipped_catalog())[0])
     if as_json:
         echo_json(row)
         return
     probe_table([row], f"probe {probe_id}")
     out = console()
-    for key in ("workload_fingerprint", "device", "precision", "measured_steps", "warmup_steps",
-                "stable", "utilization_pct", "created_at"):
+    for key in ("workload_fingerprint", "device", "accelerator", "precision", "measured_steps",
+                "warmup_steps", "stable", "utilization_pct", "largest_batch_that_fits",
+                "smallest_batch_that_failed", "error", "created_at"):
         out.print(f"{key}: {row[key]}")
 
 

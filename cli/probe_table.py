@@ -16,11 +16,12 @@ def _num(value: float | None, fmt: str = "") -> str:
     return format(value, fmt) if fmt else fmt_number(value)
 
 
-_TEXT_COLUMNS = ("probe", "offer", "status")
+_TEXT_COLUMNS = ("probe", "offer", "device", "status")
 _COLUMNS = (*_TEXT_COLUMNS, "batch", "samples/s", "±95%", "step p50 s", "step p90 s",
             "peak GiB", "input ratio", "max batch", "wall s", "$")
 # Left out, in this order, when the table cannot fit otherwise (--json keeps them all).
-_OPTIONAL = ("step p90 s", "±95%", "wall s", "input ratio", "max batch", "step p50 s", "peak GiB")
+_OPTIONAL = ("step p90 s", "±95%", "wall s", "input ratio", "max batch", "step p50 s", "peak GiB",
+             "device")
 _MIN_OFFER = 12  # an offer key folds onto more lines down to this width
 
 
@@ -28,6 +29,7 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
     halfwidth = row["rel_halfwidth"]
     return {
         "probe": row["probe_id"], "offer": row["offer_key"], "status": row["status"],
+        "device": row.get("accelerator") or row["device"],
         "batch": str(row["batch_size"]), "samples/s": _num(row["samples_per_second"]),
         "±95%": f"{halfwidth:.1%}" if halfwidth is not None else "-",
         "step p50 s": _num(row["step_time_p50_s"], ".4g"),

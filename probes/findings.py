@@ -109,6 +109,25 @@ def _memory(result: ProbeResult, accelerator: AcceleratorSpec | None) -> Finding
     )
 
 
+def _one_line(text: str, limit: int = 200) -> str:
+    """The first line of ``text``, cut at ``limit`` characters (evidence is one line)."""
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else ""
+    return first if len(first) <= limit else first[:limit - 3] + "..."
+
+
+def _bracket(result: ProbeResult) -> str:
+    """What the search measured: the largest fit (and its peak) and the first failure."""
+    fits, failed = result.largest_batch_that_fits, result.smallest_batch_that_failed
+    peak = result.largest_batch_peak_memory_gib
+    parts = []
+    if fits is not None:
+        parts.append(f"batch {fits} fits" + (f" (peak {peak:.1f} GiB)" if peak else ""))
+    if failed is not None:
+        parts.append(f"batch {failed} ran out of memory")
+    return ", ".join(parts) or "no batch fit"
+
+
 def _batch_limits(result: ProbeResult) -> Finding | None:
     fits = result.largest_batch_that_fits
     if result.status is ProbeStatus.OOM:
@@ -118,7 +137,7 @@ def _batch_limits(result: ProbeResult) -> Finding | None:
             advice=f"batch {result.batch_size} does not fit on this offer{where}: lower the "
                    "per-device batch, use gradient accumulation, bf16, activation "
                    "checkpointing, or more accelerators",
-            evidence=result.error or f"out of memory at batch {result.batch_size}",
+            evidence=_one_line(result.error) or f"out of memory at batch {result.batch_size}",
             expected_gain="a run that fits at all",
         )
     if fits is None:
@@ -126,17 +145,17 @@ def _batch_limits(result: ProbeResult) -> Finding | None:
     if not result.batch_search_complete:
         return Finding(
             FindingKind.LARGEST_BATCH, result.offer_key,
-            advice=f"batches up to at least {fits} fit (the search stopped at the time box "
-                   "before finding the limit; probe again with a longer --time-box)",
-            evidence=f"doubling from batch {result.batch_size} reached {fits} without "
-                     "running out of memory",
+            advice=f"batches up to at least {fits} fit (the search ended before it ran out "
+                   "of memory; probe again with a longer --time-box)",
+            evidence=_bracket(result),
             expected_gain="headroom for a larger batch" if fits > result.batch_size
                           else "unknown",
         )
     return Finding(
         FindingKind.LARGEST_BATCH, result.offer_key,
-        advice=f"the largest per-device batch that fits is {fits}",
-        evidence=f"searched by doubling then bisection from batch {result.batch_size}",
+        advice=f"the largest per-device batch that fits is about {fits}",
+        evidence=f"{_bracket(result)}: searched by doubling from batch {result.batch_size}, "
+                 "then narrowing",
         expected_gain="headroom for a larger batch" if fits > result.batch_size
                       else "none: the batch is at the limit",
     )
@@ -145,8 +164,9 @@ def _batch_limits(result: ProbeResult) -> Finding | None:
 def findings_for(result: ProbeResult, accelerator: AcceleratorSpec | None = None) -> list[Finding]:
     """Every finding the result supports, most actionable first.
 
-    ``accelerator`` is the offer's device spec (``pricing.load_accelerators()[name]``); the
-    bf16 and memory findings need it. Failed probes other than ``oom`` give no findings.
+    ``accelerator`` is the spec of the device the probe ran on
+    (``pricing.load_accelerators()[name]``); the bf16 and memory findings need it. Failed
+    probes other than ``oom`` give no findings.
     """
     if result.status is ProbeStatus.OOM:
         found = _batch_limits(result)

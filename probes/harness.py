@@ -1,11 +1,13 @@
 """The probe harness: time the training step on this machine's device and report a ProbeResult.
 
-Building the model and the first step (lazy initialisation, autotuning) come first; the
-request's time box starts after them and holds every other phase: warm-up (excluded; over
-when step times stop falling), measured steps until the samples/s estimate is stable
-(relative 95% half-width under the target, and the two halves of the measured steps
-agreeing) or the box ends, then the optional input-pipeline check (cached batch vs the real
-loader) and the optional largest-batch search. Out-of-memory is a result.
+The device comes first: a request for an accelerator the machine does not have (the CPU
+fallback on a Trainium box) ends ``wrong_device`` before anything is measured. Building the
+model and the first step (lazy initialisation, autotuning) come next; the request's time box
+starts after them and holds warm-up (excluded; over when step times stop falling), measured
+steps until the samples/s estimate is stable (relative 95% half-width under the target, and
+the two halves of the measured steps agreeing) or the box ends, and the input-pipeline check
+(cached batch vs the workload's real loader, only when it has one). The optional
+largest-batch search then gets a box of its own. Out-of-memory is a result.
 
 Run on an instance as ``python -m probes.harness REQUEST.json RESULT.json``; needs only torch
 and this package.
@@ -14,6 +16,7 @@ and this package.
 from __future__ import annotations
 
 import contextlib
+import re
 import statistics
 import sys
 import time
@@ -21,13 +24,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from probes.batch_search import BatchSearch, search_largest_batch
+from probes.device_check import device_mismatch
 from probes.devices import Device, detect_device
 from probes.errors import ProbeError
 from probes.stats import percentile, relative_drift, relative_halfwidth, warmup_done
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 from probes.workload import BuiltWorkload, build_workload
 
-__all__ = ["Harness", "OutOfMemory", "is_oom_error", "main", "run_probe"]
+__all__ = ["Harness", "OutOfMemory", "is_oom_error", "main", "oom_summary", "run_probe"]
 
 Clock = Callable[[], float]
 _OOM_MARKERS = ("out of memory", "not enough memory", "can't allocate memory",
@@ -41,6 +46,22 @@ class OutOfMemory(Exception):
         super().__init__(f"out of memory at batch {batch_size}: {detail}")
         self.batch_size = batch_size
         self.detail = detail
+
+
+_CUDA_OOM = re.compile(r"Tried to allocate ([\d.]+ [KMGT]?i?B).*?total capacity of ([\d.]+ [KMGT]?i?B)"
+                       r" of which ([\d.]+ [KMGT]?i?B) is free", re.DOTALL)
+
+
+def oom_summary(text: str) -> str:
+    """One short line for an out-of-memory message (CUDA's runs to several sentences and
+    lines): what was asked for and what was free, else the first sentence."""
+    cuda = _CUDA_OOM.search(text)
+    if cuda:
+        return (f"CUDA out of memory: tried to allocate {cuda.group(1)} with {cuda.group(3)} "
+                f"free of {cuda.group(2)}")
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else "out of memory"
+    return first.split(". ")[0][:200]
 
 
 def is_oom_error(exc: BaseException) -> bool:
@@ -77,7 +98,10 @@ class Harness:
     """Runs one ProbeRequest on one device. ``clock`` is injectable (seconds, monotonic).
 
     ``min_measured_steps`` and ``min_measure_s`` keep a very fast step from stopping on a
-    lucky handful of samples; ``max_batch`` bounds the largest-batch search.
+    lucky handful of samples; ``max_batch`` bounds the largest-batch search. Without a
+    ``device`` the harness detects one (``prefer_device``: cpu, cuda, xla, hpu, neuron);
+    ``cap_cpu_memory`` makes allocations past the memory cap fail on the CPU (for the
+    harness's own process only: it caps the whole process).
     """
 
     def __init__(
@@ -91,8 +115,12 @@ class Harness:
         min_measure_s: float = 1.0,
         max_warmup_steps: int = 50,
         max_batch: int = 1 << 16,
+        prefer_device: str | None = None,
+        cap_cpu_memory: bool = False,
     ) -> None:
         self.request = request
+        self._prefer_device = prefer_device
+        self._cap_cpu_memory = cap_cpu_memory
         self._workload = workload
         self._device = device
         self._clock = clock
@@ -104,10 +132,9 @@ class Harness:
         self._precision = request.recipe.precision
 
     # -- set-up -----------------------------------------------------------------------
-    def _prepare(self) -> tuple[BuiltWorkload, Device]:
+    def _prepare(self, device: Device) -> BuiltWorkload:
         import torch
 
-        device = self._device or detect_device()
         workload = self._workload or build_workload(self.request.recipe)
         model = workload.model.to(device.torch_device)
         model.train()
@@ -137,7 +164,7 @@ class Harness:
             device.synchronize()
 
         self._step = step
-        return workload, device
+        return workload
 
     def _run_step(self, batch: Any, batch_size: int, device: Device) -> float:
         assert self._step is not None
@@ -146,7 +173,7 @@ class Harness:
             self._step(batch)
         except Exception as exc:
             if is_oom_error(exc):
-                raise OutOfMemory(batch_size, str(exc).splitlines()[0][:300]) from exc
+                raise OutOfMemory(batch_size, oom_summary(str(exc))) from exc
             raise
         elapsed = self._clock() - start
         limit = self.request.memory_limit_gib
@@ -160,7 +187,7 @@ class Harness:
             return workload.make_batch(batch_size, device.torch_device)
         except Exception as exc:
             if is_oom_error(exc):
-                raise OutOfMemory(batch_size, str(exc).splitlines()[0][:300]) from exc
+                raise OutOfMemory(batch_size, oom_summary(str(exc))) from exc
             raise
 
     # -- phases -----------------------------------------------------------------------
@@ -198,112 +225,127 @@ class Harness:
         return _Measurement(measured, warmup, util, box_start + self.request.time_box_s)
 
     def _input_ratio(self, workload: BuiltWorkload, cached: Any, device: Device,
-                     step_s: float, budget_s: float) -> float | None:
-        steps = min(20, int(budget_s / max(4 * step_s, 1e-9)))
-        if workload.make_loader is None or steps < 3:
+                     deadline: float) -> float | None:
+        """Time of steps on the workload's real loader over the same number of steps on one
+        cached batch, interleaved in rounds of five so drift hits both sides alike (at least
+        one round, up to four while the box lasts); None without a loader."""
+        if workload.make_loader is None:
             return None
         size = self.request.recipe.batch_size
-        loader_iter: Iterator[Any] = iter(workload.make_loader(size))
+        make_loader = workload.make_loader
+        loader_iter: Iterator[Any] = iter(make_loader(size))
 
         def next_batch() -> Any:
             nonlocal loader_iter
             try:
                 return next(loader_iter)
             except StopIteration:
-                loader_iter = iter(workload.make_loader(size))  # type: ignore[misc]
+                loader_iter = iter(make_loader(size))
                 return next(loader_iter)
 
         cached_s = loader_s = 0.0
-        for _ in range(2):  # interleave so drift hits both sides alike
+        rounds = 0
+        while rounds < 4 and (rounds < 1 or self._clock() < deadline):
             start = self._clock()
-            for _ in range(steps):
+            for _ in range(5):
                 self._run_step(cached, size, device)
             cached_s += self._clock() - start
             start = self._clock()
-            for _ in range(steps):
+            for _ in range(5):
                 self._run_step(_to_device(next_batch(), device.torch_device), size, device)
             loader_s += self._clock() - start
+            rounds += 1
         return loader_s / cached_s if cached_s > 0 else None
 
-    def _fits(self, workload: BuiltWorkload, batch_size: int, device: Device) -> bool:
+    def _try_batch(self, workload: BuiltWorkload, batch_size: int,
+                   device: Device) -> tuple[bool, float | None]:
+        """Whether one step at ``batch_size`` fits, and its peak memory when it does."""
+        device.reset_peak_memory()
+        fits, peak = False, None
         try:
             batch = self._batch(workload, batch_size, device)
             self._run_step(batch, batch_size, device)
-            return True
+            fits, peak = True, device.peak_memory_gib()
+            del batch
         except OutOfMemory:
-            _release(device)
-            return False
+            pass
+        _release(device)  # outside the handler: the traceback no longer holds the tensors
+        return fits, peak
 
-    def _largest_batch(self, workload: BuiltWorkload, device: Device, *, fits: bool,
-                       deadline: float) -> tuple[int | None, bool]:
-        """(largest batch seen to fit, whether the boundary was pinned down exactly)."""
-        start = self.request.recipe.batch_size
-        low: int | None = start if fits else None
-        high: int | None = None if fits else start
-        if low is None:
-            trial = start // 2
-            while trial >= 1 and self._clock() < deadline:
-                if self._fits(workload, trial, device):
-                    low = trial
-                    break
-                high, trial = trial, trial // 2
-            if low is None:
-                return None, trial < 1
-        while high is None and low * 2 <= self._max_batch and self._clock() < deadline:
-            if self._fits(workload, low * 2, device):
-                low *= 2
-            else:
-                high = low * 2
-        while high is not None and high - low > 1 and self._clock() < deadline:
-            mid = (low + high) // 2
-            if self._fits(workload, mid, device):
-                low = mid
-            else:
-                high = mid
-        return low, high is not None and high - low == 1
+    def _search(self, workload: BuiltWorkload, device: Device, *, fits: bool,
+                peak_gib: float | None) -> BatchSearch:
+        """The largest-batch search from the request's batch, in a time box of its own."""
+        deadline = self._clock() + self.request.time_box_s
+        return search_largest_batch(
+            lambda size: self._try_batch(workload, size, device),
+            start=self.request.recipe.batch_size, start_fits=fits, start_peak_gib=peak_gib,
+            limit_gib=self.request.memory_limit_gib or device.total_memory_gib(),
+            max_batch=self._max_batch, out_of_time=lambda: self._clock() >= deadline)
 
     # -- the whole probe --------------------------------------------------------------
+    def _device_or_failure(self, start: float) -> Device | ProbeResult:
+        request = self.request
+        try:
+            device = self._device or detect_device(self._prefer_device)
+        except ProbeError as exc:  # a runtime that was asked for is not there
+            status = ProbeStatus.WRONG_DEVICE if request.accelerator else ProbeStatus.ERROR
+            expected = f"the offer has {request.accelerator}, but " if request.accelerator else ""
+            return ProbeResult.failure(request, status, f"{expected}{exc}",
+                                       wall_time_s=self._clock() - start)
+        problem = device_mismatch(request.accelerator, device.accelerator, _device_label(device))
+        if problem is not None:
+            return ProbeResult.failure(request, ProbeStatus.WRONG_DEVICE, problem,
+                                       device=_device_label(device),
+                                       accelerator=device.accelerator,
+                                       wall_time_s=self._clock() - start)
+        if device.kind == "cpu" and self._cap_cpu_memory:
+            _cap_address_space(request.memory_limit_gib)
+        return device
+
     def run(self) -> ProbeResult:
         """Run every phase and return the result; never raises for the workload's own faults."""
         start = self._clock()
         request = self.request
-        extra = (0.15 if request.input_check else 0.0) + (0.2 if request.find_batch else 0.0)
+        device = self._device_or_failure(start)
+        if isinstance(device, ProbeResult):
+            return device
+        base = {"device": _device_label(device), "accelerator": device.accelerator}
         try:
-            workload, device = self._prepare()
+            workload = self._prepare(device)
         except Exception as exc:  # noqa: BLE001 - building the user's model may raise anything
             text = str(exc).splitlines()[0][:500] if str(exc) else type(exc).__name__
             if is_oom_error(exc):
                 return ProbeResult.failure(
-                    request, ProbeStatus.OOM, f"building the model ran out of memory: {text}",
-                    wall_time_s=self._clock() - start)
+                    request, ProbeStatus.OOM,
+                    f"building the model ran out of memory: {oom_summary(str(exc))}",
+                    wall_time_s=self._clock() - start, **base)
             return ProbeResult.failure(request, ProbeStatus.ERROR,
                                        text if isinstance(exc, ProbeError)
                                        else f"{type(exc).__name__}: {text}",
-                                       wall_time_s=self._clock() - start)
-        base = {"device": device.name if device.kind == "cpu" else f"{device.kind}:{device.name}",
-                "precision": self._precision}
+                                       wall_time_s=self._clock() - start, **base)
+        base["precision"] = self._precision
+        oom = ""
         try:
             batch = self._batch(workload, request.recipe.batch_size, device)
-            meas = self._measure(batch, device, 1.0 - extra)
+            meas = self._measure(batch, device, 0.85 if workload.make_loader else 1.0)
         except OutOfMemory as exc:
-            _release(device)
-            box_end = self._clock() + request.time_box_s
-            fits, complete = (self._largest_batch(workload, device, fits=False,
-                                                  deadline=box_end)
-                              if request.find_batch else (None, False))
-            return ProbeResult.failure(
-                request, ProbeStatus.OOM, str(exc), largest_batch_that_fits=fits,
-                batch_search_complete=complete, wall_time_s=self._clock() - start, **base)
+            oom = str(exc)
         except Exception as exc:  # noqa: BLE001 - the user's step may raise anything
             return ProbeResult.failure(request, ProbeStatus.ERROR,
                                        f"{type(exc).__name__}: {exc}"[:2000],
                                        wall_time_s=self._clock() - start, **base)
+        if oom:  # out of the handler: its traceback no longer holds the step's tensors
+            _release(device)
+            found = (self._search(workload, device, fits=False, peak_gib=None)
+                     if request.find_batch else None)
+            return ProbeResult.failure(request, ProbeStatus.OOM, oom,
+                                       wall_time_s=self._clock() - start,
+                                       **_search_fields(found), **base)
         return self._finish(workload, device, batch, meas, start, base)
 
     def _finish(self, workload: BuiltWorkload, device: Device, batch: Any, meas: _Measurement,
                 start: float, base: dict[str, Any]) -> ProbeResult:
         request = self.request
-        box_end = meas.box_end
         times = meas.step_times_s
         peak = device.peak_memory_gib()
         if len(times) < 3:
@@ -314,36 +356,45 @@ class Harness:
                 warmup_steps=meas.warmup_steps, measured_steps=len(times),
                 wall_time_s=self._clock() - start, **base)
         halfwidth = relative_halfwidth(times)
-        p50 = percentile(times, 50)
         ratio: float | None = None
-        fits: int | None = None
-        complete = False
+        found: BatchSearch | None = None
         try:
             if request.input_check:
-                budget = (box_end - self._clock()) * (0.45 if request.find_batch else 0.9)
-                ratio = self._input_ratio(workload, batch, device, p50, budget)
-            if request.find_batch:
-                fits, complete = self._largest_batch(workload, device, fits=True,
-                                                     deadline=box_end)
+                ratio = self._input_ratio(workload, batch, device, meas.box_end)
         except OutOfMemory:
             _release(device)
         except Exception as exc:  # noqa: BLE001 - the user's loader may raise anything
             base = {**base, "error": f"input check failed: {type(exc).__name__}: {exc}"[:2000]}
+        if request.find_batch:
+            found = self._search(workload, device, fits=True, peak_gib=peak)
         return ProbeResult(
             probe_id=request.probe_id, offer_key=request.offer_key,
             workload_fingerprint=request.workload_fingerprint, status=ProbeStatus.OK,
             batch_size=request.recipe.batch_size,
             samples_per_second=request.recipe.batch_size * len(times) / sum(times),
-            step_time_p50_s=p50, step_time_p90_s=percentile(times, 90),
+            step_time_p50_s=percentile(times, 50), step_time_p90_s=percentile(times, 90),
             measured_steps=len(times), warmup_steps=meas.warmup_steps,
             rel_halfwidth=halfwidth if halfwidth != float("inf") else None,
             stable=halfwidth < request.target_rel_halfwidth,
             peak_memory_gib=peak if peak else None,
             utilization_pct=statistics.fmean(meas.utilization) if meas.utilization else None,
-            input_bound_ratio=ratio, largest_batch_that_fits=fits,
-            batch_search_complete=complete,
+            input_bound_ratio=ratio, **_search_fields(found),
             wall_time_s=self._clock() - start, **base,
         )
+
+
+def _device_label(device: Device) -> str:
+    """``cpu``, or the runtime and the device's own name (``cuda:NVIDIA H100 80GB HBM3``)."""
+    return device.name if device.kind == "cpu" else f"{device.kind}:{device.name}"
+
+
+def _search_fields(found: BatchSearch | None) -> dict[str, Any]:
+    if found is None:
+        return {}
+    return {"largest_batch_that_fits": found.largest_fit,
+            "largest_batch_peak_memory_gib": found.largest_fit_peak_gib,
+            "smallest_batch_that_failed": found.smallest_failure,
+            "batch_search_complete": found.complete}
 
 
 def _release(device: Device) -> None:
@@ -390,10 +441,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with open(args[0]) as handle:
         request = ProbeRequest.from_json(handle.read())
-    device = detect_device(os.environ.get("ADVISOR_PROBE_DEVICE") or None)
-    if device.kind == "cpu":
-        _cap_address_space(request.memory_limit_gib)
-    result = run_probe(request, device=device)
+    result = run_probe(request, prefer_device=os.environ.get("ADVISOR_PROBE_DEVICE") or None,
+                       cap_cpu_memory=True)
     tmp = args[1] + ".tmp"
     with open(tmp, "w") as handle:
         handle.write(result.to_json())

@@ -1,6 +1,7 @@
 """Run ProbeRequests through launchers: check dollars first, always terminate, record everything.
 
-Every probe ends in the store with a status, whatever happens: launch failure
+Every probe ends in the store with a status, whatever happens: a measurement on another
+device than the offer's accelerator (``wrong_device``), launch failure
 (``launch_failed``), no result in time (``timeout``), the harness crashing (``error``), or
 Ctrl-C / SIGTERM (``error``, "interrupted", then the interrupt propagates). Resources are
 terminated in ``finally``.
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
 
+from probes.device_check import checked
 from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed
 from probes.store import ProbeStore
@@ -89,7 +91,7 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
             result = ProbeResult.failure(request, ProbeStatus.LAUNCH_FAILED, str(exc))
         else:
             notify(ProbeEvent(request, "running", f"{handle.resource_id} in {handle.location}"))
-            result = launcher.wait(handle, request)
+            result = checked(launcher.wait(handle, request), request.accelerator)
     except KeyboardInterrupt as exc:
         what = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
         result = ProbeResult.failure(request, ProbeStatus.ERROR, f"interrupted by {what}")

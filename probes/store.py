@@ -8,14 +8,14 @@ use. The URL comes from the caller (the CLI passes ``advisor.storage.default_sto
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from probes.errors import ProbeError
 from probes.types import ProbeResult, ProbeStatus
 
-__all__ = ["ProbeStore", "measured_throughput"]
+__all__ = ["ProbeStore", "measured_throughput", "most_trustworthy"]
 
 _MATCHES_SHOWN = 10  # ids an ambiguous-prefix error lists before "and N more"
 
@@ -130,18 +130,27 @@ class ProbeStore:
 
 
 def measured_throughput(store: ProbeStore, fingerprint: str) -> list[ProbeResult]:
-    """The most trustworthy ``ok`` result per offer key for a workload, sorted by offer key:
+    """``most_trustworthy`` of the workload's stored ``ok`` results."""
+    return most_trustworthy(store.list(fingerprint=fingerprint, status=ProbeStatus.OK))
+
+
+def most_trustworthy(results: Iterable[ProbeResult]) -> list[ProbeResult]:
+    """The most trustworthy ``ok`` result per offer key and device, sorted by offer key:
     the newest stable one (its samples/s known within the probe's target), else the one
-    with the narrowest confidence interval (newest on ties).
+    with the narrowest confidence interval (newest on ties). Give results oldest first.
 
     What ``recommend`` uses as ``measured`` throughput (``samples_per_second`` at
-    ``batch_size`` per device on ``offer_key``; ``local`` is this machine's CPU).
+    ``batch_size`` per device). Local probes are told apart by device: one measured on the
+    laptop's CPU and one on a workstation's GPU are both kept.
     """
-    best: dict[str, ProbeResult] = {}
-    for result in store.list(fingerprint=fingerprint, status=ProbeStatus.OK):  # oldest first
-        held = best.get(result.offer_key)
+    best: dict[tuple[str, str], ProbeResult] = {}
+    for result in results:
+        if result.status is not ProbeStatus.OK:
+            continue
+        key = (result.offer_key, result.device)
+        held = best.get(key)
         if held is None or _trust(result) >= _trust(held):
-            best[result.offer_key] = result
+            best[key] = result
     return [best[key] for key in sorted(best)]
 
 

@@ -38,6 +38,7 @@ class ProbeStatus(enum.StrEnum):
     TIMEOUT = "timeout"
     LAUNCH_FAILED = "launch_failed"
     ERROR = "error"
+    WRONG_DEVICE = "wrong_device"
 
 
 def _utcnow() -> datetime:
@@ -77,7 +78,10 @@ class ProbeRequest:
     ``max_usd`` is the most this probe may cost; ``memory_limit_gib`` caps what the harness
     lets the step use (an allocation past it is an ``oom``), None for the device's own limit.
     ``target_rel_halfwidth`` is the relative 95% confidence half-width of samples/s at which
-    measuring stops.
+    measuring stops. ``accelerator`` is the catalog name of the accelerator the offer has
+    (``H100-SXM``): a probe that finds another device ends ``wrong_device``; None (a local
+    probe) accepts whatever device the machine has and records it. ``find_batch`` adds up to
+    one more ``time_box_s`` for the largest-batch search (``max_run_s``).
     """
 
     probe_id: str
@@ -91,7 +95,14 @@ class ProbeRequest:
     input_check: bool = True
     memory_limit_gib: float | None = None
     target_rel_halfwidth: float = 0.02
+    accelerator: str | None = None
     created_at: datetime = field(default_factory=_utcnow)
+
+    @property
+    def max_run_s(self) -> float:
+        """The longest the harness may run after start-up: the time box, twice with the
+        largest-batch search (which has a box of its own)."""
+        return self.time_box_s * (2.0 if self.find_batch else 1.0)
 
     def __post_init__(self) -> None:
         owner = f"probe request {self.probe_id or '?'}"
@@ -148,9 +159,17 @@ class ProbeResult:
     ``batch_size`` is the per-device batch that was run (for ``oom``: the batch that failed).
     ``input_bound_ratio`` is cached-batch samples/s over real-loader samples/s (1 = not
     input-bound). ``peak_memory_gib`` is peak accelerator memory (process peak RSS on cpu).
-    ``cost_usd`` is what the probe cost (0 locally). ``largest_batch_that_fits`` is exact
-    when ``batch_search_complete``, else a lower bound (the search hit the time box or the
-    harness's batch cap).
+    ``cost_usd`` is what the probe cost (0 locally).
+
+    ``device`` is the device as its runtime names it (``cpu``, ``cuda:NVIDIA H100 80GB HBM3``);
+    ``accelerator`` its catalog name (``H100-SXM``; None for the CPU and devices the catalog
+    does not know). ``wrong_device`` means the device is not the offer's accelerator: what it
+    measured (if anything) is never throughput of the offer.
+
+    ``largest_batch_that_fits`` (with ``largest_batch_peak_memory_gib``, its peak) and
+    ``smallest_batch_that_failed`` bracket the memory limit; ``batch_search_complete`` says the
+    bracket is tight (within 2%, or adjacent batches); else the fit is a lower bound (the
+    search hit its time box or the harness's batch cap).
     """
 
     probe_id: str
@@ -170,7 +189,10 @@ class ProbeResult:
     input_bound_ratio: float | None = None
     precision: str = "fp32"
     device: str = "cpu"
+    accelerator: str | None = None
     largest_batch_that_fits: int | None = None
+    largest_batch_peak_memory_gib: float | None = None
+    smallest_batch_that_failed: int | None = None
     batch_search_complete: bool = False
     wall_time_s: float = 0.0
     cost_usd: float = 0.0
@@ -190,7 +212,8 @@ class ProbeResult:
                 raise ProbeError(f"{owner}: status ok needs measured_steps >= 1")
         elif self.samples_per_second is not None:
             _check_positive(owner, "samples_per_second", self.samples_per_second, allow_none=True)
-        if self.status in (ProbeStatus.ERROR, ProbeStatus.LAUNCH_FAILED) and not self.error:
+        if self.status in (ProbeStatus.ERROR, ProbeStatus.LAUNCH_FAILED,
+                           ProbeStatus.WRONG_DEVICE) and not self.error:
             raise ProbeError(f"{owner}: status {self.status} needs error text")
         fits = self.largest_batch_that_fits
         if self.status is ProbeStatus.OOM and fits is not None and fits >= self.batch_size:
@@ -199,9 +222,14 @@ class ProbeResult:
             )
         if fits is not None and fits < 1:
             raise ProbeError(f"{owner}: largest_batch_that_fits must be >= 1, got {fits}")
+        failed = self.smallest_batch_that_failed
+        if failed is not None and fits is not None and failed <= fits:
+            raise ProbeError(f"{owner}: smallest_batch_that_failed={failed} must be above "
+                             f"largest_batch_that_fits={fits}")
         if self.cost_usd < 0 or self.wall_time_s < 0:
             raise ProbeError(f"{owner}: cost_usd and wall_time_s must be >= 0")
-        for name in ("step_time_p50_s", "step_time_p90_s", "peak_memory_gib", "input_bound_ratio"):
+        for name in ("step_time_p50_s", "step_time_p90_s", "peak_memory_gib", "input_bound_ratio",
+                     "largest_batch_peak_memory_gib"):
             _check_positive(owner, name, getattr(self, name), allow_none=True)
 
     def with_cost(self, *, wall_time_s: float, price_usd_per_hour: float) -> ProbeResult:

@@ -101,12 +101,13 @@ class Launcher(abc.ABC):
 
     def expiry_for(self, request: ProbeRequest) -> datetime:
         """When a resource for ``request`` must be gone at the latest."""
-        budget = self.boot_overhead_s + request.time_box_s + self.grace_s + 300.0
+        budget = self.boot_overhead_s + request.max_run_s + self.grace_s + 300.0
         return self.now() + timedelta(seconds=budget)
 
     def estimate_cost_usd(self, request: ProbeRequest) -> float:
-        """Dollars the probe costs if it runs its whole time box plus the boot overhead."""
-        return (request.time_box_s + self.boot_overhead_s) / 3600.0 * request.price_usd_per_hour
+        """Dollars the probe costs if it runs its whole time box (two with the batch search)
+        plus the boot overhead."""
+        return (request.max_run_s + self.boot_overhead_s) / 3600.0 * request.price_usd_per_hour
 
     @abc.abstractmethod
     def launch(self, request: ProbeRequest) -> LaunchHandle:
@@ -143,7 +144,7 @@ class Launcher(abc.ABC):
         Never terminates (the caller does, in ``finally``); returns a ``timeout`` or
         ``error`` result instead of raising for the probe's own faults.
         """
-        deadline = handle.started_s + self.boot_overhead_s + request.time_box_s + self.grace_s
+        deadline = handle.started_s + self.boot_overhead_s + request.max_run_s + self.grace_s
         while True:
             result = self.poll(handle)
             if result is not None:

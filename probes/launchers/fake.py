@@ -45,6 +45,7 @@ def _ok(request: ProbeRequest, samples_per_second: float) -> ProbeResult:
         step_time_p50_s=size / samples_per_second, step_time_p90_s=size / samples_per_second,
         measured_steps=30, warmup_steps=3, rel_halfwidth=0.01, stable=True,
         precision=request.recipe.precision, device="fake",
+        accelerator=request.accelerator,  # the fake instance has the device the offer promises
     )
 
 

@@ -1,8 +1,9 @@
-"""Stored probes feed recommend: cloud probes become measurements, local ones advice."""
+"""Stored probes feed recommend: measurements of the accelerator each probe really ran on."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -18,17 +19,35 @@ from probes.types import ProbeResult, ProbeStatus
 SPEC = {"name": "tiny", "model": {"builtin": "mlp"}, "batch_size": 64,
         "data": {"total_samples": 1_000_000},
         "profile": {"flops_per_sample": 2e6, "params": 100_000, "memory_gib": 1.0}}
+A10G = "cuda:NVIDIA A10G"
+H100 = "cuda:NVIDIA H100 80GB HBM3"
 
 
-def _ok(offer_key: str, sps: float, *, input_ratio: float | None = None) -> ProbeResult:
-    return ProbeResult(probe_id=f"p-{offer_key}", offer_key=offer_key, workload_fingerprint="fp",
-                       status=ProbeStatus.OK, batch_size=64, samples_per_second=sps,
-                       measured_steps=30, stable=True, input_bound_ratio=input_ratio)
+def _ok(offer_key: str, sps: float, *, device: str = A10G, probe_id: str = "",
+        **fields: Any) -> ProbeResult:
+    return ProbeResult(probe_id=probe_id or f"p-{offer_key.replace(':', '-')}", offer_key=offer_key,
+                       workload_fingerprint="fp", status=ProbeStatus.OK, batch_size=64,
+                       samples_per_second=sps, measured_steps=30, stable=True, device=device,
+                       **fields)
 
 
-def test_cloud_probe_is_a_measurement_and_local_probe_is_advice() -> None:
+def _model_yaml(tmp_path: Path, **changes: Any) -> tuple[Path, str]:
+    path = tmp_path / "model.yaml"
+    path.write_text(yaml.safe_dump({**SPEC, **changes}))
+    return path, load_workload_spec(path).fingerprint()
+
+
+def _record(fingerprint: str, *results: ProbeResult) -> None:
+    store = ProbeStore(default_storage_url())
+    for result in results:
+        store.record(ProbeResult.from_dict({**result.to_dict(),
+                                            "workload_fingerprint": fingerprint}))
+
+
+def test_cloud_probe_is_a_measurement_and_a_cpu_probe_is_advice() -> None:
     evidence = evidence_from_probes(
-        [_ok("aws:g5.xlarge:us-east-1:spot", 900.0), _ok("local", 50.0, input_ratio=2.0)],
+        [_ok("aws:g5.xlarge:us-east-1:spot", 900.0), _ok("local", 50.0, device="cpu",
+                                                         input_bound_ratio=2.0)],
         shipped_catalog())
     assert [(m.accelerator, m.samples_per_second) for m in evidence.measurements] == [("A10G", 900.0)]
     assert any("measured on local" in line for line in evidence.advice)
@@ -36,18 +55,82 @@ def test_cloud_probe_is_a_measurement_and_local_probe_is_advice() -> None:
     assert [p["used_for_ranking"] for p in evidence.probes] == [True, False]
 
 
+def test_a_local_probe_on_a_known_gpu_is_a_measurement_of_that_gpu() -> None:
+    evidence = evidence_from_probes([_ok("local", 859.0, device=H100, precision="fp32")],
+                                    shipped_catalog())
+    assert [(m.accelerator, m.samples_per_second) for m in evidence.measurements] == [
+        ("H100-SXM", 859.0)]
+    assert evidence.probes[0]["used_for_ranking"] is True
+    # The finding knows the device it ran on: an fp32 step on an H100 should use bf16.
+    assert any("precision: bf16" in line for line in evidence.advice)
+
+
+def test_local_gpu_probe_makes_every_offer_with_that_gpu_measured(tmp_path: Path) -> None:
+    path, fingerprint = _model_yaml(tmp_path)
+    before = recommend_for_file(path)
+    _record(fingerprint, _ok("local", 30_000.0, device=H100))
+    after = recommend_for_file(path)
+    h100 = [e for e in after.ranked if e.offer.accelerator == "H100-SXM"]
+    assert h100 and all(e.throughput.basis is Basis.MEASURED for e in h100)
+    single = [e for e in h100 if e.offer.accelerator_count == 1]
+    assert all(e.throughput.samples_per_second == 30_000.0 for e in single)
+    eight = [e for e in h100 if e.offer.accelerator_count == 8]
+    assert eight and all(e.throughput.samples_per_second_low
+                         < e.throughput.samples_per_second < 8 * 30_000.0 for e in eight)
+    # ... and it re-scales the predictions for the accelerators it did not run on.
+    a10g = {e.offer.key: e.throughput.samples_per_second for e in after.ranked
+            if e.offer.accelerator == "A10G"}
+    a10g_before = {e.offer.key: e.throughput.samples_per_second for e in before.ranked
+                   if e.offer.accelerator == "A10G"}
+    assert a10g and a10g != a10g_before
+
+
+def test_a_cpu_result_stored_for_trainium_changes_nothing_in_the_ranking(tmp_path: Path) -> None:
+    path, fingerprint = _model_yaml(tmp_path)
+    before = recommend_for_file(path)
+    _record(fingerprint, _ok("aws:trn1.2xlarge:us-east-1:on-demand", 3.0, device="cpu"))
+    after = recommend_for_file(path)
+    assert [e.offer.key for e in after.ranked] == [e.offer.key for e in before.ranked]
+    assert [e.throughput for e in after.ranked] == [e.throughput for e in before.ranked]
+    (summary,) = after.extra["probes"]
+    assert summary["status"] == "wrong_device" and summary["used_for_ranking"] is False
+    assert any("is not used" in line and "Trainium1" in line for line in after.advice)
+
+
 def test_recommend_uses_stored_probes_of_the_same_workload(tmp_path: Path) -> None:
-    path = tmp_path / "model.yaml"
-    path.write_text(yaml.safe_dump(SPEC))
+    path, fingerprint = _model_yaml(tmp_path)
     assert recommend_for_file(path).extra.get("probes") is None  # no store yet: none created
     assert not Path(default_storage_url().removeprefix("sqlite:///")).exists()
-    store = ProbeStore(default_storage_url())
-    fingerprint = load_workload_spec(path).fingerprint()
-    store.record(ProbeResult(probe_id="p1", offer_key="aws:g5.xlarge:us-east-1:on-demand",
-                             workload_fingerprint=fingerprint, status=ProbeStatus.OK,
-                             batch_size=64, samples_per_second=4321.0, measured_steps=30))
+    _record(fingerprint, _ok("aws:g5.xlarge:us-east-1:on-demand", 4321.0, probe_id="p1"))
     rec = recommend_for_file(path)
     g5 = [e for e in rec.ranked if e.offer.instance_type == "g5.xlarge"]
     assert g5 and all(e.throughput.basis is Basis.MEASURED for e in g5)
     assert g5[0].throughput.samples_per_second == 4321.0
     assert rec.extra["probes"][0]["probe_id"] == "p1"
+
+
+def test_a_measured_out_of_memory_rejects_that_batch_on_that_accelerator(tmp_path: Path) -> None:
+    path, fingerprint = _model_yaml(tmp_path)
+    _record(fingerprint, ProbeResult(probe_id="oom1", offer_key="local", workload_fingerprint="fp",
+                                     status=ProbeStatus.OOM, batch_size=32, device=A10G,
+                                     error="out of memory at batch 32: CUDA out of memory"))
+    rec = recommend_for_file(path)
+    rejected = {r.offer.key: r.reason for r in rec.rejected if r.offer.accelerator == "A10G"}
+    single = [k for k in rejected if ":g5.xlarge:" in k]
+    assert single and all("probe oom1 ran out of memory at batch 32 on A10G" in rejected[k]
+                          for k in single)
+    # Four A10Gs hold 16 samples each, under the batch that failed: still ranked.
+    assert any(e.offer.instance_type == "g5.12xlarge" for e in rec.ranked)
+
+
+def test_a_measured_fit_overrules_the_profile_estimate(tmp_path: Path) -> None:
+    path, fingerprint = _model_yaml(tmp_path, profile={**SPEC["profile"], "memory_gib": 200.0})
+    assert not any(e.offer.accelerator == "A10G" for e in recommend_for_file(path).ranked)
+    _record(fingerprint, _ok("local", 5000.0, largest_batch_that_fits=96,
+                             largest_batch_peak_memory_gib=20.0, smallest_batch_that_failed=97,
+                             batch_search_complete=True, peak_memory_gib=14.0))
+    ranked = [e for e in recommend_for_file(path).ranked if e.offer.accelerator == "A10G"]
+    assert ranked
+    one = next(e for e in ranked if e.offer.accelerator_count == 1)
+    assert one.memory_needed_gib_per_device is not None
+    assert 14.0 < one.memory_needed_gib_per_device <= 24.0  # measured peak (64 of 96) + overhead

@@ -50,6 +50,21 @@ def test_probe_local_json_is_ok_and_stored(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_find_batch_under_a_memory_cap_searches_to_the_limit() -> None:
+    code, out, err = _run("probe", str(ROOT / "examples" / "mlp.yaml"), "--on", "local",
+                          "--find-batch", "--memory-limit-gib", "0.25", "--time-box", "10",
+                          "--no-input-check", "--json")
+    assert code == 0, err
+    (row,) = json.loads(out)["probes"]
+    fits, failed = row["largest_batch_that_fits"], row["smallest_batch_that_failed"]
+    assert row["batch_search_complete"] is True and fits > row["batch_size"]
+    assert failed - fits <= max(1, fits // 50)
+    assert 0 < row["largest_batch_peak_memory_gib"] <= 0.25
+    (finding,) = [f for f in row["findings"] if f["kind"] == "largest-batch"]
+    assert f"about {fits}" in finding["advice"] and "\n" not in finding["evidence"]
+
+
+@pytest.mark.slow
 def test_probe_of_the_oom_example_reports_oom_and_exits_1() -> None:
     code, out, err = _run("probe", str(ROOT / "examples" / "mlp_oom.yaml"), "--on", "local",
                           "--json")

@@ -78,7 +78,7 @@ def test_find_batch_finds_the_simulated_limit(start: int, status: ProbeStatus) -
 
 
 def test_find_batch_cut_short_by_the_box_is_a_lower_bound() -> None:
-    clock = FakeClock(tick=0.01)  # every timed read costs 10 ms: the 1 s box ends quickly
+    clock = FakeClock(tick=0.03)  # every timed read costs 30 ms: the search's 1 s box ends quickly
     result = _run(tiny_workload.build(oom_above=10_000), clock=clock, time_box_s=1.0,
                   find_batch=True, input_check=False, recipe=tiny_recipe(batch_size=8))
     assert result.status is ProbeStatus.OK
@@ -133,8 +133,9 @@ def test_a_step_longer_than_the_box_is_a_timeout() -> None:
 
 
 def test_memory_cap_turns_a_big_peak_into_oom() -> None:
+    device = CpuDevice()  # before the model: its memory counts as the step's
     harness = Harness(make_request(memory_limit_gib=1e-6, time_box_s=2.0),
-                      workload=tiny_workload.build(), device=CpuDevice())
+                      workload=tiny_workload.build(), device=device)
     result = harness.run()
     assert result.status is ProbeStatus.OOM
     assert "over the cap" in result.error

@@ -1,0 +1,70 @@
+"""A measurement is evidence only for the accelerator it ran on: the checks that enforce it.
+
+The harness checks its device before measuring; the orchestrator checks every result it is
+handed (a harness of an older version, a launcher that booted the wrong image); readers of
+the store check stored results again, so a CPU fallback recorded as ``ok`` for a Trainium
+offer by an older version ends ``wrong_device`` too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from pricing import Catalog, accelerator_for_device
+from probes.types import ProbeResult, ProbeStatus
+
+__all__ = ["checked", "device_mismatch", "offer_accelerator", "rechecked", "result_accelerator"]
+
+# Statuses that say something about the device they ran on (a launcher's timeout or error
+# result never saw a device).
+_MEASURED = (ProbeStatus.OK, ProbeStatus.OOM)
+
+
+def result_accelerator(result: ProbeResult) -> str | None:
+    """The catalog accelerator a result ran on: as recorded, else read from its device name
+    (``cuda:Tesla T4`` -> ``T4``; results written before the field existed); None for the
+    CPU and unknown devices."""
+    if result.accelerator:
+        return result.accelerator
+    runtime, sep, name = result.device.partition(":")
+    return accelerator_for_device(runtime, name) if sep else None
+
+
+def device_mismatch(expected: str | None, found_accelerator: str | None,
+                    found_device: str) -> str | None:
+    """One line naming what was expected and what was found; None when they agree (or
+    nothing was expected: a local probe takes whatever device the machine has)."""
+    if expected is None or found_accelerator == expected:
+        return None
+    found = found_device if found_accelerator is None else f"{found_accelerator} ({found_device})"
+    return (f"wrong device: the offer has {expected} but the probe ran on {found}; "
+            "its numbers are not used as throughput")
+
+
+def checked(result: ProbeResult, expected: str | None) -> ProbeResult:
+    """``result``, or the same result as ``wrong_device`` when it measured on a device that is
+    not ``expected`` (the measured figures stay in the record for inspection)."""
+    if result.status not in _MEASURED:
+        return result
+    problem = device_mismatch(expected, result_accelerator(result), result.device)
+    if problem is None:
+        return result
+    return replace(result, status=ProbeStatus.WRONG_DEVICE, error=problem, stable=False)
+
+
+def offer_accelerator(offer_key: str, catalog: Catalog) -> str | None:
+    """The accelerator of an offer key's instance type (any region or market), None for
+    ``local`` and instance types the catalog does not sell."""
+    cloud, sep, rest = offer_key.partition(":")
+    if not sep:
+        return None
+    instance_type = rest.split(":", 1)[0]
+    return next((o.accelerator for o in catalog.offers
+                 if str(o.cloud) == cloud and o.instance_type == instance_type), None)
+
+
+def rechecked(results: Iterable[ProbeResult], catalog: Catalog) -> list[ProbeResult]:
+    """Stored results checked again against their offers' accelerators (results stored by
+    versions that did not check end ``wrong_device`` here too)."""
+    return [checked(r, offer_accelerator(r.offer_key, catalog)) for r in results]
