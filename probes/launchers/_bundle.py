@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from probes.errors import ProbeError
+from probes.launchers.runtimes import Runtime
 from probes.types import ProbeRequest
 
 __all__ = ["REMOTE_DIR", "boot_script", "make_bundle"]
@@ -47,23 +48,32 @@ def make_bundle(request: ProbeRequest) -> tuple[bytes, ProbeRequest]:
     return data, remote
 
 
-def boot_script(*, fetch: list[str], upload_result: str, upload_log: str, python: str,
+def boot_script(*, fetch: list[str], upload_result: str, upload_log: str, runtime: Runtime,
                 shutdown_after_s: float) -> str:
-    """A bash boot script: arm the dead-man's switch, fetch, run the harness, upload, power off.
+    """A bash boot script: arm the dead-man's switch, fetch, set up ``runtime``, run the
+    harness with its python and device, upload, power off.
 
     ``fetch`` commands run in ``REMOTE_DIR`` and must leave ``bundle.tar.gz`` and
     ``request.json`` there; the upload commands read ``result.json`` and ``harness.log``.
+    Setup output and a missing interpreter go to ``harness.log`` too; a failing setup line is
+    logged and the script goes on, so the log is uploaded and the machine powers off.
     """
     minutes = max(1, math.ceil(shutdown_after_s / 60.0))
+    setup = [f"{line} >> harness.log 2>&1 || echo 'advisor: setup step {i} failed' >> harness.log"
+             for i, line in enumerate(runtime.setup, 1)]
     lines = [
         "#!/bin/bash",
         f"shutdown -h +{minutes}  # dead-man's switch: power off (and terminate) regardless",
         f"mkdir -p {REMOTE_DIR} && cd {REMOTE_DIR} || exit 1",
         *fetch,
         "tar xzf bundle.tar.gz",
-        f"PY={python}; [ -x \"$PY\" ] || PY=python3",
+        *setup,
+        f"export ADVISOR_PROBE_DEVICE={runtime.device}",
+        f"PY={runtime.python}",
+        "command -v \"$PY\" > /dev/null || { echo \"advisor: $PY not on this image, using "
+        "python3\" >> harness.log; PY=python3; }",
         f"PYTHONPATH={REMOTE_DIR} \"$PY\" -m probes.harness request.json result.json "
-        "> harness.log 2>&1",
+        ">> harness.log 2>&1",
         upload_log,
         f"[ -f result.json ] && {upload_result}",
         "shutdown -h now",

@@ -14,6 +14,7 @@ from typing import Any
 from probes.errors import ProbeError
 from probes.launchers._bundle import boot_script, make_bundle
 from probes.launchers.base import TAG_EXPIRES, LaunchFailed, LaunchHandle
+from probes.launchers.runtimes import Runtime
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["CAPACITY_MARKERS", "GcsArea", "first_zone_with_capacity", "gcp_labels",
@@ -109,8 +110,8 @@ class GcsArea:
         """The object name of one file of a probe."""
         return f"{self.prefix}/{probe_id}/{name}"
 
-    def upload(self, request: ProbeRequest, *, python: str, shutdown_after_s: float) -> str:
-        """Upload bundle and request; return the startup script that uses them."""
+    def upload(self, request: ProbeRequest, *, runtime: Runtime, shutdown_after_s: float) -> str:
+        """Upload bundle and request; return the startup script that runs them on ``runtime``."""
         if not self.bucket:
             raise ProbeError("gcp: no GCS bucket for probe results; pass --gcp-bucket or set "
                              "ADVISOR_GCP_BUCKET")
@@ -124,7 +125,7 @@ class GcsArea:
             fetch=[f"gsutil -q cp {base}/bundle.tar.gz {base}/request.json ."],
             upload_result=f"gsutil -q cp result.json {base}/result.json",
             upload_log=f"gsutil -q cp harness.log {base}/harness.log",
-            python=python, shutdown_after_s=shutdown_after_s,
+            runtime=runtime, shutdown_after_s=shutdown_after_s,
         )
 
     def read(self, probe_id: str, name: str) -> bytes | None:

@@ -1,8 +1,11 @@
 """The AWS launcher: one EC2 instance from a Deep Learning AMI per probe, result through S3.
 
-The AMI id comes from its public SSM parameter. The instance gets user-data that fetches the
-code bundle and the request (presigned S3 URLs, so no instance role is needed), runs the
-harness, uploads result and log (presigned PUT) and powers off. Power-off terminates
+The image and its interpreter depend on the instance family (``runtimes.AWS_RUNTIMES``: the
+NVIDIA PyTorch DLAMI for p/g types, the Neuron DLAMI for trn/inf2, the Habana DLAMI for dl1);
+the AMI id comes from a public SSM parameter (or, for Habana, the newest AMI with the name). The
+instance gets user-data that fetches the code bundle and the request (presigned S3 URLs, so no
+instance role is needed), runs the runtime's setup and the harness, uploads result and log
+(presigned PUT) and powers off. Power-off terminates
 (``InstanceInitiatedShutdownBehavior=terminate``) and ``shutdown -h +N`` is armed first as a
 dead-man's switch. Instance and volumes are tagged with the probe id and an expiry. Capacity
 errors move on to the next zone. boto3 is imported lazily; botocore errors become ProbeError.
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -26,14 +30,13 @@ from probes.launchers.base import (
     LaunchHandle,
     probe_tags,
 )
+from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup, Runtime, RuntimeTable
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["CAPACITY_ERRORS", "DEFAULT_AMI_PARAMETER", "AwsLauncher"]
 
-DEFAULT_AMI_PARAMETER = (
-    "/aws/service/deeplearning/ami/x86_64/oss-nvidia-driver-gpu-pytorch-2.6-ubuntu-22.04/latest/ami-id"
-)
+DEFAULT_AMI_PARAMETER = AWS_RUNTIMES.for_instance("g5.xlarge").image   # the NVIDIA PyTorch DLAMI
 CAPACITY_ERRORS = frozenset({
     "InsufficientInstanceCapacity", "SpotMaxPriceTooLow", "Unsupported",
     "InsufficientCapacity", "InsufficientHostCapacity", "MaxSpotInstanceCountExceeded",
@@ -61,10 +64,35 @@ def _aws_errors() -> tuple[type[Exception], ...]:
     return (ClientError, BotoCoreError)
 
 
+def _ami_from_ssm(client: Callable[[str], Any], runtime: Runtime) -> str:
+    return str(client("ssm").get_parameter(Name=runtime.image)["Parameter"]["Value"])
+
+
+def _ami_by_name(client: Callable[[str], Any], runtime: Runtime) -> str:
+    images = client("ec2").describe_images(
+        Owners=[runtime.owner], IncludeDeprecated=True,
+        Filters=[{"Name": "name", "Values": [runtime.image]}])["Images"]
+    if not images:
+        raise LaunchFailed(f"no AMI of owner {runtime.owner!r} is named like {runtime.image!r}; "
+                           "pass ami_parameter= with an SSM parameter of an image that has it")
+    newest = max(images, key=lambda i: (i.get("CreationDate", ""), i.get("Name", "")))
+    return str(newest["ImageId"])
+
+
+# how each kind of AWS image reference becomes an AMI id
+_AMI_LOOKUPS: dict[ImageLookup, Callable[[Callable[[str], Any], Runtime], str]] = {
+    ImageLookup.SSM_PARAMETER: _ami_from_ssm,
+    ImageLookup.AMI_NAME: _ami_by_name,
+}
+
+
 class AwsLauncher(Launcher):
     """Probes on EC2. ``bucket`` holds bundles and results (under ``key_prefix/probe_id/``;
     only ``launch`` needs it, ``gc`` does not).
 
+    ``runtimes`` picks image, interpreter, setup and device per instance family (tests pass
+    a table with their own SSM parameters); ``ami_parameter`` and ``python``, when given, pin
+    the SSM parameter and the interpreter for every instance type.
     ``subnets`` maps zone -> subnet id (default: the region's zones, default VPC);
     ``client_factory(service, region)`` makes boto3 clients (injectable for tests);
     ``regions`` are also scanned by ``gc`` and ``live_probe_ids``.
@@ -78,24 +106,26 @@ class AwsLauncher(Launcher):
         *,
         bucket: str = "",
         client_factory: ClientFactory = _boto_client,
-        ami_parameter: str = DEFAULT_AMI_PARAMETER,
+        runtimes: RuntimeTable = AWS_RUNTIMES,
+        ami_parameter: str | None = None,
         subnets: Mapping[str, str] | None = None,
         security_group_ids: Sequence[str] = (),
         instance_profile: str | None = None,
         key_prefix: str = "advisor-probes",
-        python: str = "/opt/pytorch/bin/python",
+        python: str | None = None,
         regions: Sequence[str] = (),
         **options: Any,
     ) -> None:
         super().__init__(**options)
         self.bucket = bucket
         self._factory = client_factory
+        self.runtimes = runtimes
         self.ami_parameter = ami_parameter
         self.subnets = dict(subnets or {})
         self.security_group_ids = tuple(security_group_ids)
         self.instance_profile = instance_profile
         self.key_prefix = key_prefix.strip("/")
-        self.python = python
+        self.python_override = python
         self.regions = list(regions)
         self._clients: dict[tuple[str, str], Any] = {}
 
@@ -108,6 +138,20 @@ class AwsLauncher(Launcher):
 
     def _key(self, probe_id: str, name: str) -> str:
         return f"{self.key_prefix}/{probe_id}/{name}"
+
+    def runtime_for(self, instance_type: str) -> Runtime:
+        """What ``instance_type`` boots: its family's runtime with the pinned AMI parameter and
+        python applied; LaunchFailed for a family the table does not know."""
+        runtime = self.runtimes.for_instance(instance_type)
+        if self.ami_parameter:
+            runtime = replace(runtime, image=self.ami_parameter, lookup=ImageLookup.SSM_PARAMETER)
+        return replace(runtime, python=self.python_override) if self.python_override else runtime
+
+    @property
+    def python(self) -> str:
+        """The pinned interpreter, else the NVIDIA DLAMI's; per instance type, use
+        ``runtime_for(instance_type).python``."""
+        return self.python_override or AWS_RUNTIMES.for_instance("g5.xlarge").python
 
     # -- launch -----------------------------------------------------------------------
     def launch(self, request: ProbeRequest) -> LaunchHandle:
@@ -129,8 +173,12 @@ class AwsLauncher(Launcher):
 
     def _launch(self, request: ProbeRequest, instance_type: str, region: str,
                 market: Market) -> LaunchHandle:
-        ssm, ec2 = self._client("ssm", region), self._client("ec2", region)
-        image = ssm.get_parameter(Name=self.ami_parameter)["Parameter"]["Value"]
+        runtime = self.runtime_for(instance_type)
+        if runtime.lookup not in _AMI_LOOKUPS:
+            raise LaunchFailed(f"aws {instance_type}: the runtime names a {runtime.lookup} image; "
+                               f"aws boots {' or '.join(_AMI_LOOKUPS)} images")
+        image = _AMI_LOOKUPS[runtime.lookup](lambda service: self._client(service, region), runtime)
+        ec2 = self._client("ec2", region)
         expires = self.expiry_for(request)
         user_data = self.boot_payload(request, region, expires)
         tags = [{"Key": k, "Value": v} for k, v in probe_tags(request.probe_id, expires).items()]
@@ -174,11 +222,13 @@ class AwsLauncher(Launcher):
         return sorted(z["ZoneName"] for z in reply["AvailabilityZones"])
 
     def boot_payload(self, request: ProbeRequest, region: str, expires: datetime) -> str:
-        """Upload what the instance needs and return its user-data script.
+        """Upload what the instance needs and return its user-data script (the harness on the
+        offer's runtime: ``runtime_for``).
 
         The hook subclasses override to boot something other than the probe harness (the
         sweep's cloud workers do); the script must power the instance off when done.
         """
+        runtime = self.runtime_for(parse_offer_key(request.offer_key).instance_type)
         s3 = self._client("s3", region)
         bundle, remote = make_bundle(request)
         s3.put_object(Bucket=self.bucket, Key=self._key(request.probe_id, "bundle.tar.gz"),
@@ -195,7 +245,7 @@ class AwsLauncher(Launcher):
         fetch = [f"curl -fsS --retry 5 -o bundle.tar.gz '{url('get_object', 'bundle.tar.gz')}'",
                  f"curl -fsS --retry 5 -o request.json '{url('get_object', 'request.json')}'"]
         return boot_script(
-            fetch=fetch, python=self.python,
+            fetch=fetch, runtime=runtime,
             upload_result=f"curl -fsS --retry 5 -T result.json '{url('put_object', 'result.json')}'",
             upload_log=f"curl -fsS --retry 5 -T harness.log '{url('put_object', 'harness.log')}'",
             shutdown_after_s=self.boot_overhead_s + request.time_box_s + self.grace_s,

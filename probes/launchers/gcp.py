@@ -1,7 +1,9 @@
 """The GCP launcher: a Compute Engine VM with guest GPUs per probe, result through GCS.
 
 The VM deletes itself at ``scheduling.max_run_duration`` (``instance_termination_action``
-DELETE), runs the harness from its startup script and writes the result to GCS. Labels carry
+DELETE), runs the harness from its startup script and writes the result to GCS. The image,
+interpreter and device come from ``runtimes.GCP_GPU_RUNTIMES`` by machine family (``a2``,
+``a3``, ``g2``, ``n1+T4``...); an unknown family is ``LaunchFailed``. Labels carry
 the probe id and expiry. Capacity errors (stockouts) move on to the next zone. Clients are
 injectable (``instances_client``, ``storage_client_factory``); google-cloud-* is imported
 lazily and its errors become ProbeError here.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -25,12 +28,13 @@ from probes.launchers._gcs import (
     is_not_found,
 )
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, Launcher, LaunchFailed, LaunchHandle, probe_tags
+from probes.launchers.runtimes import GCP_GPU_RUNTIMES, Runtime, RuntimeTable
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["DEFAULT_IMAGE", "GcpLauncher", "split_machine_type"]
 
-DEFAULT_IMAGE = "projects/deeplearning-platform-release/global/images/family/pytorch-latest-gpu"
+DEFAULT_IMAGE = GCP_GPU_RUNTIMES.for_instance("a2-highgpu-1g").image   # the Deep Learning VM family
 _GPU_TYPES = {"T4": "nvidia-tesla-t4", "V100": "nvidia-tesla-v100", "P100": "nvidia-tesla-p100",
               "P4": "nvidia-tesla-p4", "K80": "nvidia-tesla-k80"}
 _ALIVE = ("PROVISIONING", "STAGING", "RUNNING")
@@ -64,7 +68,9 @@ def _default_storage_client() -> Any:
 class GcpLauncher(Launcher):
     """Probes on Compute Engine in ``project``; results in ``gs://bucket/key_prefix/``.
 
-    ``zones`` maps region -> zones to try in order (default ``-a``, ``-b``, ``-c``).
+    ``zones`` maps region -> zones to try in order (default ``-a``, ``-b``, ``-c``);
+    ``runtimes`` picks image, interpreter and setup per machine family; ``image`` and
+    ``python``, when given, pin them for every machine type.
     """
 
     name = "gcp"
@@ -78,8 +84,9 @@ class GcpLauncher(Launcher):
         instances_client: Any = None,
         storage_client_factory: Callable[[], Any] = _default_storage_client,
         zones: Mapping[str, Sequence[str]] | None = None,
-        image: str = DEFAULT_IMAGE,
-        python: str = "/opt/conda/bin/python",
+        runtimes: RuntimeTable = GCP_GPU_RUNTIMES,
+        image: str | None = None,
+        python: str | None = None,
         key_prefix: str = "advisor-probes",
         **options: Any,
     ) -> None:
@@ -91,8 +98,15 @@ class GcpLauncher(Launcher):
         self._instances = instances_client
         self.area = GcsArea(storage_client_factory, bucket, key_prefix)
         self.zones = {k: list(v) for k, v in (zones or {}).items()}
+        self.runtimes = runtimes
         self.image = image
         self.python = python
+
+    def runtime_for(self, instance_type: str) -> Runtime:
+        """The machine family's runtime with the pinned image and python applied."""
+        runtime = self.runtimes.for_instance(instance_type)
+        return replace(runtime, image=self.image or runtime.image,
+                       python=self.python or runtime.python)
 
     def _client(self) -> Any:
         if self._instances is None:
@@ -107,7 +121,7 @@ class GcpLauncher(Launcher):
         return f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
 
     def _instance(self, request: ProbeRequest, zone: str, script: str, market: Market,
-                  instance_type: str) -> Any:
+                  instance_type: str, image: str) -> Any:
         from google.cloud import compute_v1
 
         machine, gpu, count = split_machine_type(instance_type)
@@ -130,7 +144,7 @@ class GcpLauncher(Launcher):
             disks=[compute_v1.AttachedDisk(
                 boot=True, auto_delete=True,
                 initialize_params=compute_v1.AttachedDiskInitializeParams(
-                    source_image=self.image, disk_size_gb=100,
+                    source_image=image, disk_size_gb=100,
                     labels=gcp_labels(probe_tags(request.probe_id, expires))),
             )],
             network_interfaces=[compute_v1.NetworkInterface(
@@ -148,12 +162,14 @@ class GcpLauncher(Launcher):
         if ref.cloud is None or ref.cloud.value != "gcp" or ref.is_tpu:
             raise LaunchFailed(f"gcp launcher cannot run offer {request.offer_key!r}")
         with self.area.launching("gcp", request):
-            script = self.area.upload(request, python=self.python, shutdown_after_s=(
+            runtime = self.runtime_for(ref.instance_type)
+            script = self.area.upload(request, runtime=runtime, shutdown_after_s=(
                 self.boot_overhead_s + request.time_box_s + self.grace_s))
             name = self._instance_name(request)
 
             def insert(zone: str) -> None:
-                body = self._instance(request, zone, script, ref.market, ref.instance_type)
+                body = self._instance(request, zone, script, ref.market, ref.instance_type,
+                                      runtime.image)
                 self._client().insert(project=self.project, zone=zone,
                                       instance_resource=body).result()
 

@@ -1,13 +1,18 @@
 """The GCP TPU launcher: a Cloud TPU VM per probe (``tpu-v5litepod-8`` style offers), result
 through GCS, the harness on the XLA device.
 
-TPU VMs have no ``max_run_duration``; the startup script's shutdown timer stops the VM and
-``gc`` deletes any node past its expiry label. The client is injectable (``tpu_client``).
+The runtime (software) version per TPU generation and the startup steps come from
+``runtimes.GCP_TPU_RUNTIMES``: the TPU VM images carry no torch, so the startup script installs
+torch and ``torch_xla[tpu]``, pinned to one release, before the harness runs with
+``ADVISOR_PROBE_DEVICE=xla``. TPU VMs have no ``max_run_duration``; the startup script's
+shutdown timer stops the VM and ``gc`` deletes any node past its expiry label. The client is
+injectable (``tpu_client``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -23,18 +28,19 @@ from probes.launchers._gcs import (
 )
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, Launcher, LaunchFailed, LaunchHandle, probe_tags
 from probes.launchers.gcp import _default_storage_client
+from probes.launchers.runtimes import GCP_TPU_RUNTIMES, Runtime, RuntimeTable
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["GcpTpuLauncher", "runtime_version_for"]
 
-_RUNTIMES = {"v5litepod": "v2-alpha-tpuv5-lite", "v5p": "v2-alpha-tpuv5", "v6e": "v2-alpha-tpuv6e"}
 _ALIVE = ("CREATING", "STARTING", "READY", "RESTARTING")
 
 
 def runtime_version_for(accelerator_type: str) -> str:
-    """The TPU VM software image for an accelerator type (``v4-8`` -> tpu-ubuntu2204-base)."""
-    return _RUNTIMES.get(accelerator_type.rsplit("-", 1)[0], "tpu-ubuntu2204-base")
+    """The TPU VM software version for an accelerator type (``v4-8`` -> tpu-ubuntu2204-base);
+    LaunchFailed names an unknown TPU generation."""
+    return GCP_TPU_RUNTIMES.for_instance(accelerator_type).image
 
 
 def _default_tpu_client() -> Any:
@@ -44,10 +50,12 @@ def _default_tpu_client() -> Any:
 
 
 class GcpTpuLauncher(Launcher):
-    """Probes on Cloud TPU VMs in ``project``; ``zones`` maps region -> zones to try."""
+    """Probes on Cloud TPU VMs in ``project``; ``zones`` maps region -> zones to try;
+    ``runtimes`` picks runtime version and setup per TPU generation; ``python``, when given,
+    pins the interpreter."""
 
     name = "gcp-tpu"
-    boot_overhead_s = 240.0
+    boot_overhead_s = 420.0   # VM start plus pip installing torch, torch_xla and libtpu
 
     def __init__(
         self,
@@ -57,7 +65,8 @@ class GcpTpuLauncher(Launcher):
         tpu_client: Any = None,
         storage_client_factory: Callable[[], Any] = _default_storage_client,
         zones: Mapping[str, Sequence[str]] | None = None,
-        python: str = "python3",
+        runtimes: RuntimeTable = GCP_TPU_RUNTIMES,
+        python: str | None = None,
         key_prefix: str = "advisor-probes",
         **options: Any,
     ) -> None:
@@ -68,7 +77,13 @@ class GcpTpuLauncher(Launcher):
         self._tpu = tpu_client
         self.area = GcsArea(storage_client_factory, bucket, key_prefix)
         self.zones = {k: list(v) for k, v in (zones or {}).items()}
+        self.runtimes = runtimes
         self.python = python
+
+    def runtime_for(self, accelerator_type: str) -> Runtime:
+        """The TPU generation's runtime, with the pinned python applied."""
+        runtime = self.runtimes.for_instance(accelerator_type)
+        return replace(runtime, python=self.python) if self.python else runtime
 
     def _client(self) -> Any:
         if self._tpu is None:
@@ -87,11 +102,12 @@ class GcpTpuLauncher(Launcher):
         accelerator = ref.instance_type.removeprefix("tpu-")
         node_id = f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
         with self.area.launching("gcp-tpu", request):
-            script = self.area.upload(request, python=self.python, shutdown_after_s=(
+            runtime = self.runtime_for(accelerator)
+            script = self.area.upload(request, runtime=runtime, shutdown_after_s=(
                 self.boot_overhead_s + request.time_box_s + self.grace_s))
             expires = self.expiry_for(request)
             node = tpu_v2.Node(
-                accelerator_type=accelerator, runtime_version=runtime_version_for(accelerator),
+                accelerator_type=accelerator, runtime_version=runtime.image,
                 labels=gcp_labels(probe_tags(request.probe_id, expires)),
                 metadata={"startup-script": script},
                 scheduling_config=tpu_v2.SchedulingConfig(spot=ref.market is Market.SPOT),

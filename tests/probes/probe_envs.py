@@ -16,17 +16,39 @@ from probe_gcp_fakes import FakeInstances, FakeStorage, FakeTpu
 from probe_helpers import FakeClock, make_request, ok_result
 
 from probes.launchers import Launcher, LaunchHandle
-from probes.launchers.aws import AwsLauncher
+from probes.launchers.aws import DEFAULT_AMI_PARAMETER, AwsLauncher
 from probes.launchers.fake import FakeBehaviour, FakeLauncher, FakeOutcome
 from probes.launchers.gcp import GcpLauncher
 from probes.launchers.gcp_tpu import GcpTpuLauncher
 from probes.launchers.local import LocalLauncher
+from probes.launchers.runtimes import AWS_RUNTIMES, DeviceKind, ImageLookup
 from probes.types import ProbeRequest
 
 BUCKET = "advisor-test-probes"
 AWS_OFFER = "aws:g5.xlarge:us-east-1"
-# moto reserves /aws/service/...; the real default is DEFAULT_AMI_PARAMETER
-AMI_PARAMETER = "/advisor-test/deeplearning/ami-id"
+# moto reserves /aws/service/...: each public SSM parameter of the runtime table gets a test name
+AWS_TEST_IMAGES = {image: "/advisor-test" + image.removeprefix("/aws/service")
+                   for image in AWS_RUNTIMES.images() if image.startswith("/aws/service/")}
+AMI_PARAMETER = AWS_TEST_IMAGES[DEFAULT_AMI_PARAMETER]       # stands for the NVIDIA DLAMI
+AWS_TEST_RUNTIMES = AWS_RUNTIMES.with_images(AWS_TEST_IMAGES, owner="self")
+# the AMI id each SSM parameter holds under moto, by the device of its runtime
+SSM_AMI_IDS = {DeviceKind.CUDA: "ami-12c6146b", DeviceKind.NEURON: "ami-0a1b2c3d4e5f60718"}
+
+
+def seed_aws_images(region: str = "us-east-1") -> dict[DeviceKind, str]:
+    """Put every image of AWS_TEST_RUNTIMES into moto (SSM parameters; a registered AMI for a
+    name lookup) and return the AMI id each device kind boots."""
+    ssm, ec2 = boto3.client("ssm", region_name=region), boto3.client("ec2", region_name=region)
+    ids: dict[DeviceKind, str] = {}
+    for runtime in AWS_TEST_RUNTIMES.by_family.values():
+        if runtime.lookup is ImageLookup.AMI_NAME:
+            name = runtime.image.replace("*", "1.0")
+            ids[runtime.device] = ec2.register_image(Name=name, RootDeviceName="/dev/sda1")["ImageId"]
+        else:
+            ids[runtime.device] = SSM_AMI_IDS[runtime.device]
+            ssm.put_parameter(Name=runtime.image, Value=ids[runtime.device], Type="String",
+                              Overwrite=True)
+    return ids
 
 
 class Env:
@@ -85,12 +107,11 @@ class AwsEnv(Env):
 
     def __init__(self) -> None:
         self.clock = FakeClock()
-        ssm = boto3.client("ssm", region_name="us-east-1")
         self.ec2 = boto3.client("ec2", region_name="us-east-1")
         self.s3 = boto3.client("s3", region_name="us-east-1")
-        ssm.put_parameter(Name=AMI_PARAMETER, Value="ami-12c6146b", Type="String")
+        self.ami_ids = seed_aws_images()
         self.s3.create_bucket(Bucket=BUCKET)
-        self.launcher = AwsLauncher(bucket=BUCKET, ami_parameter=AMI_PARAMETER, clock=self.clock,
+        self.launcher = AwsLauncher(bucket=BUCKET, runtimes=AWS_TEST_RUNTIMES, clock=self.clock,
                                     sleep=self.clock.sleep, poll_interval_s=10.0)
 
     def finish(self, handle: LaunchHandle, request: ProbeRequest) -> None:

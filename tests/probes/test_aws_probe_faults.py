@@ -14,7 +14,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from probe_envs import AMI_PARAMETER, AWS_OFFER, BUCKET, AwsEnv, aws_mocked
+from probe_envs import AMI_PARAMETER, AWS_OFFER, AWS_TEST_RUNTIMES, BUCKET, AwsEnv, aws_mocked
 from probe_helpers import FakeClock, make_request, ok_result
 
 from probes.launchers.aws import AwsLauncher
@@ -33,7 +33,7 @@ class Cloud:
         self.clock: FakeClock = self.env.clock  # type: ignore[assignment]
         self.refuse = refuse or {}
         self.calls: list[dict[str, Any]] = []
-        self.launcher = AwsLauncher(bucket=BUCKET, ami_parameter=AMI_PARAMETER,
+        self.launcher = AwsLauncher(bucket=BUCKET, runtimes=AWS_TEST_RUNTIMES,
                                     client_factory=self._client, clock=self.clock,
                                     sleep=self.clock.sleep, poll_interval_s=10.0)
         self.store = ProbeStore(f"sqlite:///{tmp / 'probes.db'}")

@@ -13,7 +13,11 @@ import pytest
 from probe_helpers import make_request
 
 from probes.launchers._bundle import REMOTE_DIR, boot_script, make_bundle
+from probes.launchers.runtimes import DeviceKind, Runtime
 from probes.types import ProbeResult, ProbeStatus
+
+RUNTIME = Runtime(image="img", python="/opt/py", device=DeviceKind.NEURON, source="test",
+                  setup=("source /opt/venv/bin/activate", "pip install 'x==1.0'"))
 
 
 def _names(bundle: bytes) -> list[str]:
@@ -29,13 +33,39 @@ def test_bundle_holds_the_package_and_the_workload_folder() -> None:
     assert remote.recipe.base_dir == f"{REMOTE_DIR}/workload"
 
 
+def _script() -> list[str]:
+    return boot_script(fetch=["fetch-it"], upload_result="up-r", upload_log="up-l",
+                       runtime=RUNTIME, shutdown_after_s=601).splitlines()
+
+
+def _index(lines: list[str], start: str) -> int:
+    return next(i for i, line in enumerate(lines) if line.startswith(start))
+
+
 def test_boot_script_arms_the_switch_before_anything_else() -> None:
-    script = boot_script(fetch=["fetch-it"], upload_result="up-r", upload_log="up-l",
-                         python="/opt/py", shutdown_after_s=601)
-    lines = script.splitlines()
+    lines = _script()
     assert lines[1].startswith("shutdown -h +11")
     assert lines.index("fetch-it") < lines.index("up-l") < lines.index("[ -f result.json ] && up-r")
     assert lines[-1] == "shutdown -h now"
+
+
+def test_setup_runs_after_unpacking_and_before_the_harness_into_its_log() -> None:
+    lines = _script()
+    unpacked, harness = lines.index("tar xzf bundle.tar.gz"), _index(lines, f"PYTHONPATH={REMOTE_DIR}")
+    for step, command in enumerate(RUNTIME.setup, 1):
+        at = _index(lines, command)
+        assert unpacked < at < harness
+        assert lines[at] == (f"{command} >> harness.log 2>&1 || echo 'advisor: setup step {step} "
+                             "failed' >> harness.log")
+
+
+def test_harness_runs_on_the_runtime_python_and_device() -> None:
+    lines = _script()
+    harness = _index(lines, f"PYTHONPATH={REMOTE_DIR}")
+    assert _index(lines, "export ADVISOR_PROBE_DEVICE=neuron") < harness
+    assert _index(lines, "PY=/opt/py") < _index(lines, 'command -v "$PY"') < harness
+    assert "PY=python3" in lines[_index(lines, 'command -v "$PY"')]   # a missing python is logged
+    assert lines[harness].endswith('"$PY" -m probes.harness request.json result.json >> harness.log 2>&1')
 
 
 @pytest.mark.slow
