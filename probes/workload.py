@@ -41,8 +41,11 @@ class BuiltWorkload:
 
     ``make_batch(batch_size, device)`` returns one batch already on ``device``;
     ``loss_fn(model, batch)`` returns the scalar loss of a forward pass;
-    ``make_loader(batch_size)``, when given, yields CPU batches the way the real input
-    pipeline would (used by the input-bound check).
+    ``make_loader(batch_size)``, when given, returns an iterable of CPU batches, in the
+    structure ``make_batch`` returns, read the way training reads them (the user's real input
+    pipeline). Only then does a probe compare steps on one cached batch with steps on the
+    loader's batches (the input-bound check). Built-in models give none: they make no claim
+    about an input pipeline.
     """
 
     model: Any
@@ -54,11 +57,13 @@ class BuiltWorkload:
 def build_workload(recipe: WorkloadRecipe) -> BuiltWorkload:
     """Build the torch objects of ``recipe`` on the current default device.
 
-    Built-ins come from ``probes.models.BUILTIN``. An entrypoint ``"package.module:function"``
-    is imported with ``recipe.base_dir`` on ``sys.path`` and called with the options as
-    keyword arguments; it returns ``(model, make_batch, loss_fn)`` or a ``BuiltWorkload``.
-    Any failure becomes a one-line ProbeError saying what to fix. Wrap the call in
-    ``with torch.device("meta"):`` to build without allocating memory.
+    Built-ins come from ``probes.models.BUILTIN`` (without a loader). An entrypoint
+    ``"package.module:function"`` is imported with ``recipe.base_dir`` on ``sys.path`` and
+    called with the options as keyword arguments; it returns ``(model, make_batch, loss_fn)``,
+    ``(model, make_batch, loss_fn, make_loader)`` (``make_loader`` a callable or None) or a
+    ``BuiltWorkload``. Any failure becomes a one-line ProbeError saying what to fix. Wrap the
+    call in ``with torch.device("meta"):`` to build without allocating memory; an entrypoint
+    should create its loader (and any files it reads) only when ``make_loader`` is called.
     """
     if (recipe.builtin is None) == (recipe.entrypoint is None):
         raise ProbeError("a workload recipe needs exactly one of builtin and entrypoint")
@@ -129,12 +134,29 @@ def _call_entrypoint(entrypoint: str, options: Mapping[str, Any], *,
     return _as_built(entrypoint, result)
 
 
+_SHAPES = ("(model, make_batch, loss_fn), (model, make_batch, loss_fn, make_loader) or a "
+           "BuiltWorkload")
+_PARTS = ("model", "make_batch", "loss_fn")
+
+
 def _as_built(entrypoint: str, result: object) -> BuiltWorkload:
     if isinstance(result, BuiltWorkload):
-        return result
-    if isinstance(result, tuple) and len(result) == 3:
-        model, make_batch, loss_fn = result
-        if callable(model) and callable(make_batch) and callable(loss_fn):
-            return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn)
-    raise ProbeError(f"entrypoint {entrypoint!r} must return (model, make_batch, loss_fn) or "
-                     f"a BuiltWorkload, got {type(result).__name__}")
+        built = result
+    elif isinstance(result, tuple) and len(result) in (3, 4):
+        for name, part in zip(_PARTS, result, strict=False):
+            if not callable(part):
+                raise ProbeError(f"entrypoint {entrypoint!r} returned a {len(result)}-tuple "
+                                 f"whose {name} is {type(part).__name__}, not callable; it must "
+                                 f"return {_SHAPES}")
+        built = BuiltWorkload(model=result[0], make_batch=result[1], loss_fn=result[2],
+                              make_loader=result[3] if len(result) == 4 else None)
+    else:
+        shape = (f"a {len(result)}-tuple" if isinstance(result, tuple)
+                 else type(result).__name__)
+        raise ProbeError(f"entrypoint {entrypoint!r} must return {_SHAPES}, got {shape}")
+    if built.make_loader is not None and not callable(built.make_loader):
+        raise ProbeError(f"entrypoint {entrypoint!r} returned a make_loader that is a "
+                         f"{type(built.make_loader).__name__}, not callable; return a function of "
+                         "batch_size that returns an iterable of CPU batches, e.g. "
+                         "lambda batch_size: DataLoader(dataset, batch_size=batch_size), or None")
+    return built

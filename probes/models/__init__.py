@@ -1,8 +1,10 @@
 """Built-in reference models in plain torch: ``resnet50``, ``bert``, ``gpt2`` and ``mlp``.
 
 ``BUILTIN`` maps a model name to a builder that takes the model's options as keyword
-arguments and returns a ``BuiltWorkload`` (model, batch maker, loss, CPU loader). Builders
-import torch only when called, so importing this package stays cheap. Unknown or bad options
+arguments and returns a ``BuiltWorkload`` (model, batch maker, loss). Built-ins have no input
+pipeline (``make_loader`` is None): a probe of one times the step only and makes no claim
+about loading data. Builders import torch only when called, so importing this package stays
+cheap. Unknown or bad options
 raise ``ProbeError`` naming the option and the allowed ones.
 """
 

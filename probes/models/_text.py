@@ -1,14 +1,12 @@
-"""Pieces shared by the text models: multi-head self-attention and a token loader."""
+"""What the text models share: multi-head self-attention."""
 
 from __future__ import annotations
-
-from collections.abc import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["SelfAttention", "token_loader"]
+__all__ = ["SelfAttention"]
 
 
 class SelfAttention(nn.Module):
@@ -34,28 +32,3 @@ class SelfAttention(nn.Module):
         out: torch.Tensor = self.out(y.transpose(1, 2).reshape(batch, length, hidden))
         return out
 
-
-def _zipf_weights(vocab: int) -> torch.Tensor:
-    """Token frequencies falling as 1/rank, like natural-language text."""
-    return 1.0 / torch.arange(1, vocab + 1, dtype=torch.float64)
-
-
-def token_loader(
-    batch_size: int, *, vocab: int, length: int,
-    finish: Callable[[torch.Tensor, torch.Generator], tuple[torch.Tensor, torch.Tensor]],
-) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Endless CPU batches of ``(inputs, targets)``, built one sample at a time.
-
-    Each sample draws ``length`` tokens from a Zipf-like distribution, then ``finish`` turns
-    the tokens into one ``(inputs, targets)`` pair (masking for BERT, shifting for GPT-2).
-    """
-    gen = torch.Generator().manual_seed(0)
-    weights = _zipf_weights(vocab)
-    while True:
-        inputs, targets = [], []
-        for _ in range(batch_size):
-            tokens = torch.multinomial(weights, length, replacement=True, generator=gen)
-            x, y = finish(tokens, gen)
-            inputs.append(x)
-            targets.append(y)
-        yield torch.stack(inputs), torch.stack(targets)

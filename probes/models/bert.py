@@ -10,7 +10,6 @@ head). At the defaults the MLM model has 109,514,298 parameters.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -19,7 +18,7 @@ from torch import nn
 
 from probes.errors import ProbeError
 from probes.models import check_options
-from probes.models._text import SelfAttention, token_loader
+from probes.models._text import SelfAttention
 from probes.workload import BuiltWorkload
 
 __all__ = ["Bert", "build"]
@@ -110,15 +109,4 @@ def build(**options: Any) -> BuiltWorkload:
             return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=_IGNORE)
         return F.cross_entropy(logits, targets)
 
-    def finish(tokens: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        if task != "mlm":
-            return tokens, torch.randint(0, labels, (), generator=gen)
-        scored = torch.rand(length, generator=gen) < _MASK_FRACTION
-        inputs = torch.where(scored, torch.zeros_like(tokens), tokens)  # token 0 stands for [MASK]
-        return inputs, torch.where(scored, tokens, torch.full_like(tokens, _IGNORE))
-
-    def make_loader(batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        return token_loader(batch_size, vocab=vocab, length=length, finish=finish)
-
-    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn,
-                         make_loader=make_loader)
+    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn)

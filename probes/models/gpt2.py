@@ -9,7 +9,6 @@ defaults it has the 124,439,808 parameters of GPT-2 small.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -18,7 +17,7 @@ from torch import nn
 
 from probes.errors import ProbeError
 from probes.models import check_options
-from probes.models._text import SelfAttention, token_loader
+from probes.models._text import SelfAttention
 from probes.workload import BuiltWorkload
 
 __all__ = ["Gpt2", "build"]
@@ -84,12 +83,4 @@ def build(**options: Any) -> BuiltWorkload:
         ids, targets = batch
         return F.cross_entropy(net(ids).flatten(0, 1), targets.flatten())
 
-    def finish(tokens: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        del gen  # shifting needs no randomness
-        return tokens[:-1], tokens[1:]
-
-    def make_loader(batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        return token_loader(batch_size, vocab=vocab, length=length + 1, finish=finish)
-
-    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn,
-                         make_loader=make_loader)
+    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn)

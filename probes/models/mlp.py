@@ -6,7 +6,6 @@ ReLU), ``num_classes`` 10.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -46,20 +45,5 @@ def build(**options: Any) -> BuiltWorkload:
         inputs, labels = batch
         return F.cross_entropy(net(inputs), labels)
 
-    def make_loader(batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        return _flat_loader(batch_size, dim=dim, classes=classes)
+    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn)
 
-    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn,
-                         make_loader=make_loader)
-
-
-def _flat_loader(batch_size: int, *, dim: int, classes: int,
-                 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Endless CPU batches: per sample, uint8 "pixels" scaled to [0, 1] and standardized."""
-    gen = torch.Generator().manual_seed(0)
-    while True:
-        rows = []
-        for _ in range(batch_size):
-            raw = torch.randint(0, 256, (dim,), dtype=torch.uint8, generator=gen)
-            rows.append((raw.float().div_(255) - 0.1307) / 0.3081)
-        yield torch.stack(rows), torch.randint(0, classes, (batch_size,), generator=gen)

@@ -7,7 +7,6 @@ defaults it has the 25,557,032 parameters of torchvision's ``resnet50``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -23,8 +22,6 @@ __all__ = ["BasicBlock", "Bottleneck", "ResNet", "build"]
 DEFAULTS: dict[str, Any] = {"depth": 50, "width": 64, "image_size": 224, "num_classes": 1000}
 _STAGES = {18: (False, (2, 2, 2, 2)), 34: (False, (3, 4, 6, 3)), 50: (True, (3, 4, 6, 3)),
            101: (True, (3, 4, 23, 3)), 152: (True, (3, 8, 36, 3))}
-_MEAN = (0.485, 0.456, 0.406)
-_STD = (0.229, 0.224, 0.225)
 
 
 def _shortcut(in_ch: int, out_ch: int, stride: int) -> nn.Module:
@@ -124,32 +121,5 @@ def build(**options: Any) -> BuiltWorkload:
         images, labels = batch
         return F.cross_entropy(net(images), labels)
 
-    def make_loader(batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        return _image_loader(batch_size, size=size, classes=classes)
+    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn)
 
-    return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn,
-                         make_loader=make_loader)
-
-
-def _image_loader(batch_size: int, *, size: int, classes: int,
-                  ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Endless CPU batches made like a real ImageNet pipeline, one sample at a time.
-
-    Each sample: a uint8 "decoded" image of 8/7 the size, a random crop, a random horizontal
-    flip, conversion to float and per-channel normalization.
-    """
-    gen = torch.Generator().manual_seed(0)
-    source = size * 8 // 7
-    mean = torch.tensor(_MEAN).view(3, 1, 1)
-    std = torch.tensor(_STD).view(3, 1, 1)
-    while True:
-        images = []
-        for _ in range(batch_size):
-            raw = torch.randint(0, 256, (3, source, source), dtype=torch.uint8, generator=gen)
-            top, left = torch.randint(0, source - size + 1, (2,), generator=gen).tolist()
-            crop = raw[:, top:top + size, left:left + size]
-            if torch.rand((), generator=gen).item() < 0.5:
-                crop = crop.flip(-1)
-            images.append((crop.float().div_(255) - mean) / std)
-        labels = torch.randint(0, classes, (batch_size,), generator=gen)
-        yield torch.stack(images), labels

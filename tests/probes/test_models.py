@@ -63,14 +63,8 @@ def test_tiny_model_trains_one_step_on_cpu(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))
-def test_loader_batches_look_like_make_batch(name: str) -> None:
-    built = BUILTIN[name](**_TINY[name])
-    assert built.make_loader is not None
-    loaded = next(iter(built.make_loader(3)))
-    made = built.make_batch(3, "cpu")
-    for a, b in zip(loaded, made, strict=True):
-        assert a.shape == b.shape and a.dtype == b.dtype
-    assert torch.isfinite(built.loss_fn(built.model, loaded))
+def test_builtins_have_no_loader_so_make_no_input_claim(name: str) -> None:
+    assert BUILTIN[name](**_TINY[name]).make_loader is None
 
 
 def test_bert_classification_task_trains() -> None:
@@ -122,6 +116,19 @@ def build(width=4):
     def loss_fn(net, batch):
         return torch.nn.functional.cross_entropy(net(batch[0]), batch[1])
     return model, make_batch, loss_fn
+def with_loader(width=4):
+    model, make_batch, loss_fn = build(width)
+    def make_loader(n):
+        return [make_batch(n, "cpu") for _ in range(2)]
+    return model, make_batch, loss_fn, make_loader
+def loader_none():
+    return (*build(), None)
+def loader_not_callable():
+    return (*build(), [1, 2])
+def model_not_callable():
+    return (42, *build()[1:])
+def two():
+    return build()[:2]
 def wrong():
     return 42
 def boom(**kwargs):
@@ -157,12 +164,35 @@ def test_entrypoint_builds_and_trains(user_dir: tuple[Path, str]) -> None:
 def test_entrypoint_may_return_a_built_workload(tmp_path: Path) -> None:
     (tmp_path / "returns_built_mod.py").write_text(
         "from probes.models import BUILTIN\n"
-        "def build():\n    return BUILTIN['mlp'](input_dim=4, hidden=4, layers=1)\n")
+        "def build():\n"
+        "    built = BUILTIN['mlp'](input_dim=4, hidden=4, layers=1)\n"
+        "    built.make_loader = lambda n: [built.make_batch(n, 'cpu')]\n"
+        "    return built\n")
     try:
         built = build_workload(_recipe(tmp_path, "returns_built_mod:build"))
     finally:
         sys.modules.pop("returns_built_mod", None)
     assert built.make_loader is not None
+    assert len(list(built.make_loader(2))) == 1
+
+
+def test_entrypoint_may_return_its_loader_as_a_fourth_element(
+    user_dir: tuple[Path, str],
+) -> None:
+    base, name = user_dir
+    built = build_workload(_recipe(base, f"{name}:with_loader", width=6))
+    assert built.make_loader is not None
+    batches = list(built.make_loader(3))
+    made = built.make_batch(3, "cpu")
+    assert len(batches) == 2
+    for loaded, fresh in zip(batches[0], made, strict=True):
+        assert loaded.shape == fresh.shape and loaded.dtype == fresh.dtype
+    assert torch.isfinite(built.loss_fn(built.model, batches[0]))
+
+
+def test_entrypoint_fourth_element_none_means_no_loader(user_dir: tuple[Path, str]) -> None:
+    base, name = user_dir
+    assert build_workload(_recipe(base, f"{name}:loader_none")).make_loader is None
 
 
 @pytest.mark.parametrize(("entrypoint", "needle"), [
@@ -172,8 +202,17 @@ def test_entrypoint_may_return_a_built_workload(tmp_path: Path) -> None:
     ("broken_import_mod:build", "importing 'broken_import_mod' failed: RuntimeError: bad"),
     # function missing
     ("{mod}:missing", "has no function 'missing'"),
-    # returns the wrong thing
-    ("{mod}:wrong", "must return (model, make_batch, loss_fn) or a BuiltWorkload, got int"),
+    # returns the wrong thing: every accepted shape is named
+    ("{mod}:wrong", "must return (model, make_batch, loss_fn), (model, make_batch, loss_fn, "
+                    "make_loader) or a BuiltWorkload, got int"),
+    # a tuple of the wrong length
+    ("{mod}:two", "must return (model, make_batch, loss_fn), (model, make_batch, loss_fn, "
+                  "make_loader) or a BuiltWorkload, got a 2-tuple"),
+    # a 3- or 4-tuple with a part that is not callable: the part is named
+    ("{mod}:model_not_callable", "returned a 3-tuple whose model is int, not callable"),
+    # the 4th element is not a function (a list of batches instead of a loader factory)
+    ("{mod}:loader_not_callable", "returned a make_loader that is a list, not callable; return "
+                                  "a function of batch_size"),
     # raises when called: first line only
     ("{mod}:boom", "failed when called with options {}: ValueError: no such dataset"),
 ])
