@@ -1,7 +1,9 @@
 """What a cloud instance needs to run the harness: a code bundle and a boot script.
 
-The bundle is a tar.gz of the ``probes`` package (and the user's workload folder for an
-entrypoint recipe); the request sent along points ``base_dir`` at the unpacked folder.
+The bundle is a tar.gz of the ``probes`` package and the ``pricing`` package it imports (the
+harness maps the device it finds to a catalog accelerator; both are standard library only), and
+the user's workload folder for an entrypoint recipe; the request sent along points ``base_dir``
+at the unpacked folder.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = ["REMOTE_DIR", "boot_script", "make_bundle"]
 
 REMOTE_DIR = "/opt/advisor-probe"
 _MAX_BUNDLE_BYTES = 50 * 2**20
+_PACKAGES = ("probes", "pricing")   # what the harness imports besides torch
 
 
 def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
@@ -31,10 +34,11 @@ def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
 
 def make_bundle(request: ProbeRequest) -> tuple[bytes, ProbeRequest]:
     """The tar.gz bytes and the request as the instance should read it."""
-    package = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        tar.add(package, arcname="probes", filter=_skip)
+        for package in _PACKAGES:
+            tar.add(root / package, arcname=package, filter=_skip)
         base_dir = request.recipe.base_dir
         if request.recipe.entrypoint and base_dir:
             tar.add(base_dir, arcname="workload", filter=_skip)

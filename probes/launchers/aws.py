@@ -248,7 +248,7 @@ class AwsLauncher(Launcher):
             fetch=fetch, runtime=runtime,
             upload_result=f"curl -fsS --retry 5 -T result.json '{url('put_object', 'result.json')}'",
             upload_log=f"curl -fsS --retry 5 -T harness.log '{url('put_object', 'harness.log')}'",
-            shutdown_after_s=self.boot_overhead_s + request.time_box_s + self.grace_s,
+            shutdown_after_s=self.boot_overhead_s + request.max_run_s + self.grace_s,
         )
 
     # -- while running ----------------------------------------------------------------

@@ -164,7 +164,7 @@ class GcpLauncher(Launcher):
         with self.area.launching("gcp", request):
             runtime = self.runtime_for(ref.instance_type)
             script = self.area.upload(request, runtime=runtime, shutdown_after_s=(
-                self.boot_overhead_s + request.time_box_s + self.grace_s))
+                self.boot_overhead_s + request.max_run_s + self.grace_s))
             name = self._instance_name(request)
 
             def insert(zone: str) -> None:

@@ -104,7 +104,7 @@ class GcpTpuLauncher(Launcher):
         with self.area.launching("gcp-tpu", request):
             runtime = self.runtime_for(accelerator)
             script = self.area.upload(request, runtime=runtime, shutdown_after_s=(
-                self.boot_overhead_s + request.time_box_s + self.grace_s))
+                self.boot_overhead_s + request.max_run_s + self.grace_s))
             expires = self.expiry_for(request)
             node = tpu_v2.Node(
                 accelerator_type=accelerator, runtime_version=runtime.image,

@@ -4,6 +4,7 @@ user-data; an unknown family starts nothing."""
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -104,3 +105,13 @@ def test_pinned_ami_parameter_and_python_win_over_the_family(env: AwsEnv) -> Non
 
 def test_python_of_a_plain_launcher_is_the_nvidia_dlami_one() -> None:
     assert AwsLauncher().python == "/opt/pytorch/bin/python"   # what sweep workers run
+
+
+def test_dead_mans_switch_covers_the_batch_search(env: AwsEnv) -> None:
+    request = make_request("r4", "aws:trn1.2xlarge:us-east-1", time_box_s=600.0, find_batch=True)
+    handle = env.launcher.launch(request)
+    attribute: Any = env.ec2.describe_instance_attribute(InstanceId=handle.resource_id,
+                                                         Attribute="userData")
+    env.launcher.terminate(handle)
+    minutes = math.ceil((env.launcher.boot_overhead_s + 2 * 600.0 + env.launcher.grace_s) / 60)
+    assert f"shutdown -h +{minutes} " in base64.b64decode(attribute["UserData"]["Value"]).decode()

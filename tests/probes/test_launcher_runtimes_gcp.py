@@ -3,6 +3,7 @@ their generation's runtime version and a startup script that installs pinned tor
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -89,3 +90,14 @@ def test_unknown_tpu_generation_starts_nothing() -> None:
         env.launcher.launch(make_request("t2", "gcp:tpu-v7-8:us-west4"))
     assert env.tpu.nodes == {}
     assert env.storage.buckets["advisor-test-probes"] == {}
+
+
+@pytest.mark.parametrize("find_batch", [False, True])   # the batch search has a time box of its own
+def test_dead_mans_switch_covers_the_whole_run(find_batch: bool) -> None:
+    env = GcpTpuEnv()
+    request = make_request("t3", "gcp:tpu-v6e-4:us-west4", time_box_s=600.0, find_batch=find_batch)
+    handle = env.launcher.launch(request)
+    (node,) = env.tpu.nodes.values()
+    minutes = math.ceil((env.launcher.boot_overhead_s + request.max_run_s + env.launcher.grace_s) / 60)
+    assert f"shutdown -h +{minutes} " in node.metadata["startup-script"]
+    env.launcher.terminate(handle)

@@ -1,4 +1,5 @@
-"""The code bundle a cloud instance unpacks: self-sufficient with only torch installed."""
+"""The code bundle a cloud instance unpacks: self-sufficient with only torch installed, and the
+boot script that runs it on the offer's runtime."""
 
 from __future__ import annotations
 
@@ -25,10 +26,12 @@ def _names(bundle: bytes) -> list[str]:
         return tar.getnames()
 
 
-def test_bundle_holds_the_package_and_the_workload_folder() -> None:
+def test_bundle_holds_the_packages_and_the_workload_folder() -> None:
     bundle, remote = make_bundle(make_request())
     names = _names(bundle)
     assert "probes/harness.py" in names and "workload/tiny_workload.py" in names
+    assert "pricing/data/device_names.csv" in names     # the harness names its accelerator
+    assert not any(n.startswith(("advisor/", "cli/")) for n in names)
     assert not any("__pycache__" in n for n in names)
     assert remote.recipe.base_dir == f"{REMOTE_DIR}/workload"
 
@@ -77,8 +80,8 @@ def test_harness_runs_from_the_bundle_with_only_torch(tmp_path: Path) -> None:
     remote_json = remote.to_json().replace(REMOTE_DIR, str(tmp_path))
     (tmp_path / "request.json").write_text(remote_json)
     site = sysconfig.get_paths()["purelib"]
-    # -S: no .pth files, so the editable install of pricing/advisor is invisible
-    check = subprocess.run([sys.executable, "-S", "-c", "import pricing"], cwd=tmp_path,
+    # -S: no .pth files, so the editable install of advisor (not in the bundle) is invisible
+    check = subprocess.run([sys.executable, "-S", "-c", "import advisor"], cwd=tmp_path,
                            env={"PYTHONPATH": f"{tmp_path}:{site}"}, capture_output=True)
     assert check.returncode != 0
     subprocess.run([sys.executable, "-S", "-m", "probes.harness", "request.json", "result.json"],
