@@ -204,7 +204,8 @@ _TPU_SETUP = (
 _TPU_SOURCE = ("cloud.google.com/tpu/docs/runtimes (v6e: v2-alpha-tpuv6e, v5p: v2-alpha-tpuv5, "
                "v5e: v2-alpha-tpuv5-lite, v4 and older: tpu-ubuntu2204-base); install per "
                "pytorch/xla README: pip install torch==2.7.0 'torch_xla[tpu]==2.7.0' -f "
-               "https://storage.googleapis.com/libtpu-releases/index.html")
+               "https://storage.googleapis.com/libtpu-releases/index.html (torch taken from the "
+               "CPU wheel index here, to skip the CUDA libraries; not tried on a TPU VM)")
 
 
 def _tpu(runtime_version: str) -> Runtime:
