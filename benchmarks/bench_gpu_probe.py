@@ -12,8 +12,8 @@ Runs the CLI as a user would, in a fresh ``ADVISOR_HOME``:
 
     python benchmarks/bench_gpu_probe.py [--time-box 30]
 
-Writes ``benchmarks/results/gpu_probe_<device>.md``; the raw JSON of every command goes to
-``$OUT`` (or a temporary folder) for inspection.
+Writes ``benchmarks/results/gpu_probe_<device>.md``; the raw JSON and stderr of every
+command go to ``--raw DIR`` (default: the temporary ADVISOR_HOME) for inspection.
 """
 
 from __future__ import annotations
@@ -93,9 +93,11 @@ def main() -> None:
     """Run the steps and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time-box", type=float, default=30.0)
+    parser.add_argument("--raw", type=Path, default=None)
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="advisor-gpu-"))
-    raw = Path(os.environ.get("OUT") or home)
+    raw = args.raw or home
+    raw.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "ADVISOR_HOME": str(home),
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
     fp32 = home / "resnet50_fp32.yaml"

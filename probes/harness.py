@@ -243,6 +243,8 @@ class Harness:
                 loader_iter = iter(make_loader(size))
                 return next(loader_iter)
 
+        # One untimed step first: a DataLoader starts its worker processes on the first batch.
+        self._run_step(_to_device(next_batch(), device.torch_device), size, device)
         cached_s = loader_s = 0.0
         rounds = 0
         while rounds < 4 and (rounds < 1 or self._clock() < deadline):
@@ -441,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with open(args[0]) as handle:
         request = ProbeRequest.from_json(handle.read())
+    if request.recipe.base_dir:  # DataLoader workers started by spawn import the entrypoint too
+        sys.path.insert(0, request.recipe.base_dir)
     result = run_probe(request, prefer_device=os.environ.get("ADVISOR_PROBE_DEVICE") or None,
                        cap_cpu_memory=True)
     tmp = args[1] + ".tmp"

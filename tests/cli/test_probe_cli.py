@@ -200,7 +200,7 @@ def test_probes_list_and_show(tmp_path: Path) -> None:
     store.record(ProbeResult(probe_id="abc123", offer_key="aws:g5.xlarge:us-east-1:on-demand",
                              workload_fingerprint="fp", status=ProbeStatus.OK, batch_size=32,
                              samples_per_second=900.0, measured_steps=40, input_bound_ratio=2.0,
-                             wall_time_s=300.0, cost_usd=0.08))
+                             wall_time_s=300.0, cost_usd=0.08, device="cuda:NVIDIA A10G"))
     code, out, _ = _run("probes", "list", "--json")
     assert code == 0 and [p["probe_id"] for p in json.loads(out)["probes"]] == ["abc123"]
     code, out, _ = _run("probes", "show", "abc123", "--json")
@@ -219,7 +219,20 @@ def _record(probe_id: str, offer_key: str = "aws:trn1.32xlarge:ap-southeast-2:sp
         status=ProbeStatus.OK, batch_size=32, samples_per_second=12345.6, measured_steps=40,
         step_time_p50_s=0.123456, step_time_p90_s=0.134567, rel_halfwidth=0.0123,
         peak_memory_gib=12.34, input_bound_ratio=1.02, largest_batch_that_fits=4096,
-        wall_time_s=301.2, cost_usd=0.08))
+        wall_time_s=301.2, cost_usd=0.08, device="neuron:trn1", accelerator="Trainium1"))
+
+
+def test_a_cpu_result_stored_for_an_accelerator_offer_shows_as_wrong_device() -> None:
+    ProbeStore(default_storage_url()).record(ProbeResult(
+        probe_id="fallback1", offer_key="aws:trn1.2xlarge:us-east-1:on-demand",
+        workload_fingerprint="fp", status=ProbeStatus.OK, batch_size=32,
+        samples_per_second=3.0, measured_steps=40, device="cpu"))
+    code, out, _ = _run("probes", "show", "fallback1", "--json")
+    row = json.loads(out)
+    assert code == 0 and row["status"] == "wrong_device" and row["findings"] == []
+    assert "Trainium1" in row["error"] and "cpu" in row["error"]
+    code, out, _ = _run("probes", "list")
+    assert code == 0 and "wrong_device" in out
 
 
 @pytest.mark.parametrize(("width", "left_out"), [
