@@ -145,7 +145,11 @@ def _usd_pair(first: float, second: float) -> tuple[str, str]:
                    "(default: probes.max_usd of the model.yaml).")
 @click.option("--time-box", "time_box_s", type=click.FloatRange(min=1), default=_DEFAULT_TIME_BOX_S,
               show_default=True, help="Seconds of measuring per probe (boot time is extra).")
-@click.option("--find-batch", is_flag=True, help="Also search the largest batch that fits.")
+@click.option("--find-batch", is_flag=True,
+              help="Also search the largest per-device batch that fits: doubling until out of "
+                   "memory (or --memory-limit-gib), then narrowing to within 2%; it gets a time "
+                   "box of its own, priced in the estimate. recommend uses the result for "
+                   "memory fit on that accelerator.")
 @click.option("--no-input-check", is_flag=True, help="Skip the cached-batch vs loader check.")
 @click.option("--memory-limit-gib", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Treat using more than this much memory as out of memory.")
@@ -164,8 +168,11 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     """Measure the training step of MODEL_YAML on real instances (or on this machine).
 
     Each probe warms up, then measures steps until samples/s is known within 2% (or the
-    time box ends), checks the input pipeline, and is terminated, always. Results are
-    stored and used by 'advisor recommend' as measured throughput.
+    time box ends), checks the input pipeline against the loader your entrypoint gives, and
+    is terminated, always. Results are stored and used by 'advisor recommend' as measured
+    throughput of the accelerator the probe really ran on: a local probe on your own GPU
+    counts for every offer with that GPU; a probe that finds another device than the
+    offer's (say, the CPU on a Trainium box) ends wrong_device and is never used.
 
     \b
     Examples:
@@ -180,8 +187,9 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     \b
     Exit status:
       0  every probe ended ok
-      1  a probe did not end ok (oom, timeout, launch_failed, error); every
-         result is still stored and printed (the table, or the --json document)
+      1  a probe did not end ok (oom, timeout, launch_failed, error,
+         wrong_device); every result is still stored and printed (the
+         table, or the --json document)
       2  nothing was started: bad input, a missing setting, or an estimate
          over --max-usd
     """

@@ -35,6 +35,7 @@ from advisor.sweep.spec import SweepSpec
 from probes.errors import ProbeError
 from probes.launchers import Launcher, LaunchHandle
 from probes.launchers.aws import AwsLauncher
+from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
 from probes.workload import WorkloadRecipe
 
@@ -114,10 +115,12 @@ class SweepAwsLauncher(AwsLauncher):
         ttl = max(600, int(expires.timestamp() - self.now().timestamp()))
         url = s3.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": key},
                                         ExpiresIn=ttl)
+        # The interpreter of the image the instance family boots (the Neuron venv on trn1).
+        runtime = self.runtime_for(parse_offer_key(request.offer_key).instance_type)
         return worker_boot_script(
-            fetch=[f"curl -fsS --retry 5 -o bundle.tar.gz '{url}'"], python=self.python,
+            fetch=[f"curl -fsS --retry 5 -o bundle.tar.gz '{url}'"], python=runtime.python,
             sweep_yaml_name=self.sweep_yaml_name,
-            shutdown_after_s=self.boot_overhead_s + request.time_box_s + self.grace_s)
+            shutdown_after_s=self.boot_overhead_s + request.max_run_s + self.grace_s)
 
 
 def make_sweep_launcher(spec: SweepSpec, storage_url: str, *, sweep_yaml_name: str,

@@ -133,9 +133,14 @@ def test_a_step_longer_than_the_box_is_a_timeout() -> None:
 
 
 def test_memory_cap_turns_a_big_peak_into_oom() -> None:
-    device = CpuDevice()  # before the model: its memory counts as the step's
-    harness = Harness(make_request(memory_limit_gib=1e-6, time_box_s=2.0),
-                      workload=tiny_workload.build(), device=device)
+    class Heavy(CpuDevice):
+        """A device whose steps peak at half a GiB, whatever the process did before."""
+
+        def peak_memory_gib(self) -> float | None:
+            return 0.5
+
+    harness = Harness(make_request(memory_limit_gib=0.25, time_box_s=2.0),
+                      workload=tiny_workload.build(), device=Heavy())
     result = harness.run()
     assert result.status is ProbeStatus.OOM
     assert "over the cap" in result.error
