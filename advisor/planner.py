@@ -12,7 +12,7 @@ cheapest offer of the type for ``probe_minutes``; candidates are ranked by cut p
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -101,14 +101,20 @@ def knowledge_gradient(candidates: Sequence[Candidate]) -> list[float]:
     return gains
 
 
-def plan(candidates: Sequence[Candidate], n: int, *, probe_minutes: float = PROBE_MINUTES,
+ProbeMinutes = float | Callable[[str], float]
+
+
+def plan(candidates: Sequence[Candidate], n: int, *, probe_minutes: ProbeMinutes = PROBE_MINUTES,
          run_cost_usd: float | None = None) -> list[ProbeSuggestion]:
     """The ``n`` probes with the largest expected regret cut per probe dollar (cut at least
-    ``MIN_REGRET_CUT``)."""
-    if n < 0 or probe_minutes <= 0:
+    ``MIN_REGRET_CUT``). ``probe_minutes`` is the billed time of one probe, or a function of
+    the offer key giving it (boot times differ per cloud and accelerator family)."""
+    minutes = probe_minutes if callable(probe_minutes) else (lambda _key: probe_minutes)
+    billed = [minutes(c.probe_offer_key) for c in candidates]
+    if n < 0 or any(m <= 0 for m in billed) or (not callable(probe_minutes) and probe_minutes <= 0):
         raise AdvisorError(f"need n >= 0 and probe_minutes > 0, got {n} and {probe_minutes}")
     gains = knowledge_gradient(candidates)
-    costs = [c.probe_price_usd_per_hour * probe_minutes / 60 for c in candidates]
+    costs = [c.probe_price_usd_per_hour * m / 60 for c, m in zip(candidates, billed, strict=True)]
     order = sorted(range(len(candidates)), key=lambda i: gains[i] / costs[i], reverse=True)
     return [ProbeSuggestion(
         offer_key=candidates[i].probe_offer_key, accelerator=candidates[i].accelerator,
@@ -139,7 +145,7 @@ def candidates_from(ranked: Sequence[CostEstimate]) -> list[Candidate]:
 
 
 def plan_probes(recommendation: Recommendation, n: int, *,
-                probe_minutes: float = PROBE_MINUTES) -> list[ProbeSuggestion]:
+                probe_minutes: ProbeMinutes = PROBE_MINUTES) -> list[ProbeSuggestion]:
     """Up to ``n`` offers of the recommendation to probe, best expected regret cut per dollar
     first; accelerator types already measured have (almost) nothing to gain."""
     if not recommendation.ranked:

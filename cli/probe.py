@@ -33,8 +33,19 @@ class _Target:
     accelerator_count: int
 
 
+def _launcher_name(offer_key: str) -> str | None:
+    """The launcher that probes an offer: local, aws, gcp or gcp-tpu; None for other clouds."""
+    from pricing import Cloud
+    from probes.offer_keys import parse_offer_key
+
+    ref = parse_offer_key(offer_key)
+    if ref.cloud is None:
+        return "local"
+    return {Cloud.AWS: "aws", Cloud.GCP: "gcp-tpu" if ref.is_tpu else "gcp"}.get(ref.cloud)
+
+
 def _target(text: str) -> _Target:
-    from pricing import Cloud, shipped_catalog
+    from pricing import shipped_catalog
     from probes.offer_keys import parse_offer_key
 
     ref = parse_offer_key(text)
@@ -45,8 +56,8 @@ def _target(text: str) -> _Target:
     if offer is None:
         raise ProbeError(f"offer {ref.key!r} is not in the price catalog; see "
                          f"'advisor pricing list --cloud {ref.cloud}' for keys")
-    launcher = "aws" if ref.cloud is Cloud.AWS else ("gcp-tpu" if ref.is_tpu else "gcp")
-    if ref.cloud not in (Cloud.AWS, Cloud.GCP):
+    launcher = _launcher_name(ref.key)
+    if launcher is None:
         raise ProbeError(f"offer {ref.key!r}: probes run on aws or gcp, not {ref.cloud}")
     return _Target(ref.key, launcher, offer.price_usd_per_hour, offer.accelerator,
                    offer.accelerator_count)
@@ -264,10 +275,13 @@ def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool
     from advisor.service import recommend_for_file
     from probes.launchers import launcher_class
 
-    # Billed time of a cloud probe: launch to harness (the slowest cloud's) plus the time box.
-    boot_s = max(launcher_class(name).boot_overhead_s for name in _REQUIRED)
+    def billed_minutes(offer_key: str) -> float:
+        """Launch to harness on the offer's own launcher, plus the time box (as the guard)."""
+        return (launcher_class(_launcher_name(offer_key) or "aws").boot_overhead_s
+                + time_box_s) / 60.0
+
     suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n,
-                              probe_minutes=(boot_s + time_box_s) / 60.0)
+                              probe_minutes=billed_minutes)
     if not as_json:
         out = console()
         for suggestion in suggestions:
