@@ -263,14 +263,14 @@ class Harness:
                    device: Device) -> tuple[bool, float | None]:
         """Whether one step at ``batch_size`` fits, and its peak memory when it does."""
         device.reset_peak_memory()
-        fits, peak = False, None
+        fits, peak, batch = False, None, None
         try:
             batch = self._batch(workload, batch_size, device)
             self._run_step(batch, batch_size, device)
             fits, peak = True, device.peak_memory_gib()
-            del batch
         except OutOfMemory:
             pass
+        batch = None  # noqa: F841 - drops the batch before the allocator is emptied
         _release(device)  # outside the handler: the traceback no longer holds the tensors
         return fits, peak
 

@@ -128,3 +128,9 @@ def test_runtime_rejects_incomplete_rows(fields: dict[str, object], message: str
                               "source": "test", **fields}
     with pytest.raises(ProbeError, match=message):
         Runtime(**row)  # type: ignore[arg-type]
+
+
+def test_every_runtime_device_is_one_the_harness_can_open() -> None:
+    from probes.devices import DEVICE_KINDS
+
+    assert {str(kind) for kind in DeviceKind} <= set(DEVICE_KINDS)
