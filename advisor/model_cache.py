@@ -2,7 +2,8 @@
 
 Fitting ``TransferModel`` with its residual calibration takes about a second; the
 fitted model is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file,
-the accelerator specs and the model's hyper-parameters, and refitted whenever one changes.
+the shipped reference operator mixes, the accelerator specs and the model's
+hyper-parameters, and refitted whenever one changes.
 A missing, stale or unreadable cache file only costs a refit.
 """
 
@@ -15,6 +16,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from advisor.op_profile import REFERENCE_OP_MIX_JSON
 from advisor.reference import REFERENCE_CSV, load_reference
 from advisor.storage import data_dir
 from advisor.transfer import TransferModel
@@ -22,7 +24,7 @@ from pricing import AcceleratorSpec
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model"]
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 
 
 def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],
@@ -30,6 +32,7 @@ def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec]
     digest = hashlib.sha256()
     digest.update(f"v{CACHE_VERSION}".encode())
     digest.update(reference_path.read_bytes())
+    digest.update(REFERENCE_OP_MIX_JSON.read_bytes())
     digest.update(repr(sorted(accelerators.items())).encode())
     digest.update(repr(sorted(vars(model).items())).encode())
     return digest.hexdigest()[:24]
@@ -50,6 +53,7 @@ def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         pass
     model.fit(load_reference(reference_path), accelerators)
+    model.roofline()  # fitted on first use: fit it now so the cache holds it
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
+from advisor.op_profile import OpMix
 from advisor.profile import WorkloadProfile
 from advisor.ranking import (
     CostAssumptions,
@@ -212,18 +213,21 @@ def recommend(
     assumptions: CostAssumptions | None = None,
     today: date | None = None,
     include_flagged: bool = False,
+    op_mix: OpMix | None = None,
 ) -> Recommendation:
     """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs.
 
     ``measurements`` are probed samples/s; ``memory`` maps an accelerator to what probes
-    measured about memory on it (decides memory fit there)."""
+    measured about memory on it (decides memory fit there); ``op_mix`` (the traced operator
+    mix) lets offers with no probe be predicted from the operators' roofline."""
     memory = memory or {}
     check_constraint_names(spec, catalog)
     assumptions = assumptions or CostAssumptions()
     model = model or default_throughput_model(catalog)
     features = WorkloadFeatures(precision=spec.precision, flops_per_sample=profile.flops_per_sample,
                                 conv_flops_fraction=profile.conv_flops_fraction,
-                                params=profile.params, name=spec.name)
+                                params=profile.params, name=spec.name, op_mix=op_mix,
+                                batch_size_per_device=spec.batch_size)
     candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators,
                                          include_flagged=include_flagged)
     estimates: list[CostEstimate] = []

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from advisor.errors import AdvisorError
 from advisor.evidence import ProbeEvidence, evidence_from_probes
+from advisor.op_profile import OpMix, op_mix_for_spec
 from advisor.profile import profile_workload
 from advisor.ranking import Recommendation
 from advisor.recommend import recommend
@@ -13,7 +15,7 @@ from advisor.spec import WorkloadSpec, load_workload_spec
 from advisor.storage import data_dir, default_storage_url
 from pricing import Catalog, shipped_catalog
 
-__all__ = ["current_catalog", "recommend_for_file", "stored_probe_evidence"]
+__all__ = ["current_catalog", "recommend_for_file", "stored_probe_evidence", "traced_op_mix"]
 
 
 def current_catalog() -> Catalog:
@@ -36,15 +38,24 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog) -> ProbeEvidence
 
 
 def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommendation:
-    """``advisor recommend``: spec from ``path``, current catalog, cached profile, and the
-    stored probes of this workload (measured throughput and findings)."""
+    """``advisor recommend``: spec from ``path``, current catalog, cached profile and
+    operator mix, and the stored probes of this workload (measured throughput and findings)."""
     spec = load_workload_spec(path)
     catalog = current_catalog()
     evidence = stored_probe_evidence(spec, catalog)
     rec = recommend(spec, catalog=catalog, profile=profile_workload(spec),
                     measurements=evidence.measurements, memory=evidence.memory,
-                    include_flagged=include_flagged)
+                    include_flagged=include_flagged, op_mix=traced_op_mix(spec))
     if not evidence.probes:
         return rec
     return replace(rec, advice=evidence.advice + rec.advice,
                    extra={**rec.extra, "probes": list(evidence.probes)})
+
+
+def traced_op_mix(spec: WorkloadSpec) -> OpMix | None:
+    """The cached (or freshly traced) operator mix of ``spec``; None where the step cannot be
+    traced (no torch, a model that does not run on fake tensors): the FLOPs prior stands in."""
+    try:
+        return op_mix_for_spec(spec)
+    except AdvisorError:
+        return None

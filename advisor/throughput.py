@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Self
 
 from advisor.errors import AdvisorError
+from advisor.op_profile import OpMix
 from advisor.reference import ReferenceRow
 from advisor.spec import Precision
 from pricing import AcceleratorSpec
@@ -86,6 +87,9 @@ class WorkloadFeatures:
     """What the throughput model knows about the workload being predicted.
 
     ``precision`` is None when unknown (e.g. rows of a user's benchmark file).
+    ``op_mix`` (the traced operator mix, ``advisor.op_profile``) and ``batch_size_per_device``
+    let the model predict with no probe from the operators' roofline; None keeps the
+    FLOPs-per-sample prior.
     """
 
     precision: Precision | None
@@ -93,6 +97,8 @@ class WorkloadFeatures:
     params: int | None = None
     name: str = ""
     conv_flops_fraction: float | None = None
+    op_mix: OpMix | None = None
+    batch_size_per_device: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

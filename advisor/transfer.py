@@ -7,6 +7,10 @@ reference workload's ridge regression on spec features stands in for its measure
 Without probes it starts from the workload's FLOPs per sample and the reference models with
 known FLOPs (achieved FLOP/s per accelerator). Intervals are quantiles of residuals measured
 by leaving each reference workload out (and, for unseen accelerators, each accelerator).
+With the workload's operator mix (``WorkloadFeatures.op_mix``), the no-probe prediction is
+the operators' roofline with learned per-class efficiencies, corrected per accelerator by
+its misses on the reference workloads measured there (``advisor.roofline``); it replaces
+the FLOPs prior (``roofline_weight`` = 1) or is blended with it in log space.
 Parts from a vendor with no reference rows at all (TPU, Gaudi, Trainium) keep the probed
 fraction of datasheet peak; their interval is the unseen one widened, since no data can
 measure that error.
@@ -34,8 +38,11 @@ from advisor._table import (
 )
 from advisor._transfer_core import TransferSettings, blend_predict
 from advisor.errors import AdvisorError
+from advisor.op_profile import reference_op_mixes
 from advisor.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
+from advisor.roofline import AnchoredRoofline, reference_samples
 from advisor.scaling import ScalingModel
+from advisor.spec import Precision
 from advisor.throughput import (
     Basis,
     Measurement,
@@ -50,6 +57,8 @@ from pricing import AcceleratorSpec
 __all__ = ["TransferModel"]
 
 _MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
+_DEFAULT_BATCH = 32  # per-device batch assumed when the workload does not say
+_MIN_ROOFLINE_SAMPLES = 10  # reference rows with an operator mix needed to fit the roofline
 
 
 class TransferModel(ThroughputModel):
@@ -83,6 +92,9 @@ class TransferModel(ThroughputModel):
     target measured in the reference, the workload's row is also kriged from the probes
     (``advisor._krige.krige``; it leans on the probes that co-vary with the target), blended
     in with weight ``row_krige_slope`` x (probes - 2), at most ``ROW_KRIGE_MAX`` (0 = off).
+    ``roofline_weight``: weight of the operator roofline prior against the FLOPs prior for a
+    workload with an operator mix and no probe (1 = roofline alone, 0 = off); the roofline
+    is fitted on first use (``roofline()``), so fits for tables without mixes stay fast.
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -95,7 +107,7 @@ class TransferModel(ThroughputModel):
                  factor_alpha: float = 0.1, factor_shrinkage: float = 0.3,
                  spec_alpha: float = 1.0, twin_shrinkage: float = 0.3,
                  krige_weight: float = 0.5, spec_prior_weight: float = 0.5,
-                 row_krige_slope: float = 0.1) -> None:
+                 row_krige_slope: float = 0.1, roofline_weight: float = 1.0) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
                             ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening)]:
             if not value > 0:
@@ -104,7 +116,8 @@ class TransferModel(ThroughputModel):
                             ("factor_weight_unseen", factor_weight_unseen),
                             ("krige_weight", krige_weight),
                             ("spec_prior_weight", spec_prior_weight),
-                            ("row_krige_slope", row_krige_slope)]:
+                            ("row_krige_slope", row_krige_slope),
+                            ("roofline_weight", roofline_weight)]:
             if not 0 <= value <= 1:
                 raise AdvisorError(f"{name} must be in [0, 1], got {value}")
         if twin_shrinkage < 0:
@@ -138,6 +151,7 @@ class TransferModel(ThroughputModel):
         self.krige_weight = krige_weight
         self.spec_prior_weight = spec_prior_weight
         self.row_krige_slope = row_krige_slope
+        self.roofline_weight = roofline_weight
 
     # -- fitting ---------------------------------------------------------------------------
 
@@ -163,6 +177,8 @@ class TransferModel(ThroughputModel):
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
         """Build the reference table, spec regressions, scaling and residual quantiles."""
         self.table_ = ReferenceTable.build(reference, accelerators)
+        self.reference_ = tuple(reference)
+        self.__dict__.pop("roofline_", None)
         if not self.table_.workloads:
             raise AdvisorError("reference data has no single-accelerator rows; cannot fit "
                                "the throughput model")
@@ -238,7 +254,37 @@ class TransferModel(ThroughputModel):
             if result is not None:
                 kind = "unseen" if result.regression else "seen"
                 return result.log_sps, f"{kind}{min(len(columns), 3)}"
-        return self._prior(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
+        return self._no_probe(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
+
+    def roofline(self) -> AnchoredRoofline | None:
+        """The anchored roofline prior fitted on the reference rows that have a shipped
+        operator mix (None when too few have); fitted on first use, then kept."""
+        if "roofline_" not in self.__dict__:
+            samples = reference_samples(self.reference_, self.specs_, reference_op_mixes())
+            self.roofline_ = None if len(samples) < _MIN_ROOFLINE_SAMPLES else AnchoredRoofline(
+                conv_fractions=REFERENCE_CONV_FLOPS_FRACTION, kind_width=self.kind_width,
+                precision_mismatch_weight=self.precision_mismatch_weight).fit(samples)
+        return self.roofline_
+
+    def _no_probe(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                  key: str | None) -> float:
+        """No probe: the operator roofline (with an op mix), the FLOPs prior, or a blend."""
+        roofline = None
+        if workload.op_mix is not None and self.roofline_weight > 0:
+            fitted = self.roofline()
+            try:
+                roofline = None if fitted is None else fitted.predict_log(
+                    workload.op_mix, accelerator,
+                    batch_size=workload.batch_size_per_device or _DEFAULT_BATCH,
+                    tf32=workload.precision is Precision.TF32, precision_key=key or "mixed")
+            except AdvisorError:  # a part with no bandwidth or TFLOPS figure
+                roofline = None
+        if roofline is None:
+            return self._prior(workload, accelerator, key)
+        if self.roofline_weight >= 1 or not workload.flops_per_sample:
+            return roofline
+        return (self.roofline_weight * roofline
+                + (1 - self.roofline_weight) * self._prior(workload, accelerator, key))
 
     def _twin(self, workload: WorkloadFeatures) -> Twin | None:
         """The reference rows of the same model at the other precision, with the model pairs;
@@ -323,7 +369,7 @@ class TransferModel(ThroughputModel):
             fraction = self.fraction_.get(key or "mixed", 0.3)
             return math.log(fraction * peak / workload.flops_per_sample)
         proxy_key = precision_key(workload.precision, proxy) if workload.precision else key
-        return (self._prior(workload, proxy, proxy_key)
+        return (self._no_probe(workload, proxy, proxy_key)
                 + math.log(peak / peak_flops(proxy, proxy_key or "mixed")))
 
     def _nearest_seen(self, peak: float, key: str) -> AcceleratorSpec | None:

@@ -1,0 +1,375 @@
+"""Operator profile: FLOPs and bytes moved per operator class and dtype of one training step.
+
+One training step (forward under autocast at the workload's precision, backward, AdamW's
+``foreach`` update as the harness runs it on CUDA; what CUDA autocast keeps in fp32 (layer
+norm, softmax, losses) is counted in fp32 even where CPU autocast would not) runs on fake
+tensors (no memory, no compute) under a dispatch mode that records every aten operator: its
+class (``OpClass``),
+the dtype it computes in, its FLOPs (torch's own ``flop_counter`` formulas, plus this
+project's CPU flash-attention formulas) and the bytes it moves (input plus output tensor
+bytes, the usual roofline approximation). Two batch sizes separate what scales with the
+batch (``OpMix.per_sample``) from what each step pays once (``OpMix.per_step``: the
+optimizer, weight casts, kernel launches). ``advisor.roofline`` turns a mix into time.
+
+Torch is imported only inside the tracing functions; a cached mix is read without it.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import AdvisorError
+from advisor.spec import Precision, WorkloadSpec
+from advisor.storage import profile_cache_dir
+from probes.errors import ProbeError
+from probes.workload import WorkloadRecipe, build_workload
+
+__all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "OpClass", "OpCost", "OpMix",
+           "classify_op", "load_op_mix", "op_mix_for_spec", "reference_op_mixes", "trace_op_mix",
+           "write_reference_op_mixes"]
+
+_CACHE_VERSION = 1
+REFERENCE_OP_MIX_JSON = Path(__file__).parent / "data" / "reference_op_mix.json"
+# The shipped reference models the built-ins reproduce: (built-in, options). BERT on SQuAD
+# fine-tunes at 384 tokens with a per-token span head (two logits), close to the
+# classification head's cost; ResNet-50 at 224 x 224 with 1000 classes.
+REFERENCE_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
+    "resnet50": ("resnet50", {"image_size": 224, "num_classes": 1000}),
+    "bert_base_squad": ("bert", {"hidden": 768, "layers": 12, "heads": 12, "ffn": 3072,
+                                 "seq_len": 384, "task": "classification"}),
+    "bert_large_squad": ("bert", {"hidden": 1024, "layers": 24, "heads": 16, "ffn": 4096,
+                                  "seq_len": 384, "task": "classification"}),
+}
+# Reference precision -> traced precision: "mixed" rows ran fp16 AMP.
+_REFERENCE_PRECISIONS = {"fp32": Precision.FP32, "mixed": Precision.FP16}
+_TRACE_BATCHES = (2, 4)  # per-device batches whose difference is the per-sample cost
+
+
+class OpClass(enum.StrEnum):
+    """What kind of kernel an operator runs; each class has its own learned efficiency."""
+
+    MATMUL = "matmul"
+    CONVOLUTION = "convolution"
+    ATTENTION = "attention"
+    NORMALIZATION = "normalization"
+    ELEMENTWISE = "elementwise"
+    REDUCTION = "reduction"
+    EMBEDDING = "embedding"
+    OPTIMIZER = "optimizer"
+    OTHER = "other"
+
+
+COMPUTE_CLASSES = (OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION)
+
+
+@dataclass(frozen=True, slots=True)
+class OpCost:
+    """Work of one (class, dtype): ``flops``, ``bytes_moved`` and ``kernels`` launched.
+
+    ``dtype`` is torch's name of the dtype the operator computes in (``float32``,
+    ``bfloat16``, ``float16``).
+    """
+
+    op_class: OpClass
+    dtype: str
+    flops: float
+    bytes_moved: float
+    kernels: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class OpMix:
+    """A training step's work: ``per_sample`` scales with the batch, ``per_step`` does not.
+
+    The cost of one sample at a per-device batch ``b`` is ``per_sample + per_step / b``.
+    """
+
+    per_sample: tuple[OpCost, ...]
+    per_step: tuple[OpCost, ...]
+
+    def at_batch(self, batch_size: int) -> tuple[OpCost, ...]:
+        """Work per sample at per-device batch ``batch_size`` (per-step work shared out)."""
+        if batch_size < 1:
+            raise AdvisorError(f"batch_size must be >= 1, got {batch_size}")
+        total: dict[tuple[OpClass, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+        for costs, scale in ((self.per_sample, 1.0), (self.per_step, 1.0 / batch_size)):
+            for c in costs:
+                entry = total[(c.op_class, c.dtype)]
+                entry[0] += c.flops * scale
+                entry[1] += c.bytes_moved * scale
+                entry[2] += c.kernels * scale
+        return tuple(OpCost(k[0], k[1], *v) for k, v in sorted(total.items()))
+
+    @property
+    def flops_per_sample(self) -> float:
+        """FLOPs per sample that scale with the batch (forward + backward)."""
+        return sum(c.flops for c in self.per_sample)
+
+    def flops_fraction(self, op_class: OpClass) -> float | None:
+        """Share of the per-sample FLOPs in ``op_class`` (None when no FLOPs were counted)."""
+        total = self.flops_per_sample
+        mine = sum(c.flops for c in self.per_sample if c.op_class is op_class)
+        return mine / total if total > 0 else None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for a JSON file."""
+        return {part: [[c.op_class.value, c.dtype, c.flops, c.bytes_moved, c.kernels]
+                       for c in getattr(self, part)] for part in ("per_sample", "per_step")}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> OpMix:
+        """The mix ``to_json`` wrote; raises AdvisorError on a malformed one."""
+        try:
+            parts = {part: tuple(OpCost(OpClass(r[0]), str(r[1]), float(r[2]), float(r[3]),
+                                        float(r[4])) for r in data[part])
+                     for part in ("per_sample", "per_step")}
+        except (KeyError, ValueError, TypeError, IndexError) as exc:
+            raise AdvisorError(f"malformed operator mix: {exc}") from exc
+        return cls(**parts)
+
+
+# --- classifying aten operators ----------------------------------------------------------
+
+_CLASS_PATTERNS: tuple[tuple[OpClass, tuple[str, ...]], ...] = (
+    (OpClass.ATTENTION, ("scaled_dot_product", "flash_attention", "efficient_attention",
+                         "cudnn_attention")),
+    (OpClass.CONVOLUTION, ("convolution", "conv1d", "conv2d", "conv3d", "conv_transpose")),
+    (OpClass.MATMUL, ("addmm", "mm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "dot",
+                      "addmv", "mv")),
+    (OpClass.NORMALIZATION, ("batch_norm", "layer_norm", "group_norm", "rms_norm",
+                             "instance_norm")),
+    (OpClass.EMBEDDING, ("embedding", "index_select", "gather", "scatter", "index_put",
+                         "index_add", "index", "take", "one_hot")),
+    (OpClass.REDUCTION, ("softmax", "nll_loss", "cross_entropy", "sum", "mean", "amax",
+                         "amin", "max", "min", "var", "std", "norm", "logsumexp", "cumsum",
+                         "argmax", "argmin", "pool", "prod")),
+    (OpClass.OTHER, ("_to_copy", "copy", "clone", "cat", "stack", "contiguous", "fill",
+                     "zero", "ones", "full", "arange", "rand", "constant_pad", "split")),
+)
+_EXACT_STARTS = ("mm", "bmm", "dot", "mv", "index", "take", "max", "min", "sum", "mean",
+                 "prod", "norm", "copy", "clone", "cat", "stack", "zero", "ones", "full")
+_FREE = ("empty", "new_empty", "lift_fresh", "_local_scalar_dense", "detach", "alias",
+         "_unsafe_view", "view", "as_strided", "set_", "resize_", "sym_", "is_same_size",
+         "_has_compatible_shallow_copy_type")
+
+
+def classify_op(name: str) -> OpClass | None:
+    """The class of the aten operator ``name`` (``mm``, ``native_layer_norm``, ...), or None
+    for operators that launch no kernel (views, allocation, metadata)."""
+    base = name.split("::")[-1].split(".")[0].lstrip("_").removesuffix("_")
+    if any(base.startswith(free.lstrip("_")) for free in _FREE):
+        return None
+    for op_class, patterns in _CLASS_PATTERNS:
+        for pattern in patterns:
+            stripped = pattern.lstrip("_")
+            if pattern in _EXACT_STARTS or stripped in _EXACT_STARTS:
+                if base == stripped or base.startswith(stripped + "_"):
+                    return op_class
+            elif stripped in base:
+                return op_class
+    return OpClass.ELEMENTWISE
+
+
+# --- tracing with torch (imported lazily) ------------------------------------------------
+
+_TRACE_ERRORS = (RuntimeError, NotImplementedError, TypeError, ValueError, AttributeError,
+                 IndexError, ProbeError)
+
+
+# Operators CUDA autocast runs in fp32 (torch's autocast op lists) that CPU autocast may run
+# in bf16: traced on the CPU, they are counted as CUDA runs them.
+_CUDA_AUTOCAST_FP32 = ("layer_norm", "group_norm", "softmax", "nll_loss", "cross_entropy",
+                       "binary_cross_entropy", "mse_loss", "smooth_l1_loss", "kl_div")
+
+
+def _runs_fp32_under_cuda_autocast(name: str) -> bool:
+    return any(pattern in name for pattern in _CUDA_AUTOCAST_FP32)
+
+
+def _recorder_class() -> type:
+    """A ``TorchDispatchMode`` that sums FLOPs and bytes per (class, dtype); built lazily so
+    this module imports without torch."""
+    import torch
+    from torch.utils import flop_counter
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    from advisor.profile import _cpu_attention_flops
+
+    registry: dict[Any, Callable[..., int]] = dict(flop_counter.flop_registry)
+    wrap: Callable[..., Any] = flop_counter.shape_wrapper
+    registry.update({k: wrap(v) for k, v in _cpu_attention_flops().items()})
+
+    def nbytes(t: Any, promote: bool = False) -> int:
+        width = 4 if promote and t.dtype in (torch.bfloat16, torch.float16) else t.element_size()
+        size = int(t.numel()) * int(width)
+        try:
+            return min(size, int(t.untyped_storage().nbytes()))
+        except (RuntimeError, NotImplementedError):
+            return size
+
+    class Recorder(TorchDispatchMode):  # type: ignore[misc,no-untyped-call]
+        def __init__(self) -> None:
+            super().__init__()  # type: ignore[no-untyped-call]
+            self.phase_optimizer = False
+            self.autocast = False
+            self.totals: dict[tuple[OpClass, str], list[float]] = defaultdict(
+                lambda: [0.0, 0.0, 0.0])
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = func.name()
+            if getattr(func, "is_view", False) or not name.startswith("aten::"):
+                return out
+            op_class = classify_op(name)
+            outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+            in_place = name.split(".")[0].endswith("_")
+            if op_class is None or not (outputs or in_place):  # metadata, allocation, views
+                return out
+            if self.phase_optimizer:
+                op_class = OpClass.OPTIMIZER
+            inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+            floating = [t for t in inputs + outputs if t.is_floating_point()]
+            dtype = str(floating[0].dtype).removeprefix("torch.") if floating else "float32"
+            promote = self.autocast and _runs_fp32_under_cuda_autocast(name)
+            if promote:
+                dtype = "float32"
+            formula = registry.get(func._overloadpacket)  # noqa: SLF001 - torch's own key
+            flops = int(formula(*args, **kwargs, out_val=out)) if formula else 0
+            entry = self.totals[(op_class, dtype)]
+            entry[0] += flops
+            entry[1] += sum(nbytes(t, promote) for t in inputs + outputs)
+            entry[2] += 1
+            return out
+
+    return Recorder
+
+
+def _trace_step(recipe: WorkloadRecipe, precision: Precision, batch_size: int,
+                recorder_class: type) -> dict[tuple[OpClass, str], list[float]]:
+    """Totals of one fake training step at ``batch_size``."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    dtype = {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        built = build_workload(recipe)
+        model = built.model
+        if hasattr(model, "train"):
+            model.train()
+        params = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(params, lr=1e-4, foreach=True) if params else None
+        batch = built.make_batch(batch_size, "cpu")
+        recorder = recorder_class()
+        recorder.autocast = dtype is not None
+        with recorder:
+            with torch.autocast("cpu", dtype=dtype or torch.bfloat16, enabled=dtype is not None):
+                loss = built.loss_fn(model, batch)
+            loss.backward()
+        if optimizer is not None:
+            optimizer.step()  # creates the optimizer state: once per run, not per step
+            with recorder:
+                recorder.phase_optimizer = True
+                optimizer.step()
+    return dict(recorder.totals)
+
+
+def trace_op_mix(recipe: WorkloadRecipe, precision: Precision) -> OpMix:
+    """The operator mix of ``recipe`` trained at ``precision`` (two fake steps).
+
+    Raises AdvisorError when the model does not run on fake tensors or torch is missing.
+    """
+    try:
+        recorder_class = _recorder_class()
+    except ImportError as exc:
+        raise AdvisorError("the operator profile needs torch; install with "
+                           "pip install 'advisor[torch]'") from exc
+    small, large = _TRACE_BATCHES
+    try:
+        totals = [_trace_step(recipe, precision, b, recorder_class) for b in (small, large)]
+    except _TRACE_ERRORS as exc:
+        raise AdvisorError(f"cannot trace one training step on fake tensors: "
+                           f"{type(exc).__name__}: {str(exc).strip()[:200]}") from exc
+    per_sample, per_step = [], []
+    for key in sorted(set(totals[0]) | set(totals[1])):
+        low = totals[0].get(key, [0.0, 0.0, 0.0])
+        high = totals[1].get(key, [0.0, 0.0, 0.0])
+        slope = [max(0.0, (h - lo) / (large - small)) for lo, h in zip(low, high, strict=True)]
+        slope[2] = 0.0  # kernel launches do not grow with the batch
+        fixed = [max(0.0, lo - small * s) for lo, s in zip(low, slope, strict=True)]
+        fixed[2] = high[2]
+        if any(slope):
+            per_sample.append(OpCost(key[0], key[1], *slope))
+        if any(fixed):
+            per_step.append(OpCost(key[0], key[1], *fixed))
+    return OpMix(tuple(per_sample), tuple(per_step))
+
+
+def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
+    """The operator mix of ``spec`` at its precision, cached by the spec's fingerprint.
+
+    Raises AdvisorError when it cannot be traced (see ``trace_op_mix``).
+    """
+    from advisor.profile import recipe_for
+
+    path = profile_cache_dir() / f"{spec.fingerprint()}.ops.json"
+    if use_cache:
+        cached = load_op_mix(path)
+        if cached is not None:
+            return cached
+    mix = trace_op_mix(recipe_for(spec, samples_per_device=_TRACE_BATCHES[0]), spec.precision)
+    payload = json.dumps({"version": _CACHE_VERSION, **mix.to_json()})
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(payload)
+    os.replace(tmp, path)
+    return mix
+
+
+def load_op_mix(path: Path) -> OpMix | None:
+    """A cached mix, or None when missing, stale or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:
+        return None
+    try:
+        return OpMix.from_json(data)
+    except AdvisorError:
+        return None
+
+
+def write_reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> None:
+    """Trace every ``REFERENCE_RECIPES`` model at both reference precisions into ``path``
+    (run ``python -m advisor.op_profile`` after changing a built-in or the tracer)."""
+    mixes = {}
+    for model, (builtin, options) in sorted(REFERENCE_RECIPES.items()):
+        for key, precision in _REFERENCE_PRECISIONS.items():
+            recipe = WorkloadRecipe(builtin=builtin, entrypoint=None, options=options,
+                                    batch_size=_TRACE_BATCHES[0], precision=str(precision))
+            mixes[f"{model}/{key}"] = trace_op_mix(recipe, precision).to_json()
+    path.write_text(json.dumps({"version": _CACHE_VERSION, "mixes": mixes}, indent=1) + "\n")
+
+
+def reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> dict[str, OpMix]:
+    """Shipped operator mixes of the reference workloads, by ``model/precision``."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise AdvisorError(f"cannot read the reference operator mixes {path}: {exc}") from exc
+    return {name: OpMix.from_json(mix) for name, mix in data.get("mixes", {}).items()}
+
+
+if __name__ == "__main__":
+    write_reference_op_mixes()

@@ -1,0 +1,106 @@
+"""RooflinePrior: precision paths, bandwidth and peak scaling, bounded efficiencies; and the
+TransferModel keeps its old no-probe path when the workload has no operator mix."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from advisor.op_profile import OpClass, OpCost, OpMix, reference_op_mixes
+from advisor.reference import load_reference
+from advisor.roofline import RooflinePrior, compute_path, reference_samples
+from advisor.spec import Precision
+from advisor.throughput import WorkloadFeatures
+from advisor.transfer import TransferModel
+from pricing import load_accelerators
+
+SPECS = load_accelerators()
+COMPUTE = OpMix(per_sample=(OpCost(OpClass.MATMUL, "float32", 1e12, 1e6),), per_step=())
+MEMORY = OpMix(per_sample=(OpCost(OpClass.ELEMENTWISE, "float32", 0.0, 1e10),), per_step=())
+PRIOR = RooflinePrior(kernel_overhead_s=0.0)
+
+
+def _seconds(mix: OpMix, accelerator: str, *, tf32: bool = False, **changes: float) -> float:
+    spec = replace(SPECS[accelerator], **changes)
+    return PRIOR.seconds_per_sample(mix, spec, batch_size=8, tf32=tf32)
+
+
+@pytest.mark.parametrize("accelerator", ["A100-80GB-SXM", "H100-SXM"])  # Ampere, Hopper
+def test_strict_fp32_is_slower_than_tf32_on_tensor_core_tf32_parts(accelerator: str) -> None:
+    assert _seconds(COMPUTE, accelerator) > 2 * _seconds(COMPUTE, accelerator, tf32=True)
+
+
+@pytest.mark.parametrize("accelerator", ["V100-16GB-SXM2", "T4", "GTX-1080Ti"])  # pre-Ampere
+def test_tf32_changes_nothing_before_ampere(accelerator: str) -> None:
+    assert _seconds(COMPUTE, accelerator) == _seconds(COMPUTE, accelerator, tf32=True)
+
+
+@pytest.mark.parametrize(("dtype", "tf32", "path"), [
+    ("bfloat16", False, "tensor"),
+    ("float32", True, "tf32"),
+    ("float32", False, "simt"),
+])
+def test_compute_path_on_h100(dtype: str, tf32: bool, path: str) -> None:
+    assert compute_path(dtype, SPECS["H100-SXM"], tf32=tf32)[0] == path
+
+
+def test_bf16_on_a_part_without_bf16_runs_at_fp32_rate() -> None:
+    assert compute_path("bfloat16", SPECS["V100-16GB-SXM2"], tf32=False) == ("simt", 15.7e12)
+
+
+def test_memory_bound_mix_scales_with_bandwidth() -> None:
+    base = _seconds(MEMORY, "A100-80GB-SXM")
+    assert _seconds(MEMORY, "A100-80GB-SXM", memory_bandwidth_gbs=2 * 2039) == pytest.approx(
+        base / 2)
+    assert _seconds(MEMORY, "A100-80GB-SXM", fp32_tflops=2 * 19.5) == pytest.approx(base)
+
+
+def test_compute_bound_mix_scales_with_peak_flops() -> None:
+    base = _seconds(COMPUTE, "A100-80GB-SXM")
+    assert _seconds(COMPUTE, "A100-80GB-SXM", fp32_tflops=2 * 19.5) == pytest.approx(base / 2)
+    assert _seconds(COMPUTE, "A100-80GB-SXM", memory_bandwidth_gbs=2 * 2039) == pytest.approx(
+        base)
+
+
+@pytest.fixture(scope="module")
+def fitted() -> RooflinePrior:
+    samples = reference_samples(load_reference(), SPECS, reference_op_mixes())
+    return RooflinePrior().fit(samples)
+
+
+def test_fitted_efficiencies_stay_in_unit_interval(fitted: RooflinePrior) -> None:
+    values = [*fitted.flops_efficiency_.values(), *fitted.bytes_efficiency_.values()]
+    assert all(0 < v <= 1 for v in values)
+    assert fitted.log_rmse_ < 0.4
+
+
+def test_rejects_bad_hyper_parameters() -> None:
+    with pytest.raises(Exception, match="prior_efficiency"):
+        RooflinePrior(prior_efficiency=1.5)
+
+
+@pytest.fixture(scope="module")
+def transfer() -> TransferModel:
+    return TransferModel(calibrate=False).fit(load_reference(), SPECS)
+
+
+R50 = WorkloadFeatures(precision=Precision.BF16, flops_per_sample=3 * 8.18e9,
+                       conv_flops_fraction=0.99, name="r50")
+
+
+@pytest.mark.parametrize("accelerator", ["H100-SXM", "T4", "L4", "TPU-v5e"])
+def test_no_op_mix_keeps_the_flops_prior_exactly(transfer: TransferModel,
+                                                 accelerator: str) -> None:
+    old = TransferModel(calibrate=False, roofline_weight=0.0).fit(load_reference(), SPECS)
+    assert (transfer.predict(R50, SPECS[accelerator]).samples_per_second
+            == old.predict(R50, SPECS[accelerator]).samples_per_second)
+
+
+def test_op_mix_switches_to_the_roofline(transfer: TransferModel) -> None:
+    mix = reference_op_mixes()["resnet50/mixed"]
+    with_mix = replace(R50, op_mix=mix, batch_size_per_device=256)
+    new = transfer.predict(with_mix, SPECS["H100-SXM"]).samples_per_second
+    old = transfer.predict(R50, SPECS["H100-SXM"]).samples_per_second
+    assert new != old
+    assert 0.5 < new / old < 2.0
