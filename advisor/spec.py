@@ -10,8 +10,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from advisor._fields import Fields, load_yaml_mapping
+from advisor._fields import MAX_NAME_CHARS, Fields, load_yaml_mapping, shown
 from pricing import Cloud
+from probes.models import ModelOptionError, check_builtin_options
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -27,6 +28,18 @@ __all__ = [
 
 BUILTIN_MODELS = ("resnet50", "bert", "gpt2", "mlp")
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+# What hardware could ever mean: values past these are typos (1e29) or fuzz, and bounding them
+# here keeps every product the ranking computes finite.
+MAX_BATCH_SIZE = 2**24  # 16,777,216 samples per optimizer step
+MAX_ACCELERATORS = 1024  # the largest catalog offer has 256
+MAX_SAMPLES = 10**15  # samples (or samples x epochs) in one training run
+MAX_EPOCHS = 1e6
+MAX_BUDGET_USD = 1e9
+MAX_DEADLINE_HOURS = 100_000.0  # about 11 years
+MAX_PROBE_USD = 1e6
+MAX_PARAMS = 10**14
+MAX_MEMORY_GIB = 1e6
 
 
 class Precision(enum.StrEnum):
@@ -123,16 +136,26 @@ def _parse_model(fields: Fields) -> ModelRef:
     entrypoint = model.opt_string("entrypoint")
     options = model.raw("options", {})
     if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
-        raise model.error("options", f"must be a mapping of option names to values, got {options!r}")
+        raise model.error("options", f"must be a mapping of option names to values, got "
+                          f"{shown(options)}")
     model.done()
     if (builtin is None) == (entrypoint is None):
         raise fields.error("model", "give exactly one of 'builtin: NAME' or "
                            "'entrypoint: \"package.module:function\"'")
     if builtin is not None and builtin not in BUILTIN_MODELS:
-        raise model.error("builtin", f"unknown model {builtin!r}; built-ins are "
+        raise model.error("builtin", f"unknown model {shown(builtin)}; built-ins are "
                           f"{', '.join(BUILTIN_MODELS)} (or use 'entrypoint:')")
     if entrypoint is not None and not _ENTRYPOINT.match(entrypoint):
-        raise model.error("entrypoint", f"must look like 'package.module:function', got {entrypoint!r}")
+        raise model.error("entrypoint", f"must look like 'package.module:function', got "
+                          f"{shown(entrypoint)}")
+    if builtin is not None:
+        try:  # the built-in's own bounds (no torch imported)
+            check_builtin_options(builtin, options)
+        except ModelOptionError as exc:
+            if not exc.option:  # an unknown option: the problem names it
+                raise model.error("options", exc.problem) from None
+            raise Fields(options, model.field("options"), source=fields.source).error(
+                exc.option, exc.problem) from None
     return ModelRef(builtin=builtin, entrypoint=entrypoint, options=dict(options))
 
 
@@ -141,27 +164,36 @@ def _parse_total_samples(fields: Fields) -> int:
     if data.has("total_samples"):
         if data.has("samples") or data.has("epochs"):
             raise fields.error("data", "give either total_samples, or samples and epochs, not both")
-        total = data.integer("total_samples")
+        total = data.integer("total_samples", maximum=MAX_SAMPLES)
     else:
         if not data.has("samples"):
             raise data.error("samples", "is required (or give total_samples)")
-        samples, epochs = data.integer("samples"), data.number("epochs", 1)
+        samples = data.integer("samples", maximum=MAX_SAMPLES)
+        epochs = data.number("epochs", 1, maximum=MAX_EPOCHS)
         total = round(samples * epochs)  # fractional epochs: a part of the data set
         if total < 1:
             raise data.error("epochs", f"samples x epochs must be at least 1 sample, got "
                              f"{samples} x {epochs!r}; raise epochs")
+        if total > MAX_SAMPLES:
+            raise data.error("epochs", f"samples x epochs must be at most {MAX_SAMPLES:.0e} "
+                             f"samples, got {samples} x {epochs!r}; lower one of them")
     data.done()
     return total
 
 
 def _parse_constraints(fields: Fields) -> Constraints:
     cons = fields.sub("constraints")
+    for key, what in (("clouds", "cloud"), ("regions", "region")):
+        if cons.data.get(key) == []:
+            raise cons.error(key, f"is an empty list, which no offer matches; give at least one "
+                             f"{what} or leave it out for all")
     clouds = []
     for name in cons.string_list("clouds"):
         try:
             clouds.append(Cloud(name.lower()))
         except ValueError:
-            raise cons.error("clouds", f"unknown cloud {name!r}; use aws, gcp or azure") from None
+            raise cons.error("clouds", f"unknown cloud {shown(name)}; use aws, gcp or "
+                             "azure") from None
     accel = cons.raw("accelerators", {})
     if isinstance(accel, list):  # shorthand: a list means include
         accel = {"include": accel}
@@ -169,13 +201,13 @@ def _parse_constraints(fields: Fields) -> Constraints:
     include, exclude = acc.string_list("include"), acc.string_list("exclude")
     acc.done()
     result = Constraints(
-        budget_usd=cons.opt_number("budget_usd"),
-        deadline_hours=cons.opt_number("deadline_hours"),
+        budget_usd=cons.opt_number("budget_usd", maximum=MAX_BUDGET_USD),
+        deadline_hours=cons.opt_number("deadline_hours", maximum=MAX_DEADLINE_HOURS),
         clouds=tuple(clouds),
         regions=cons.string_list("regions"),
         accelerators_include=include,
         accelerators_exclude=exclude,
-        max_accelerators=cons.opt_integer("max_accelerators"),
+        max_accelerators=cons.opt_integer("max_accelerators", maximum=MAX_ACCELERATORS),
         spot=cons.choice("spot", SpotPolicy, SpotPolicy.ALLOWED),
     )
     cons.done()
@@ -185,20 +217,20 @@ def _parse_constraints(fields: Fields) -> Constraints:
 def parse_workload_spec(data: object, *, source: str = "") -> WorkloadSpec:
     """Validate a mapping (as read from model.yaml) into a WorkloadSpec; raises SpecError."""
     fields = Fields(data, source=source)
-    name = fields.string("name", required=True)
+    name = fields.string("name", required=True, max_chars=MAX_NAME_CHARS)
     model = _parse_model(fields)
-    batch_size = fields.integer("batch_size", required=True)
+    batch_size = fields.integer("batch_size", required=True, maximum=MAX_BATCH_SIZE)
     precision = fields.choice("precision", Precision, Precision.FP32)
     total = _parse_total_samples(fields)
     constraints = _parse_constraints(fields)
     probes = fields.sub("probes")
-    probes_max_usd = probes.opt_number("max_usd")
+    probes_max_usd = probes.opt_number("max_usd", maximum=MAX_PROBE_USD)
     probes.done()
     prof = fields.sub("profile")
     profile = ProfileOverride(
         flops_per_sample=prof.opt_number("flops_per_sample"),
-        params=prof.opt_integer("params"),
-        memory_gib=prof.opt_number("memory_gib"),
+        params=prof.opt_integer("params", maximum=MAX_PARAMS),
+        memory_gib=prof.opt_number("memory_gib", maximum=MAX_MEMORY_GIB),
     )
     prof.done()
     fields.done()

@@ -21,6 +21,9 @@ from pricing.types import Cloud, InstanceOffer
 
 __all__ = ["RefreshResult", "refresh"]
 
+# The pip extra that installs a cloud's SDK (Azure's price API needs none).
+_EXTRAS = {Cloud.AWS: "aws", Cloud.GCP: "gcp"}
+
 
 @dataclass(frozen=True)
 class RefreshResult:
@@ -52,6 +55,11 @@ def refresh(
         result: FetchResult = source.fetch(regions)
     except PricingError as exc:
         raise PricingError(f"{cloud} refresh failed, {in_use} stays in use: {exc}") from exc
+    except ModuleNotFoundError as exc:  # the cloud's SDK is an optional extra
+        extra = _EXTRAS.get(cloud)
+        fix = f"pip install 'advisor[{extra}]'" if extra else f"pip install {exc.name}"
+        raise PricingError(f"{cloud} refresh needs the {cloud} SDK ({exc.name} is not "
+                           f"installed); run: {fix}") from exc
     if not result.offers:
         why = (
             f" ({len(result.skipped)} entries skipped, e.g. {result.skipped[0]})"

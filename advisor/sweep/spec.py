@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from advisor._fields import Fields, load_yaml_mapping
+from advisor._fields import MAX_NAME_CHARS, Fields, load_yaml_mapping, shown
 from advisor.errors import SpecError
 from probes.errors import ProbeError
 from probes.offer_keys import parse_offer_key
@@ -33,6 +33,18 @@ __all__ = [
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _STUDY_NAME = re.compile(r"^[\w.\-]+$")
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
+
+# Bounds no real sweep reaches: past them a value is a typo or fuzz.
+MAX_CHOICES = 10_000  # categorical values of one parameter
+MAX_GRID_POINTS = 1_000_000  # points a grid sampler would walk
+MAX_SEED = 2**32 - 1  # numpy's seed range
+MAX_WORKERS = 1024  # workers, and trials at once per worker
+MAX_TRIALS = 10**7
+MAX_HOURS = 100_000.0
+MAX_USD = 1e9
+MAX_PRICE_USD_PER_HOUR = 10_000.0
+MAX_HEARTBEAT_S = 86_400
+MAX_COUNT = 10**9  # counts of pruner and sampler options, keep_best, failures in a row
 
 
 class Direction(enum.StrEnum):
@@ -204,9 +216,19 @@ def _parse_param(fields: Fields, name: str) -> ParamSpec:
     if kind is Distribution.CATEGORICAL:
         choices = param.raw("choices")
         if not isinstance(choices, list) or not choices:
-            raise param.error("choices", f"must be a non-empty list of values, got {choices!r}")
+            raise param.error("choices", f"must be a non-empty list of values, got "
+                              f"{shown(choices)}")
+        if len(choices) > MAX_CHOICES:
+            raise param.error("choices", f"has {len(choices):,} values, at most {MAX_CHOICES:,} "
+                              "allowed; use an int or float range instead")
         if not all(c is None or isinstance(c, bool | int | float | str) for c in choices):
             raise param.error("choices", "values must be numbers, strings, booleans or null")
+        for choice in choices:
+            if isinstance(choice, str):
+                param.checked_text("choices", choice)
+            elif isinstance(choice, int | float) and not -1e18 <= choice <= 1e18:
+                raise param.error("choices", f"values must be at most 1e18 in size, got "
+                                  f"{shown(choice)}")
         param.done()
         return ParamSpec(name, kind, choices=tuple(choices))
     integer = kind is Distribution.INT
@@ -234,7 +256,7 @@ def _parse_options(fields: Fields, allowed: dict[str, str], what: str) -> dict[s
         elif kind == "str":
             options[key] = fields.string(key)
         elif kind in ("int", "int0"):
-            options[key] = fields.integer(key, positive=kind == "int")
+            options[key] = fields.integer(key, positive=kind == "int", maximum=MAX_COUNT)
             if options[key] < 0:
                 raise fields.error(key, f"must be 0 or more, got {options[key]!r}")
         else:
@@ -268,13 +290,16 @@ def _parse_pruner(fields: Fields) -> PrunerSpec:
 def _parse_sampler(fields: Fields) -> SamplerSpec:
     sub = _kind_and_fields(fields, "sampler", "tpe")
     kind = sub.choice("type", SamplerKind)
-    seed = sub.integer("seed", positive=False) if sub.has("seed") else None
+    seed = sub.integer("seed", positive=False, maximum=MAX_SEED) if sub.has("seed") else None
+    if seed is not None and seed < 0:
+        raise sub.error("seed", f"must be 0 or more, got {seed}")
     return SamplerSpec(kind, seed, _parse_options(sub, _SAMPLER_OPTIONS[kind], f"{kind} sampler"))
 
 
 def _parse_instance(fields: Fields) -> tuple[str, float, str | None]:
     instance = fields.string("instance", "local")
-    price = fields.number("price_usd_per_hour", 0.0, positive=False, minimum=0)
+    price = fields.number("price_usd_per_hour", 0.0, positive=False, minimum=0,
+                          maximum=MAX_PRICE_USD_PER_HOUR)
     model = fields.opt_string("model")
     if instance == "recommended":
         if model is None:
@@ -303,13 +328,13 @@ def _parse_artifacts(fields: Fields) -> str | None:
             raise fields.error("artifacts",
                                f"{scheme} URL needs a bucket, e.g. {scheme}my-bucket/sweeps")
     if "://" in url and not url.startswith(("s3://", "gs://", "file://")):
-        raise fields.error("artifacts", f"must be a directory, s3:// or gs:// URL, got {url!r}")
+        raise fields.error("artifacts", f"must be a directory, s3:// or gs:// URL, got {shown(url)}")
     return url
 
 
 def _parse_cleanup(fields: Fields) -> CleanupSpec:
     sub = fields.sub("cleanup")
-    keep = sub.integer("keep_best", 3, positive=False)
+    keep = sub.integer("keep_best", 3, positive=False, maximum=MAX_COUNT)
     if keep < 0:
         raise sub.error("keep_best", f"must be 0 or more, got {keep!r}")
     names = sub.string_list("states") if sub.has("states") else ("pruned", "failed")
@@ -318,7 +343,7 @@ def _parse_cleanup(fields: Fields) -> CleanupSpec:
         try:
             states.append(CleanupState(name.lower()))
         except ValueError:
-            raise sub.error("states", f"unknown state {name!r}; use pruned, failed or "
+            raise sub.error("states", f"unknown state {shown(name)}; use pruned, failed or "
                             "completed (completed beyond the best K)") from None
     sub.done()
     return CleanupSpec(keep_best=keep, states=tuple(states))
@@ -327,11 +352,11 @@ def _parse_cleanup(fields: Fields) -> CleanupSpec:
 def _parse_budget(fields: Fields) -> BudgetSpec:
     sub = fields.sub("budget")
     budget = BudgetSpec(
-        max_usd=sub.opt_number("max_usd"),
-        max_trials=sub.opt_integer("max_trials"),
-        max_hours=sub.opt_number("max_hours"),
+        max_usd=sub.opt_number("max_usd", maximum=MAX_USD),
+        max_trials=sub.opt_integer("max_trials", maximum=MAX_TRIALS),
+        max_hours=sub.opt_number("max_hours", maximum=MAX_HOURS),
         max_consecutive_failures=sub.integer("max_consecutive_failures",
-                                             DEFAULT_MAX_CONSECUTIVE_FAILURES),
+                                             DEFAULT_MAX_CONSECUTIVE_FAILURES, maximum=MAX_COUNT),
     )
     sub.done()
     if not budget.capped:
@@ -343,23 +368,33 @@ def _parse_budget(fields: Fields) -> BudgetSpec:
 def parse_sweep_spec(data: object, *, source: str = "") -> SweepSpec:
     """Validate a mapping (as read from sweep.yaml) into a SweepSpec; raises SpecError."""
     fields = Fields(data, source=source)
-    study = fields.string("study", required=True)
+    study = fields.string("study", required=True, max_chars=MAX_NAME_CHARS)
     if not _STUDY_NAME.match(study):
-        raise fields.error("study", f"use letters, digits, '.', '-' and '_' only, got {study!r}")
+        raise fields.error("study", f"use letters, digits, '.', '-' and '_' only, got "
+                           f"{shown(study)}")
     entrypoint = fields.string("entrypoint", required=True)
     if not _ENTRYPOINT.match(entrypoint):
         raise fields.error("entrypoint",
-                           f"must look like 'package.module:function', got {entrypoint!r}")
+                           f"must look like 'package.module:function', got {shown(entrypoint)}")
     space = fields.sub("search_space")
-    params = tuple(_parse_param(space, str(name)) for name in space.data)
+    for name in space.data:
+        if not isinstance(name, str):
+            raise space.error(str(name), f"parameter names must be strings, got {shown(name)}")
+        space.checked_text(name, name)
+    params = tuple(_parse_param(space, name) for name in space.data)
     space.done()
     sampler = _parse_sampler(fields)
     if sampler.kind is SamplerKind.GRID and not params:
         raise fields.error("sampler", "grid needs a search_space to walk; add one or use tpe")
     if sampler.kind is SamplerKind.GRID:
+        points = 1.0
         for p in params:
             if p.distribution is Distribution.FLOAT and p.step is None:
                 raise space.error(p.name, "a float range needs 'step' for the grid sampler")
+            points *= len(p.choices) if p.choices else (p.high - p.low) / (p.step or 1) + 1  # type: ignore[operator]
+            if points > MAX_GRID_POINTS:
+                raise space.error(p.name, f"makes the grid more than {MAX_GRID_POINTS:,} points; "
+                                  "use a larger step, fewer values or the tpe sampler")
     budget = _parse_budget(fields)
     instance, price, model = _parse_instance(fields)
     spec = SweepSpec(
@@ -367,9 +402,9 @@ def parse_sweep_spec(data: object, *, source: str = "") -> SweepSpec:
         direction=fields.choice("direction", Direction, Direction.MINIMIZE),
         search_space=params, sampler=sampler, pruner=_parse_pruner(fields), budget=budget,
         instance=instance, price_usd_per_hour=price, model=model,
-        trials_per_instance=fields.integer("trials_per_instance", 1),
-        workers=fields.integer("workers", 1),
-        heartbeat_s=fields.integer("heartbeat_s", 10),
+        trials_per_instance=fields.integer("trials_per_instance", 1, maximum=MAX_WORKERS),
+        workers=fields.integer("workers", 1, maximum=MAX_WORKERS),
+        heartbeat_s=fields.integer("heartbeat_s", 10, maximum=MAX_HEARTBEAT_S),
         artifacts=_parse_artifacts(fields), cleanup=_parse_cleanup(fields),
     )
     fields.done()

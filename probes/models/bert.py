@@ -17,16 +17,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from probes.errors import ProbeError
-from probes.models import check_options
+from probes.models import OPTIONS, check_builtin_options
 from probes.models._text import SelfAttention
 from probes.workload import BuiltWorkload
 
 __all__ = ["Bert", "build"]
 
-DEFAULTS: dict[str, Any] = {"hidden": 768, "layers": 12, "heads": 12, "ffn": 3072,
-                            "seq_len": 128, "vocab": 30522, "dropout": 0.1,
-                            "attention_dropout": 0.0, "task": "mlm", "num_labels": 2}
-TASKS = ("mlm", "classification")
+DEFAULTS: dict[str, Any] = dict(OPTIONS["bert"].defaults)  # bounds: probes.models.OPTIONS
+TASKS: tuple[str, ...] = OPTIONS["bert"].choices["task"]
 _MASK_FRACTION = 0.15
 _IGNORE = -100
 
@@ -87,7 +85,7 @@ class Bert(nn.Module):
 
 def build(**options: Any) -> BuiltWorkload:
     """A BERT encoder with synthetic token batches and its task's cross-entropy loss."""
-    opts = check_options("bert", options, DEFAULTS, choices={"task": TASKS})
+    opts = check_builtin_options("bert", options)
     if opts["hidden"] % opts["heads"]:
         raise ProbeError(f"model option 'hidden' of bert ({opts['hidden']}) must be divisible "
                          f"by 'heads' ({opts['heads']})")

@@ -16,14 +16,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from probes.errors import ProbeError
-from probes.models import check_options
+from probes.models import OPTIONS, check_builtin_options
 from probes.models._text import SelfAttention
 from probes.workload import BuiltWorkload
 
 __all__ = ["Gpt2", "build"]
 
-DEFAULTS: dict[str, Any] = {"hidden": 768, "layers": 12, "heads": 12, "seq_len": 1024,
-                            "vocab": 50257, "dropout": 0.1, "attention_dropout": 0.0}
+DEFAULTS: dict[str, Any] = dict(OPTIONS["gpt2"].defaults)  # bounds: probes.models.OPTIONS
 
 
 class Block(nn.Module):
@@ -68,7 +67,7 @@ class Gpt2(nn.Module):
 
 def build(**options: Any) -> BuiltWorkload:
     """A GPT-2 decoder with synthetic token batches and the causal-LM loss."""
-    opts = check_options("gpt2", options, DEFAULTS)
+    opts = check_builtin_options("gpt2", options)
     if opts["hidden"] % opts["heads"]:
         raise ProbeError(f"model option 'hidden' of gpt2 ({opts['hidden']}) must be divisible "
                          f"by 'heads' ({opts['heads']})")

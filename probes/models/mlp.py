@@ -12,12 +12,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from probes.models import check_options
+from probes.models import OPTIONS, check_builtin_options
 from probes.workload import BuiltWorkload
 
 __all__ = ["build", "mlp"]
 
-DEFAULTS: dict[str, Any] = {"input_dim": 784, "hidden": 1024, "layers": 3, "num_classes": 10}
+DEFAULTS: dict[str, Any] = dict(OPTIONS["mlp"].defaults)  # bounds: probes.models.OPTIONS
 
 
 def mlp(*, input_dim: int, hidden: int, layers: int, num_classes: int) -> nn.Sequential:
@@ -33,7 +33,7 @@ def mlp(*, input_dim: int, hidden: int, layers: int, num_classes: int) -> nn.Seq
 
 def build(**options: Any) -> BuiltWorkload:
     """An MLP with synthetic flat inputs (MNIST-like by default) and a cross-entropy loss."""
-    opts = check_options("mlp", options, DEFAULTS)
+    opts = check_builtin_options("mlp", options)
     model = mlp(**opts)
     dim, classes = opts["input_dim"], opts["num_classes"]
 

@@ -13,13 +13,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from probes.errors import ProbeError
-from probes.models import check_options
+from probes.models import OPTIONS, check_builtin_options
 from probes.workload import BuiltWorkload
 
 __all__ = ["BasicBlock", "Bottleneck", "ResNet", "build"]
 
-DEFAULTS: dict[str, Any] = {"depth": 50, "width": 64, "image_size": 224, "num_classes": 1000}
+DEFAULTS: dict[str, Any] = dict(OPTIONS["resnet50"].defaults)  # bounds: probes.models.OPTIONS
 _STAGES = {18: (False, (2, 2, 2, 2)), 34: (False, (3, 4, 6, 3)), 50: (True, (3, 4, 6, 3)),
            101: (True, (3, 4, 23, 3)), 152: (True, (3, 8, 36, 3))}
 
@@ -104,13 +103,8 @@ class ResNet(nn.Module):
 
 def build(**options: Any) -> BuiltWorkload:
     """A ResNet classifier with synthetic ImageNet-like batches and a cross-entropy loss."""
-    opts = check_options("resnet50", options, DEFAULTS)
-    if opts["depth"] not in _STAGES:
-        raise ProbeError(f"model option 'depth' of resnet50 must be one of "
-                         f"{', '.join(map(str, _STAGES))}, got {opts['depth']!r}")
+    opts = check_builtin_options("resnet50", options)  # depth in _STAGES, image_size >= 32
     size, classes = int(opts["image_size"]), int(opts["num_classes"])
-    if size < 32:
-        raise ProbeError(f"model option 'image_size' of resnet50 must be at least 32, got {size}")
     model = ResNet(depth=opts["depth"], width=opts["width"], num_classes=classes)
 
     def make_batch(batch_size: int, device: Any) -> tuple[torch.Tensor, torch.Tensor]:
