@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -26,10 +27,10 @@ else:
 class SpecFile(_ParamType):
     """A model.yaml or sweep.yaml path, checked before anything opens it.
 
-    A missing path, a directory, a FIFO or a device (``/dev/zero``) is refused with one line
-    ``error: MODEL_YAML: ...`` and exit code 2, not click's three-line usage error; the
-    loader (``advisor._yaml``) bounds the size and content. Converts to ``Path`` (or ``str``
-    with ``as_str=True``, for commands that take a string).
+    A missing path or a directory is refused with one line ``error: MODEL_YAML: ...`` and
+    exit code 2, not click's three-line usage error; the loader (``advisor._yaml``) refuses
+    FIFOs and devices (``/dev/zero``) before opening them and bounds size and content.
+    Converts to ``Path`` (or ``str`` with ``as_str=True``, for commands that take a string).
     """
 
     name = "file"
@@ -48,12 +49,12 @@ class SpecFile(_ParamType):
             raise BadInput(f"{what}: cannot read {shown}: {exc.strerror}") from None
         if stat.S_ISDIR(mode):
             raise BadInput(f"{what}: {shown} is a directory; give the path of a YAML file in it")
-        if not stat.S_ISREG(mode):
-            raise BadInput(f"{what}: {shown} is not a regular file (a pipe or device); "
-                           "give the path of a YAML file")
         return str(value) if self.as_str else Path(value)
 
 
-def spec_file_argument(name: str, *, as_str: bool = False) -> Any:
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def spec_file_argument(name: str, *, as_str: bool = False) -> Callable[[_Command], _Command]:
     """``click.argument(name)`` for a spec file: bad paths are one line with exit code 2."""
     return click.argument(name, type=SpecFile(as_str=as_str))

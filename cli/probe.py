@@ -12,7 +12,7 @@ import click
 
 from advisor.storage import data_dir, default_storage_url
 from cli.errors import handle_errors
-from cli.options import json_option
+from cli.options import json_option, spec_file_argument
 from cli.probe_table import probe_table
 from cli.render import console, echo_json, fmt_number
 from probes.errors import ProbeError
@@ -144,7 +144,7 @@ def _usd_pair(first: float, second: float) -> tuple[str, str]:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("model_yaml", type=click.Path(dir_okay=False))
+@spec_file_argument("model_yaml", as_str=True)
 @click.option("--on", "offers", multiple=True, metavar="OFFER",
               help="Where to probe: 'local' or cloud:instance_type:region[:spot] (repeatable).")
 @click.option("--plan", "plan_n", type=click.IntRange(min=1), default=None, metavar="N",

@@ -18,7 +18,7 @@ from advisor.errors import AdvisorError
 from advisor.ranking import Recommendation
 from advisor.serialize import recommendation_to_dict
 from cli.errors import handle_errors
-from cli.options import json_option
+from cli.options import json_option, spec_file_argument
 from cli.render import (
     console,
     echo_json,
@@ -185,7 +185,7 @@ def rank_for_file(model_yaml: Path, *, include_flagged: bool = False) -> Recomme
 
 
 @click.command()
-@click.argument("model_yaml", type=click.Path(dir_okay=False, path_type=Path))
+@spec_file_argument("model_yaml")
 @click.option("--top", default=15, show_default=True, type=click.IntRange(min=1),
               help="How many ranked offers the table shows (JSON and CSV have all).")
 @json_option

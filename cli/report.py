@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from cli.errors import handle_errors
+from cli.options import spec_file_argument
 from reports.output import ReportFiles
 
 __all__ = ["report"]
@@ -47,7 +48,7 @@ def report() -> None:
 
 
 @report.command("recommend")
-@click.argument("model_yaml", type=click.Path(dir_okay=False, path_type=Path))
+@spec_file_argument("model_yaml")
 @_OUT
 @click.option("--baseline", default=None, metavar="OFFER",
               help="Offer to measure savings against: cloud:instance_type[:region[:market]], "

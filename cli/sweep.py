@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from cli.errors import handle_errors
+from cli.options import spec_file_argument
 
 __all__ = ["sweep"]
 
@@ -127,7 +128,7 @@ def _fail(message: str) -> None:
 
 
 @sweep.command("run", hidden=True)
-@click.argument("sweep_yaml", type=click.Path(dir_okay=False))
+@spec_file_argument("sweep_yaml", as_str=True)
 @click.option("--workers", type=int, default=None,
               help="Local worker processes (default: sweep.yaml 'workers'; >1 needs PostgreSQL).")
 @click.option("--storage", default=None,
@@ -170,7 +171,7 @@ def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
 
 
 @sweep.command("worker")
-@click.argument("sweep_yaml", type=click.Path(dir_okay=False))
+@spec_file_argument("sweep_yaml", as_str=True)
 @click.option("--storage", default=None, help="Storage URL (overrides sweep.yaml 'storage').")
 @handle_errors
 def worker(sweep_yaml: str, storage: str | None) -> None:
