@@ -353,7 +353,7 @@ def list_probes(fingerprint: str | None, as_json: bool) -> None:
     if not rows:
         console().print("no probes yet; try 'advisor probe examples/mlp.yaml --on local'")
         return
-    probe_table(rows, f"{len(rows)} stored probes")
+    probe_table(rows, f"{len(rows)} stored probe{'' if len(rows) == 1 else 's'}")
 
 
 @probes.command("show")

@@ -147,7 +147,9 @@ def _render(rec: Recommendation, top: int, out: Console | None = None) -> None:
     kinds = Counter(_reason_kind(r.reason) for r in rec.rejected)
     for kind, n in kinds.most_common(6):
         example = next(r for r in rec.rejected if _reason_kind(r.reason) == kind)
-        out.print(f"  rejected {n:>4}: {escape(example.reason)}" + (" (e.g.)" if n > 1 else ""))
+        which = (f"e.g. {example.offer.key}; --json lists each" if n > 1
+                 else example.offer.key)
+        out.print(f"  rejected {n:>4}: {escape(example.reason)} ({escape(which)})")
     for warning in rec.warnings:
         out.print(f"[yellow]warning:[/] {escape(warning)}")
     for line in rec.advice:

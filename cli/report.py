@@ -41,9 +41,9 @@ def report() -> None:
 
     \b
     Examples:
-      advisor report recommend examples/resnet50.yaml --out reports/
+      advisor report recommend examples/resnet50.yaml --out resnet50-report/
       advisor report recommend model.yaml --out r/ --baseline aws:p4d.24xlarge --pdf
-      advisor report sweep digits-mlp --out reports/
+      advisor report sweep digits-mlp --out digits-report/
     """
 
 
@@ -67,7 +67,7 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None, pdf:
 
     \b
     Examples:
-      advisor report recommend examples/resnet50.yaml --out reports/
+      advisor report recommend examples/resnet50.yaml --out resnet50-report/
       advisor report recommend examples/resnet50.yaml --out r/ --baseline aws:p4d.24xlarge
       advisor report recommend m.yaml --out r/ --baseline gcp:a2-highgpu-8g:us-central1:spot
     """
@@ -107,7 +107,7 @@ def sweep_report(study: str, out_dir: Path, storage: str | None, budget_usd: flo
 
     \b
     Examples:
-      advisor report sweep digits-mlp --out reports/
+      advisor report sweep digits-mlp --out digits-report/
       advisor report sweep resnet50-lr --out r/ --storage postgresql://advisor@db/advisor
     """
     from reports.output import check_output_path

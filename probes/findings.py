@@ -28,6 +28,7 @@ class FindingKind(enum.StrEnum):
     MEMORY_MOSTLY_EMPTY = "memory-mostly-empty"
     LARGEST_BATCH = "largest-batch"
     DOES_NOT_FIT = "does-not-fit"
+    NOISY = "noisy-estimate"
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,21 @@ class Finding:
     evidence: str
     expected_gain: str
     expected_speedup: float | None = None
+
+
+def _noisy(result: ProbeResult) -> Finding | None:
+    width = result.rel_halfwidth
+    if result.stable or width is None:
+        return None
+    return Finding(
+        FindingKind.NOISY, result.offer_key,
+        advice="samples/s did not settle within the time box: stop other work on the machine "
+               "(or pick a quieter one) and probe again with a longer --time-box before "
+               "trusting this figure",
+        evidence=f"±{width:.1%} at 95% confidence after {result.measured_steps} measured steps "
+                 "(a probe stops once it is within its target, ±2% by default)",
+        expected_gain="a figure the ranking can trust",
+    )
 
 
 def _input_bound(result: ProbeResult) -> Finding | None:
@@ -174,6 +190,7 @@ def findings_for(result: ProbeResult, accelerator: AcceleratorSpec | None = None
     if result.status is not ProbeStatus.OK:
         return []
     candidates = [
+        _noisy(result),
         _input_bound(result),
         _low_utilization(result),
         _bf16_unused(result, accelerator),

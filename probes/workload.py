@@ -111,6 +111,10 @@ def import_entrypoint(entrypoint: str, *, where: str = "") -> Callable[..., Any]
     except ImportError as exc:
         raise ProbeError(f"entrypoint {entrypoint!r}: cannot import {module_name!r}"
                          f"{where}: {first_line(exc)}") from exc
+    except SystemExit as exc:  # sys.exit() at module level must not end advisor
+        raise ProbeError(f"entrypoint {entrypoint!r}: importing {module_name!r} called "
+                         f"sys.exit({exc.code!r}); guard script code with "
+                         "if __name__ == '__main__':") from exc
     except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
         raise ProbeError(f"entrypoint {entrypoint!r}: importing {module_name!r} failed: "
                          f"{first_line(exc)}") from exc
@@ -128,6 +132,9 @@ def _call_entrypoint(entrypoint: str, options: Mapping[str, Any], *,
         function = import_entrypoint(entrypoint, where=where)
         try:
             result = function(**dict(options))
+        except SystemExit as exc:
+            raise ProbeError(f"entrypoint {entrypoint!r} called sys.exit({exc.code!r}) when "
+                             "called with its options; return the model instead") from exc
         except Exception as exc:  # noqa: BLE001 - user code may raise anything
             raise ProbeError(f"entrypoint {entrypoint!r} failed when called with options "
                              f"{dict(options)!r}: {first_line(exc)}") from exc

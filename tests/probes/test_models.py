@@ -133,6 +133,11 @@ def wrong():
     return 42
 def boom(**kwargs):
     raise ValueError("no such dataset\\nsecond line")
+
+
+def quits(**kwargs):
+    import sys
+    sys.exit(7)
 '''
 
 
@@ -142,8 +147,9 @@ def user_dir(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[P
     name = f"user_model_{request.node.name.split('[')[0]}"
     (tmp_path / f"{name}.py").write_text(_GOOD)
     (tmp_path / "broken_import_mod.py").write_text("raise RuntimeError('bad install')\n")
+    (tmp_path / "exiting_import_mod.py").write_text("import sys\nsys.exit(7)\n")
     yield tmp_path, name
-    for module in (name, "broken_import_mod"):
+    for module in (name, "broken_import_mod", "exiting_import_mod"):
         sys.modules.pop(module, None)
 
 
@@ -215,6 +221,9 @@ def test_entrypoint_fourth_element_none_means_no_loader(user_dir: tuple[Path, st
                                   "a function of batch_size"),
     # raises when called: first line only
     ("{mod}:boom", "failed when called with options {}: ValueError: no such dataset"),
+    # sys.exit() at import or in the function ends neither advisor nor its exit status
+    ("exiting_import_mod:build", "importing 'exiting_import_mod' called sys.exit(7)"),
+    ("{mod}:quits", "called sys.exit(7) when called with its options"),
 ])
 def test_entrypoint_errors_are_one_line_probe_errors(
     user_dir: tuple[Path, str], entrypoint: str, needle: str,

@@ -60,3 +60,11 @@ def test_an_unfinished_batch_search_is_a_lower_bound() -> None:
     result = replace(ok_result(make_request()), largest_batch_that_fits=64, precision="bf16")
     (finding,) = findings_for(result)
     assert finding.kind is FindingKind.LARGEST_BATCH and "at least 64" in finding.advice
+
+
+def test_a_probe_that_did_not_settle_says_so() -> None:
+    result = replace(ok_result(make_request()), stable=False, rel_halfwidth=0.425,
+                     precision="bf16")
+    (finding,) = [f for f in findings_for(result) if f.kind is FindingKind.NOISY]
+    assert "±42.5%" in finding.evidence and "--time-box" in finding.advice
+    assert FindingKind.NOISY not in _kinds(replace(result, stable=True, rel_halfwidth=0.01))
