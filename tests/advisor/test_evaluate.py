@@ -82,3 +82,13 @@ def test_too_few_accelerators_for_k_probes(tmp_path: Path) -> None:
                                           "--reference", "none"])
     assert result.exit_code == 2
     assert "lower --probes" in result.output
+
+
+def test_the_shipped_sample_bench_is_valid_and_evaluates() -> None:
+    sample = Path(__file__).resolve().parents[2] / "examples" / "bench_sample.csv"
+    rows = read_bench(sample, load_accelerators())
+    assert len({r.workload for r in rows}) >= 5 and len({r.accelerator for r in rows}) >= 5
+    result = CliRunner().invoke(advisor, ["model", "evaluate", str(sample), "--probes", "3",
+                                          "--repeats", "2", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert 0 < json.loads(result.stdout)["mape"] < 50
