@@ -2,7 +2,9 @@
 
 Run ``python -m pricing._import_shared ../shared/data``. The output is the project's own
 data: canonical accelerator names, one row per (offer, market), a ``source`` column and the
-snapshot's capture date. A test checks that the shipped files equal what this produces.
+snapshot's capture date, then the hand-kept newer prices of ``data/offers_supplement.csv``
+merged in (each with its own source and date, saying which price it replaced). A test checks
+that the shipped files equal what this produces.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ import io
 import sys
 from pathlib import Path
 
-__all__ = ["CAPTURED_AT", "build_accelerators", "build_offers", "main"]
+__all__ = [
+    "CAPTURED_AT",
+    "SUPPLEMENT_COLUMNS",
+    "apply_supplement",
+    "build_accelerators",
+    "build_offers",
+    "main",
+]
 
 # The source snapshot carries no date. It has p5en, TPU v6e and a3-ultragpu (GA Dec 2024 -
 # Jan 2025) and AWS P4/P5 prices from before the June 2025 cut (p5.48xlarge 98.32/h): so
@@ -30,6 +39,13 @@ OFFER_COLUMNS = [
     "memory_gib", "accelerator_memory_gib", "market", "price_usd_per_hour", "flagged",
     "source", "observed_at",
 ]
+# The supplement is an offer row plus the snapshot price it replaces (blank: a new offer).
+SUPPLEMENT_COLUMNS = [*OFFER_COLUMNS, "replaces_usd_per_hour"]
+SUPPLEMENT_FILE = "offers_supplement.csv"
+_KEY = ("cloud", "region", "instance_type", "market")
+# Columns a replacing row must copy unchanged from the row it replaces.
+_SAME_AS_REPLACED = [c for c in OFFER_COLUMNS
+                     if c not in ("price_usd_per_hour", "source", "observed_at")]
 
 # name -> (generation, interconnect); tensor cores / bf16 / training follow from generation.
 _ARCH: dict[str, tuple[str, str]] = {
@@ -160,6 +176,60 @@ def build_offers(prices_csv: str, accelerators: list[dict[str, str]]) -> list[di
     return rows
 
 
+def _supplement_row(
+    line: int, row: dict[str, str], by_key: dict[tuple[str, ...], dict[str, str]],
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """Check one supplement row and return its key and the catalog row it becomes."""
+    where = f"{SUPPLEMENT_FILE}:{line}"
+    for column in ("source", "observed_at", "price_usd_per_hour"):
+        if not (row.get(column) or "").strip():
+            raise ValueError(f"{where}: {column} is empty; every supplement row needs it")
+    if row["observed_at"] <= CAPTURED_AT:
+        raise ValueError(f"{where}: observed_at {row['observed_at']} is not newer than the "
+                         f"snapshot ({CAPTURED_AT}); a supplement only adds newer prices")
+    key = tuple(row[c] for c in _KEY)
+    merged = {c: row[c] for c in OFFER_COLUMNS}
+    old_price = row["replaces_usd_per_hour"].strip()
+    if not old_price:
+        if key in by_key:
+            raise ValueError(f"{where}: {key} is already in the snapshot; set "
+                             "replaces_usd_per_hour to the price it replaces")
+        return key, merged
+    old = by_key.get(key)
+    if old is None:
+        raise ValueError(f"{where}: {key} is not in the snapshot, so it replaces nothing; "
+                         "leave replaces_usd_per_hour blank for a new offer")
+    if float(old["price_usd_per_hour"]) != float(old_price):
+        raise ValueError(f"{where}: replaces_usd_per_hour {old_price} is not the snapshot's "
+                         f"price {old['price_usd_per_hour']}")
+    changed = [c for c in _SAME_AS_REPLACED if row[c] != old[c]]
+    if changed:
+        raise ValueError(f"{where}: {', '.join(changed)} differ from the replaced row")
+    merged["source"] = (f"{row['source']}; replaces {old['price_usd_per_hour']} USD/h of "
+                        f"{old['source']} ({old['observed_at']})")
+    return key, merged
+
+
+def apply_supplement(offers: list[dict[str, str]], supplement_csv: str) -> list[dict[str, str]]:
+    """Merge newer prices and offers into the rebuilt rows, sorted as ``build_offers`` sorts.
+
+    A supplement row with ``replaces_usd_per_hour`` replaces the snapshot row of the same
+    (cloud, region, instance type, market), which must exist at that price and agree on every
+    other column; its ``source`` then names the price, source and date it replaced. A row
+    without it is a new offer. Every row needs a source and a date newer than the snapshot.
+    Raises ValueError naming the supplement line otherwise.
+    """
+    by_key = {tuple(o[c] for c in _KEY): o for o in offers}
+    merged = dict(by_key)
+    for line, row in enumerate(csv.DictReader(io.StringIO(supplement_csv)), start=2):
+        key, new = _supplement_row(line, row, by_key)
+        if key in merged and merged[key] is not by_key.get(key):
+            raise ValueError(f"{SUPPLEMENT_FILE}:{line}: {key} appears twice in the supplement")
+        merged[key] = new
+    return sorted(merged.values(),
+                  key=lambda r: (r["cloud"], r["instance_type"], r["region"], r["market"]))
+
+
 def _write(path: Path, columns: list[str], rows: list[dict[str, str]]) -> None:
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
@@ -168,11 +238,12 @@ def _write(path: Path, columns: list[str], rows: list[dict[str, str]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write ``pricing/data/accelerators.csv`` and ``pricing/data/offers.csv``."""
+    """Write ``pricing/data/accelerators.csv`` and ``pricing/data/offers.csv`` (supplement merged)."""
     shared = Path((argv or sys.argv[1:] or ["../shared/data"])[0])
     out = Path(__file__).parent / "data"
     accelerators = build_accelerators((shared / "specs/accelerator_specs.csv").read_text())
     offers = build_offers((shared / "prices/accelerator_prices.csv").read_text(), accelerators)
+    offers = apply_supplement(offers, (out / SUPPLEMENT_FILE).read_text())
     _write(out / "accelerators.csv", ACCELERATOR_COLUMNS, accelerators)
     _write(out / "offers.csv", OFFER_COLUMNS, offers)
     print(f"{len(accelerators)} accelerators, {len(offers)} offers -> {out}")

@@ -174,7 +174,9 @@ def test_capacity_block_rows_do_not_replace_on_demand() -> None:
     entry["product"]["attributes"]["marketoption"] = "CapacityBlock"
     fleet.price_list["us-east-1"].append(json.dumps(entry))
     factory, _ = stubbed_aws_factory(fleet, ["us-east-1"])
-    assert _one(_source(factory).fetch(["us-east-1"]), "p5.48xlarge").price_usd_per_hour == 98.32
+    [listed] = [o.price_usd_per_hour for o in shipped_catalog().offers
+                if o.key == "aws:p5.48xlarge:us-east-1:on-demand"]
+    assert _one(_source(factory).fetch(["us-east-1"]), "p5.48xlarge").price_usd_per_hour == listed
 
 
 def test_region_with_no_accelerator_types_gives_no_offers() -> None:
