@@ -19,9 +19,13 @@ from cli.main import advisor as advisor_cli
 
 
 @pytest.fixture()
-def fake_recommend(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``recommend_for_file`` returns the hand-built recommendation (no profiling)."""
+def fake_recommend(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``recommend_for_file`` returns the hand-built recommendation (no profiling); the
+    commands run in a folder holding a stand-in ``model.yaml`` (the argument must exist)."""
     monkeypatch.setattr(advisor.service, "recommend_for_file", lambda _path, **_kw: sample_recommendation())
+    cwd = tmp_path_factory.mktemp("cwd")
+    (cwd / "model.yaml").write_text("name: stand-in\n")
+    monkeypatch.chdir(cwd)
 
 
 def _run(*args: str) -> tuple[int, str, str]:
