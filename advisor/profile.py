@@ -1,12 +1,14 @@
 """Workload profile: FLOPs per sample, parameters and memory at the batch size.
 
-Measured locally with torch (FLOP counter on meta-backed fake tensors); no GPU needed. Cached by the
-spec's fingerprint so ``recommend`` only pays for torch the first time: this module imports
-torch only inside the measuring functions, and a cached profile is read without it.
+Measured locally with torch (FLOP counter on meta-backed fake tensors, memory from a traced
+training step, ``advisor.memory_trace``); no GPU needed. Cached by the spec's fingerprint so
+``recommend`` only pays for torch the first time: this module imports torch only inside the
+measuring functions, and a cached profile is read without it.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import tempfile
@@ -22,9 +24,9 @@ from advisor.storage import profile_cache_dir
 from probes.errors import ProbeError
 from probes.workload import WorkloadRecipe, build_workload
 
-__all__ = ["WorkloadProfile", "profile_workload", "recipe_for"]
+__all__ = ["MemoryBasis", "WorkloadProfile", "profile_workload", "recipe_for"]
 
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3
 _FP32_BYTES = 4
 _HALF_BYTES = 2
 _ADAM_BYTES_PER_PARAM = 2 * _FP32_BYTES  # first and second moment, fp32
@@ -33,15 +35,31 @@ _INSTALL_HINT = ("install with pip install 'advisor[torch]' (torch==2.13.0 on CP
                  "profile.flops_per_sample in model.yaml")
 
 
+class MemoryBasis(enum.StrEnum):
+    """Where a profile's memory figure comes from."""
+
+    TRACED = "traced"        # a training step traced on fake tensors (advisor.memory_trace)
+    USER = "model.yaml"      # profile.memory_gib in model.yaml
+    ESTIMATE = "estimate"    # the sum of weights, gradients, Adam state and saved activations
+
+    def describe(self) -> str:
+        """A few words for messages: ``traced step``, ``profile.memory_gib in model.yaml``."""
+        return {MemoryBasis.TRACED: "traced step",
+                MemoryBasis.USER: "profile.memory_gib in model.yaml",
+                MemoryBasis.ESTIMATE: "estimated sum"}[self]
+
+
 @dataclass(frozen=True)
 class WorkloadProfile:
     """What one training sample costs, independent of where it runs.
 
-    ``flops_per_sample`` counts forward + backward. Memory figures are bytes for the whole
-    model (weights, gradients, optimizer state) and per sample (activations kept for backward),
-    so the need on a device holding ``b`` samples is
-    ``fixed_bytes + b * activation_bytes_per_sample``.
-    ``method`` says how it was obtained (``flop_counter:fake``, ``user``, ...).
+    ``flops_per_sample`` counts forward + backward. Memory: ``memory_lines`` are
+    ``(base_bytes, bytes_per_sample)`` lines from a traced training step, the need with ``b``
+    samples per device being the highest line at ``b``; without them it is the sum
+    ``fixed_bytes + b * activation_bytes_per_sample`` (weights, gradients and optimizer state,
+    and activations kept for backward). ``activation_bytes_per_sample`` is the traced slope at
+    the spec's batch when traced. ``memory_basis`` says which figure it is.
+    ``method`` says how FLOPs were obtained (``flop_counter:fake``, ``user``, ...).
     ``conv_flops_fraction`` is the share of FLOPs in convolutions (None when not counted).
     """
 
@@ -53,6 +71,8 @@ class WorkloadProfile:
     activation_bytes_per_sample: int
     method: str
     conv_flops_fraction: float | None = None
+    memory_lines: tuple[tuple[float, float], ...] = ()
+    memory_basis: MemoryBasis = MemoryBasis.ESTIMATE
 
     @property
     def fixed_bytes(self) -> int:
@@ -60,9 +80,13 @@ class WorkloadProfile:
         return self.weight_bytes + self.gradient_bytes + self.optimizer_bytes
 
     def memory_gib(self, samples_per_device: int) -> float:
-        """GiB one device needs to train ``samples_per_device`` samples per step."""
-        total = self.fixed_bytes + samples_per_device * self.activation_bytes_per_sample
-        return total / 2**30
+        """GiB one device needs to train ``samples_per_device`` samples per step (before the
+        runtime's own overhead)."""
+        if self.memory_lines:
+            total = max(base + samples_per_device * slope for base, slope in self.memory_lines)
+        else:
+            total = self.fixed_bytes + samples_per_device * self.activation_bytes_per_sample
+        return total / _GIB
 
 
 def recipe_for(spec: WorkloadSpec, *, samples_per_device: int) -> WorkloadRecipe:
@@ -85,7 +109,10 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     parameter) and, under bf16/fp16 autocast, the half-precision weight copies autocast keeps
     during the step (2 bytes per parameter, counted in ``weight_bytes``). Activations per
     sample are the bytes of the tensors autograd saves for backward at batch 2 minus those at
-    batch 1, measured under the spec's precision; temporary buffers are not counted.
+    batch 1, measured under the spec's precision; temporary buffers are not counted. That sum
+    is kept for reference (and used where tracing fails): the memory need is traced from two
+    full training steps on fake tensors at ``batch_size`` and half of it
+    (``advisor.memory_trace.trace_peak_bytes``), peak live bytes as CUDA's allocator counts them.
 
     ``spec.profile`` (flops_per_sample, params, memory_gib) replaces measured figures;
     ``memory_gib`` is what one device needs at the spec's ``batch_size``. Without torch the
@@ -115,7 +142,30 @@ def _measure_spec(spec: WorkloadSpec) -> WorkloadProfile | None:
             raise AdvisorError(f"{spec.name}: profiling the model needs torch; "
                                f"{_INSTALL_HINT}") from None
         return None
-    return _measure(recipe_for(spec, samples_per_device=2), spec.precision, name=spec.name)
+    measured = _measure(recipe_for(spec, samples_per_device=2), spec.precision, name=spec.name)
+    if override.memory_gib is not None:
+        return measured
+    return _traced(spec, measured)
+
+
+def _trace_batches(batch_size: int) -> tuple[int, int]:
+    """Two batch sizes to trace: the spec's and half of it (1 and 2 for a batch of 1)."""
+    return (batch_size // 2, batch_size) if batch_size >= 2 else (1, 2)
+
+
+def _traced(spec: WorkloadSpec, profile: WorkloadProfile) -> WorkloadProfile:
+    """``profile`` with the memory of a traced training step (unchanged where tracing fails:
+    its memory stays the estimated sum)."""
+    from advisor.memory_trace import trace_peak_bytes
+
+    try:
+        traced = trace_peak_bytes(recipe_for(spec, samples_per_device=spec.batch_size),
+                                  spec.precision, batch_sizes=_trace_batches(spec.batch_size))
+    except (ProbeError, *_STEP_ERRORS):
+        return profile
+    top = max(traced.lines, key=lambda line: line[0] + spec.batch_size * line[1])
+    return replace(profile, memory_lines=traced.lines, memory_basis=MemoryBasis.TRACED,
+                   activation_bytes_per_sample=max(0, round(top[1])))
 
 
 def _apply_override(spec: WorkloadSpec, measured: WorkloadProfile | None) -> WorkloadProfile:
@@ -141,7 +191,8 @@ def _apply_override(spec: WorkloadSpec, measured: WorkloadProfile | None) -> Wor
         if profile != measured:
             profile = replace(profile, method=f"{measured.method}+user")
     if override.memory_gib is not None:
-        profile = _fit_memory(profile, int(override.memory_gib * _GIB), spec.batch_size)
+        profile = replace(_fit_memory(profile, int(override.memory_gib * _GIB), spec.batch_size),
+                          memory_lines=(), memory_basis=MemoryBasis.USER)
     return profile
 
 
@@ -171,8 +222,11 @@ def _read_cache(path: Path) -> WorkloadProfile | None:
     if set(data) != {f.name for f in fields(WorkloadProfile)}:
         return None
     try:
+        data["memory_lines"] = tuple((float(base), float(slope))
+                                     for base, slope in data["memory_lines"])
+        data["memory_basis"] = MemoryBasis(data["memory_basis"])
         return WorkloadProfile(**data)
-    except TypeError:
+    except (TypeError, ValueError):
         return None
 
 

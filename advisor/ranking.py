@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from advisor.profile import WorkloadProfile
+from advisor.runtime_overhead import overhead_for_accelerator, overhead_for_vendor
 from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
@@ -16,32 +17,57 @@ __all__ = [
     "CostAssumptions",
     "CostEstimate",
     "MeasuredMemory",
+    "MemoryNeed",
     "Recommendation",
     "Rejection",
     "check_constraint_names",
     "cost_of",
     "filter_offers",
+    "memory_need",
     "memory_rejection",
     "rank",
+    "samples_that_fit",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class CostAssumptions:
-    """Fixed overheads added to every run (stated under every ranking)."""
+    """Fixed overheads added to every run (stated under every ranking).
+
+    ``runtime_memory_overhead_gib`` None adds, per device, the overhead of the offer's
+    accelerator vendor from ``advisor/data/runtime_overhead.csv`` (CUDA context, cuBLAS
+    workspaces, allocator slack); a number adds that many GiB on every device instead.
+    """
 
     startup_hours: float = 0.25
     spot_overhead_fraction: float = 0.10
-    runtime_memory_overhead_gib: float = 1.0
+    runtime_memory_overhead_gib: float | None = None
+
+    def memory_overhead(self, accelerator: str, step_gib: float) -> tuple[float, str]:
+        """GiB the runtime adds on one ``accelerator`` to a step needing ``step_gib``, and
+        what messages call it (``CUDA runtime``)."""
+        if self.runtime_memory_overhead_gib is not None:
+            return self.runtime_memory_overhead_gib, "runtime overhead"
+        overhead = overhead_for_accelerator(accelerator)
+        return overhead.gib(step_gib), overhead.name
 
     def describe(self) -> list[str]:
         """One sentence per assumption."""
+        if self.runtime_memory_overhead_gib is not None:
+            overhead = f"{self.runtime_memory_overhead_gib:g} GiB runtime overhead per device"
+        else:
+            cuda = overhead_for_vendor("NVIDIA").describe()
+            other = overhead_for_vendor(None).describe()
+            overhead = (f"the runtime's overhead per device (CUDA: {cuda} for the context, "
+                        f"cuBLAS workspaces and allocator slack; {other} elsewhere; "
+                        "advisor/data/runtime_overhead.csv)")
         return [
             f"start-up (provisioning, image, data staging): {self.startup_hours:g} h per run",
             f"spot: +{self.spot_overhead_fraction:.0%} run time for interruptions and restarts "
             "from checkpoints",
-            f"memory: weights + gradients + Adam state (fp32) + activations, plus "
-            f"{self.runtime_memory_overhead_gib:g} GiB runtime overhead per device",
+            "memory: the peak of one training step (AdamW, autocast at the spec's precision) "
+            "traced on fake tensors as CUDA's caching allocator counts it, or a probe's measured "
+            "peak on that accelerator, or profile.memory_gib from model.yaml; plus " + overhead,
         ]
 
 
@@ -161,35 +187,101 @@ class MeasuredMemory:
     probe_id: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryNeed:
+    """What one device needs for the step: ``gib`` in all (``step_gib`` for the step's tensors,
+    ``overhead_gib`` for the runtime), ``basis`` (``traced step``, ``measured by probe p1 at
+    batch 64``, ...) and ``reason`` it does not fit the offer (None when it fits)."""
+
+    gib: float
+    step_gib: float
+    overhead_gib: float
+    basis: str
+    reason: str | None
+
+
+def memory_need(spec: WorkloadSpec, profile: WorkloadProfile, offer: InstanceOffer,
+                assumptions: CostAssumptions,
+                measured: MeasuredMemory | None = None) -> MemoryNeed:
+    """GiB needed per device on ``offer``, on what basis, and why it does not fit.
+
+    A probe on the offer's accelerator decides where it measured: a batch at or above one
+    that ran out of memory does not fit, one at or below a batch that ran fits. Its measured
+    peak is the need, moved along the profile's line to this batch (above the measured batch
+    too, where the fit is then checked). Elsewhere the profile's figure is the need (a traced
+    step, ``profile.memory_gib`` or the estimated sum). The runtime's overhead for the offer's
+    accelerator comes on top.
+    """
+    per_device = samples_per_device(spec, offer)
+    step, basis = profile.memory_gib(per_device), profile.memory_basis.describe()
+    probe = measured if measured is not None and measured.accelerator == offer.accelerator else None
+    if probe is not None and probe.fails_batch is not None and per_device >= probe.fails_batch:
+        overhead, _ = assumptions.memory_overhead(offer.accelerator, step)
+        return MemoryNeed(
+            step + overhead, step, overhead, f"probe {probe.probe_id} ran out of memory",
+            f"needs more than {offer.accelerator_memory_gib:.1f} GiB per device at batch "
+            f"{per_device}: probe {probe.probe_id} ran out of memory at batch "
+            f"{probe.fails_batch} on {offer.accelerator}")
+    if probe is not None and probe.fits_batch is not None:
+        if probe.fits_peak_gib is not None:
+            step, basis = _moved_peak(profile, probe, per_device)
+        elif per_device <= probe.fits_batch:
+            basis = f"measured by probe {probe.probe_id}: batch {probe.fits_batch} ran"
+        if per_device <= probe.fits_batch:  # it ran: it fits
+            overhead, _ = assumptions.memory_overhead(offer.accelerator, step)
+            return MemoryNeed(step + overhead, step, overhead, basis, None)
+    overhead, runtime = assumptions.memory_overhead(offer.accelerator, step)
+    needed = step + overhead
+    if needed <= offer.accelerator_memory_gib:
+        return MemoryNeed(needed, step, overhead, basis, None)
+    short = round(needed, 1) - round(offer.accelerator_memory_gib, 1)  # as the text shows them
+    return MemoryNeed(needed, step, overhead, basis, (
+        f"needs {needed:.1f} GiB per device at batch {per_device} ({basis} {step:.1f} GiB + "
+        f"{overhead:.1f} GiB {runtime}), {offer.accelerator} has "
+        f"{offer.accelerator_memory_gib:.1f} GiB: {max(short, 0.1):.1f} GiB short"))
+
+
+def _moved_peak(profile: WorkloadProfile, probe: MeasuredMemory,
+                per_device: int) -> tuple[float, str]:
+    """A probe's measured peak moved along the profile's line to ``per_device`` samples, never
+    below proportional scaling when smaller (the fixed part does not shrink), and its basis."""
+    assert probe.fits_batch is not None and probe.fits_peak_gib is not None
+    peak, batch = probe.fits_peak_gib, probe.fits_batch
+    moved = peak + profile.memory_gib(per_device) - profile.memory_gib(batch)
+    if per_device < batch:
+        moved = max(moved, peak * per_device / batch)
+    return moved, (f"measured by probe {probe.probe_id}: {peak:.1f} GiB at batch {batch}"
+                   + ("" if per_device == batch else f", moved to batch {per_device}"))
+
+
 def memory_rejection(spec: WorkloadSpec, profile: WorkloadProfile, offer: InstanceOffer,
                      assumptions: CostAssumptions,
                      measured: MeasuredMemory | None = None) -> tuple[float, str | None]:
-    """GiB needed per device, and the reason it does not fit (None when it fits).
+    """GiB needed per device, and the reason it does not fit (None when it fits); see
+    ``memory_need``."""
+    need = memory_need(spec, profile, offer, assumptions, measured)
+    return need.gib, need.reason
 
-    A probe on the offer's accelerator decides where it measured: a batch at or above one
-    that ran out of memory does not fit, one at or below a batch that ran fits (its GiB the
-    measured peak, moved along the profile's slope). Elsewhere the profile's estimate does.
-    """
-    per_device = samples_per_device(spec, offer)
-    needed = profile.memory_gib(per_device) + assumptions.runtime_memory_overhead_gib
-    if measured is not None and measured.accelerator == offer.accelerator:
-        if measured.fails_batch is not None and per_device >= measured.fails_batch:
-            return needed, (f"needs more than {offer.accelerator_memory_gib:.1f} GiB per device "
-                            f"at batch {per_device}: probe {measured.probe_id} ran out of "
-                            f"memory at batch {measured.fails_batch} on {offer.accelerator}")
-        if measured.fits_batch is not None and per_device <= measured.fits_batch:
-            if measured.fits_peak_gib is not None:
-                # Along the profile's slope, but never below proportional scaling (the
-                # fixed part of the memory does not shrink with the batch).
-                peak = measured.fits_peak_gib
-                moved = peak + profile.memory_gib(per_device) - profile.memory_gib(measured.fits_batch)
-                needed = (max(moved, peak * per_device / measured.fits_batch)
-                          + assumptions.runtime_memory_overhead_gib)
-            return needed, None
-    if needed <= offer.accelerator_memory_gib:
-        return needed, None
-    return needed, (f"needs {needed:.1f} GiB per device at batch {per_device}, "
-                    f"{offer.accelerator} has {offer.accelerator_memory_gib:.1f} GiB")
+
+def samples_that_fit(profile: WorkloadProfile, offer: InstanceOffer,
+                     assumptions: CostAssumptions, *, limit: int = 2**24) -> int:
+    """The most samples per device whose step and runtime overhead fit ``offer``'s device
+    memory by the profile's figure (0: not even one; at most ``limit``)."""
+    def fits(samples: int) -> bool:
+        step = profile.memory_gib(samples)
+        return step + assumptions.memory_overhead(offer.accelerator, step)[0] \
+            <= offer.accelerator_memory_gib
+
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while high <= limit and fits(high):
+        low, high = high, 2 * high
+    high = min(high, limit + 1)
+    while high - low > 1:  # fits(low), not fits(high) (or past the limit)
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
 
 
 def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEstimate,

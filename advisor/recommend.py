@@ -21,6 +21,7 @@ from advisor.ranking import (
     filter_offers,
     memory_rejection,
     rank,
+    samples_that_fit,
 )
 from advisor.spec import Precision, WorkloadSpec
 from advisor.throughput import (
@@ -109,31 +110,31 @@ def _memory_advice(spec: WorkloadSpec, profile: WorkloadProfile, assumptions: Co
                    allowed: Sequence[InstanceOffer], anywhere: Sequence[InstanceOffer]) -> str:
     """What to change when offers lack memory: the model (it fits no device), the accelerators
     (none ``allowed`` by the other constraints is big enough) or the batch."""
-    floor_gib = profile.memory_gib(1) + assumptions.runtime_memory_overhead_gib
     largest = max(anywhere, key=lambda o: (o.accelerator_memory_gib, o.key))
-    if floor_gib > largest.accelerator_memory_gib:
-        return (f"memory: even 1 sample per device needs {floor_gib:.1f} GiB (weights, gradients "
-                f"and Adam state), more than the largest accelerator ({largest.accelerator}, "
+    step_gib = profile.memory_gib(1)
+    floor_gib = step_gib + assumptions.memory_overhead(largest.accelerator, step_gib)[0]
+    basis = profile.memory_basis.describe()
+    if samples_that_fit(profile, largest, assumptions) == 0:
+        return (f"memory: even 1 sample per device needs {floor_gib:.1f} GiB ({basis} plus the "
+                f"runtime), more than the largest accelerator ({largest.accelerator}, "
                 f"{largest.accelerator_memory_gib:.1f} GiB); a smaller batch or gradient "
                 "checkpointing cannot fit it: use a smaller model, or shard it across devices "
                 "(FSDP/ZeRO, which this estimate does not model) and state the per-device need "
                 "as profile.memory_gib")
-    if not allowed or floor_gib > max(o.accelerator_memory_gib for o in allowed):
-        return (f"memory: even 1 sample per device needs {floor_gib:.1f} GiB, more than the "
-                "accelerators the other constraints allow; allow bigger ones in "
-                f"constraints (e.g. {largest.accelerator} has {largest.accelerator_memory_gib:.1f} "
-                "GiB), or use a smaller model")
-    per_sample_gib = max(profile.activation_bytes_per_sample, 1) / 2**30
+    if not any(samples_that_fit(profile, o, assumptions) for o in allowed):
+        return (f"memory: even 1 sample per device needs about {floor_gib:.1f} GiB ({basis} plus "
+                "the runtime), more than the accelerators the other constraints allow; allow "
+                f"bigger ones in constraints (e.g. {largest.accelerator} has "
+                f"{largest.accelerator_memory_gib:.1f} GiB), or use a smaller model")
 
     def fits(offer: InstanceOffer) -> int:  # the largest global batch that fits this offer
-        room_gib = offer.accelerator_memory_gib - floor_gib
-        return (1 + int(room_gib // per_sample_gib)) * offer.accelerator_count
+        return samples_that_fit(profile, offer, assumptions) * offer.accelerator_count
 
     best = max(allowed, key=lambda o: (fits(o), o.key))
     return (f"memory: batch_size {spec.batch_size} does not fit; lower it to {fits(best):,} or "
-            f"less (fits {best.accelerator_count}x {best.accelerator}), use gradient "
-            "checkpointing and state the lower need as profile.memory_gib, or allow instances "
-            "with more devices (batch_size is split across them)")
+            f"less (fits {best.accelerator_count}x {best.accelerator} by the {basis}), use "
+            "gradient checkpointing and state the lower need as profile.memory_gib, or allow "
+            "instances with more devices (batch_size is split across them)")
 
 
 def _no_offer_advice(spec: WorkloadSpec, rejected: Sequence[Rejection], profile: WorkloadProfile,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.profile import WorkloadProfile, profile_workload, recipe_for
-from advisor.spec import WorkloadSpec, load_workload_spec, parse_workload_spec
+from advisor.profile import MemoryBasis, WorkloadProfile, profile_workload, recipe_for
+from advisor.spec import Precision, WorkloadSpec, load_workload_spec, parse_workload_spec
 from advisor.storage import profile_cache_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -87,11 +87,27 @@ def test_resnet50_memory_parts() -> None:
 
 
 def test_memory_grows_with_batch() -> None:
-    profile = profile_workload(_spec("resnet50", precision="bf16"))
-    needs = [profile.memory_gib(b) for b in (1, 32, 256)]
+    profile = profile_workload(_spec("resnet50", precision="bf16", batch_size=256))
+    assert profile.memory_basis is MemoryBasis.TRACED
+    needs = [profile.memory_gib(b) for b in (1, 32, 128, 256)]
     assert needs == sorted(needs) and needs[0] < needs[-1]
-    assert needs[-1] - needs[0] == pytest.approx(
-        255 * profile.activation_bytes_per_sample / 2**30)
+    # between the two traced batches (128 and 256) the need is one line
+    assert needs[3] - needs[2] == pytest.approx(128 * profile.activation_bytes_per_sample / 2**30,
+                                                rel=1e-3)
+    # ResNet-50 bf16 at batch 256 peaks near 11 GiB on an H100 (issue 14: 11.1 GiB measured)
+    assert 9.5 < needs[3] < 12.5
+
+
+def test_traced_memory_is_the_peak_of_a_training_step() -> None:
+    profile = profile_workload(_spec("gpt2", precision="bf16", batch_size=4, options={
+        "hidden": 64, "layers": 2, "heads": 2, "seq_len": 128, "vocab": 1000}))
+    from advisor.memory_trace import trace_peak_bytes
+
+    traced = trace_peak_bytes(recipe_for(_spec("gpt2", precision="bf16", batch_size=4, options={
+        "hidden": 64, "layers": 2, "heads": 2, "seq_len": 128, "vocab": 1000}),
+        samples_per_device=4), Precision.BF16, batch_sizes=(2, 4))
+    assert profile.memory_gib(4) == pytest.approx(traced.peak_bytes(4) / 2**30)
+    assert profile.memory_lines == traced.lines
 
 
 def test_low_precision_activations_are_measured_smaller() -> None:
@@ -121,6 +137,13 @@ def test_override_replaces_measured_fields() -> None:
     assert profile.optimizer_bytes == 8 * 5_000_000
     assert profile.memory_gib(32) == pytest.approx(2.0, rel=1e-6)
     assert profile.method == "user"  # everything given: nothing measured
+    assert profile.memory_basis is MemoryBasis.USER
+
+
+def test_memory_override_wins_over_the_trace() -> None:
+    profile = profile_workload(_spec(profile={"memory_gib": 3.0}))
+    assert profile.memory_basis is MemoryBasis.USER and profile.memory_lines == ()
+    assert profile.memory_gib(32) == pytest.approx(3.0, rel=1e-6)
 
 
 def test_partial_override_keeps_measured_rest() -> None:
@@ -179,7 +202,9 @@ def test_cache_is_keyed_by_fingerprint_and_used() -> None:
     data = json.loads(path.read_text())
     data["flops_per_sample"] = 42.0
     path.write_text(json.dumps(data))
-    assert profile_workload(spec).flops_per_sample == 42.0
+    cached = profile_workload(spec)
+    assert cached.flops_per_sample == 42.0
+    assert cached.memory_basis is MemoryBasis.TRACED and cached.memory_lines  # round trip
     assert profile_workload(spec, use_cache=False).flops_per_sample != 42.0
 
 
@@ -233,6 +258,7 @@ def test_entrypoint_that_cannot_run_on_fake_tensors_gets_a_cpu_step(tmp_path: Pa
     assert profile.method == "flop_counter:cpu"
     assert profile.flops_per_sample == 3 * 2 * 8 * 8 - 2 * 8 * 8  # no input gradient
     assert profile.params == 72
+    assert profile.memory_basis is MemoryBasis.ESTIMATE  # no trace on fake tensors either
 
 
 def test_recipe_for_carries_the_spec() -> None:
@@ -248,3 +274,13 @@ def test_profile_type_is_unchanged() -> None:
     profile = WorkloadProfile(flops_per_sample=1.0, params=1, weight_bytes=4, gradient_bytes=4,
                               optimizer_bytes=8, activation_bytes_per_sample=2**30, method="x")
     assert profile.memory_gib(2) == pytest.approx(2.0 + 16 / 2**30)
+    assert profile.memory_basis is MemoryBasis.ESTIMATE
+
+
+def test_traced_lines_answer_any_batch() -> None:
+    # at rest 1 GiB, then activations: 0.5 GiB per sample from 2 GiB (the highest line wins)
+    profile = WorkloadProfile(flops_per_sample=1.0, params=1, weight_bytes=4, gradient_bytes=4,
+                              optimizer_bytes=8, activation_bytes_per_sample=0, method="x",
+                              memory_lines=((3 * 2**30, 0.0), (2**30, 2**29)),
+                              memory_basis=MemoryBasis.TRACED)
+    assert [profile.memory_gib(b) for b in (1, 4, 8)] == [3.0, 3.0, 5.0]

@@ -7,8 +7,17 @@ from datetime import date
 
 import pytest
 
-from advisor.profile import WorkloadProfile
-from advisor.ranking import CostAssumptions, cost_of, filter_offers, memory_rejection, rank
+from advisor.profile import MemoryBasis, WorkloadProfile
+from advisor.ranking import (
+    CostAssumptions,
+    MeasuredMemory,
+    cost_of,
+    filter_offers,
+    memory_need,
+    memory_rejection,
+    rank,
+    samples_that_fit,
+)
 from advisor.spec import parse_workload_spec
 from advisor.throughput import Basis, ThroughputEstimate
 from pricing import Cloud, InstanceOffer, Market, shipped_catalog
@@ -59,15 +68,71 @@ def test_offers_that_meet_constraints_are_kept() -> None:
     assert kept == [offer()] and rejected == []
 
 
-def test_memory_rejection_names_need_and_capacity() -> None:
-    profile = WorkloadProfile(flops_per_sample=1e9, params=10, weight_bytes=4 * GIB,
-                              gradient_bytes=4 * GIB, optimizer_bytes=8 * GIB,
-                              activation_bytes_per_sample=GIB // 4, method="test")
-    needed, reason = memory_rejection(spec(), profile, offer(), CostAssumptions())
+SUM = WorkloadProfile(flops_per_sample=1e9, params=10, weight_bytes=4 * GIB, gradient_bytes=4 * GIB,
+                      optimizer_bytes=8 * GIB, activation_bytes_per_sample=GIB // 4, method="test")
+# A traced step: 2 GiB at rest, 0.5 GiB per sample (one line), 34 GiB at batch 64.
+TRACED = replace(SUM, memory_lines=((2.0 * GIB, 0.5 * GIB),), memory_basis=MemoryBasis.TRACED)
+FLAT = CostAssumptions(runtime_memory_overhead_gib=1.0)
+
+
+def test_memory_rejection_says_need_basis_and_shortfall() -> None:
+    needed, reason = memory_rejection(spec(), SUM, offer(), FLAT)
     assert needed == pytest.approx(16 + 64 / 4 + 1)
-    assert reason == "needs 33.0 GiB per device at batch 64, A10G has 22.4 GiB"
+    assert reason == ("needs 33.0 GiB per device at batch 64 (estimated sum 32.0 GiB + 1.0 GiB "
+                      "runtime overhead), A10G has 22.4 GiB: 10.6 GiB short")
     # split over 8 devices, each holds 8 samples: 16 + 2 + 1 GiB fits in 22.35
-    assert memory_rejection(spec(), profile, offer(count=8), CostAssumptions())[1] is None
+    assert memory_rejection(spec(), SUM, offer(count=8), FLAT)[1] is None
+
+
+@pytest.mark.parametrize(("profile", "basis"), [
+    (TRACED, "traced step 34.0 GiB"),                                          # traced lines
+    (replace(SUM, memory_basis=MemoryBasis.USER), "profile.memory_gib in model.yaml 32.0 GiB"),
+])
+def test_memory_rejection_names_its_basis(profile: WorkloadProfile, basis: str) -> None:
+    reason = memory_rejection(spec(), profile, offer(), FLAT)[1]
+    assert reason is not None and reason.startswith("needs ") and f"({basis} + 1.0 GiB" in reason
+
+
+def test_runtime_overhead_is_the_vendors() -> None:
+    # NVIDIA: 0.5 GiB context + 0.0625 GiB cuBLAS workspaces + 3% of the step's 34 GiB
+    cuda = memory_need(spec(), TRACED, offer(memory=80.0), CostAssumptions())
+    assert cuda.overhead_gib == pytest.approx(0.5625 + 0.03 * 34)
+    assert cuda.gib == pytest.approx(34 + 0.5625 + 0.03 * 34) and cuda.reason is None
+    tpu = memory_need(spec(), TRACED, offer(accel="TPU-v5e", memory=16.0), CostAssumptions())
+    assert tpu.overhead_gib == pytest.approx(1.0)
+    assert tpu.reason is not None and "GiB TPU runtime), TPU-v5e has 16.0 GiB" in tpu.reason
+    short = memory_need(spec(), TRACED, offer(memory=24.0), CostAssumptions())
+    assert short.reason is not None and "GiB CUDA runtime), A10G has 24.0 GiB" in short.reason
+
+
+def test_probe_measurement_is_the_basis_where_it_measured() -> None:
+    probed = MeasuredMemory("A10G", fits_batch=96, fits_peak_gib=20.0, probe_id="p1")
+    need = memory_need(spec(), TRACED, offer(), FLAT, probed)
+    # 20 GiB at batch 96, down the traced line to 64: 20 - 32 * 0.5 = 4 GiB, but never below
+    # proportional scaling (20 * 64 / 96)
+    assert need.step_gib == pytest.approx(20.0 * 64 / 96) and need.reason is None
+    assert need.basis == "measured by probe p1: 20.0 GiB at batch 96, moved to batch 64"
+    elsewhere = memory_need(spec(), TRACED, offer(accel="L4"), FLAT, probed)
+    assert elsewhere.basis == "traced step"
+
+
+def test_probe_peak_moves_up_the_traced_line_above_the_measured_batch() -> None:
+    probed = MeasuredMemory("A10G", fits_batch=32, fits_peak_gib=12.0, probe_id="p2")
+    need = memory_need(spec(), TRACED, offer(), FLAT, probed)
+    # 12 GiB at 32, plus 32 more samples at 0.5 GiB: 28 GiB + 1 > 22.35
+    assert need.step_gib == pytest.approx(28.0)
+    assert need.reason == ("needs 29.0 GiB per device at batch 64 (measured by probe p2: 12.0 GiB "
+                           "at batch 32, moved to batch 64 28.0 GiB + 1.0 GiB runtime overhead), "
+                           "A10G has 22.4 GiB: 6.6 GiB short")
+
+
+@pytest.mark.parametrize(("memory", "samples"), [
+    (22.35, 38),   # (22.35 - 1 - 2) / 0.5 = 38.7 samples
+    (80.0, 154),   # (80 - 3) / 0.5
+    (2.5, 0),      # not even one sample: 2 + 0.5 + 1 > 2.5
+])
+def test_samples_that_fit_follow_the_traced_line(memory: float, samples: int) -> None:
+    assert samples_that_fit(TRACED, offer(memory=memory), FLAT) == samples
 
 
 def test_cost_formulas() -> None:
