@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -60,8 +63,14 @@ def sweep(ctx: click.Context) -> None:
     passed, and artifacts of pruned/failed trials are deleted (never the best K). A worker
     stops after budget.max_consecutive_failures (default 5) failed trials in a row.
 
+    A trial whose objective raises, calls sys.exit() or returns no number (None, NaN, a
+    string) fails with that reason in one line; the sweep goes on. Ctrl-C fails the running
+    trial as "interrupted (Ctrl-C)" (charged for its time) and stops the sweep. Rerunning a
+    finished sweep says so at once, without running the objective.
+
     \b
-    Exit status: 0 done; 1 every trial failed, or trials kept failing; 2 bad input.
+    Exit status: 0 done; 1 every trial failed, or trials kept failing; 2 bad input;
+    130 interrupted (Ctrl-C).
     """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
@@ -122,7 +131,7 @@ def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[An
     return progress, update
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     raise SystemExit(1)
 
@@ -144,48 +153,138 @@ def _fail(message: str) -> None:
 def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
         as_json: bool) -> None:
     """Run (or resume) the sweep described by SWEEP_YAML."""
+    from advisor.sweep.spec import load_sweep_spec
+
+    spec = load_sweep_spec(sweep_yaml)
+    one_here = not (as_json or launch) and (workers if workers is not None else spec.workers) == 1
+    if one_here and _say_if_finished(spec, storage):  # a finished sweep: no heavy imports
+        return
     import optuna
 
-    from advisor.sweep import load_sweep_spec, run_sweep
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    spec = load_sweep_spec(sweep_yaml)
-    if as_json:
-        outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch)
-        click.echo(json.dumps({**outcome.status.to_json(), "stop_reason": outcome.stop_reason},
-                              indent=2))
-    else:
-        progress, update = _progress_display(spec.budget.max_trials, spec.budget.max_usd)
-        try:
-            outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch,
-                                on_progress=update)
-        finally:
-            if progress.live.is_started:  # stopping a bar never shown still prints a line
-                progress.stop()
-        _render_status(outcome.status)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # failed trials: one line each, ours
+    try:
+        with _sweep_warnings_as_lines():
+            outcome = _run(sweep_yaml, spec, workers=workers, storage=storage, launch=launch,
+                           as_json=as_json)
+    except KeyboardInterrupt:
+        _interrupted("the sweep stopped")
     if outcome.final_cleanup is not None and outcome.final_cleanup.errors:
         for message in outcome.final_cleanup.errors:
             click.echo(f"warning: {message}", err=True)
+    if _was_interrupted(outcome.stop_reason):
+        _interrupted("the sweep stopped")
     if outcome.failure:
         _fail(outcome.failure)
+
+
+def _run(sweep_yaml: str, spec: Any, *, workers: int | None, storage: str | None,
+         launch: bool, as_json: bool) -> Any:
+    """Run the sweep, rendering its end: JSON alone on stdout, or a progress bar and a table."""
+    import sys
+
+    from advisor.sweep import run_sweep
+
+    if as_json:
+        with contextlib.redirect_stdout(sys.stderr):  # the objective's prints too
+            outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch)
+        click.echo(json.dumps({**outcome.status.to_json(), "stop_reason": outcome.stop_reason},
+                              indent=2))
+        return outcome
+    progress, update = _progress_display(spec.budget.max_trials, spec.budget.max_usd)
+    try:
+        outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch,
+                            on_progress=update)
+    finally:
+        if progress.live.is_started:  # stopping a bar never shown still prints a line
+            progress.stop()
+    if not _was_interrupted(outcome.stop_reason):
+        _render_status(outcome.status)
+    return outcome
+
+
+@contextlib.contextmanager
+def _sweep_warnings_as_lines() -> Iterator[None]:
+    """The sweep's warnings (a failed trial and its reason...) as plain lines on stderr."""
+
+    class _Echo(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            click.echo(record.getMessage(), err=True)
+
+    logger = logging.getLogger("advisor.sweep")
+    handler = _Echo(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
+def _say_if_finished(spec: Any, storage: str | None) -> bool:
+    """Print why the stored sweep may not run another trial, in a line; False when it may."""
+    from advisor.storage import default_storage_url
+    from advisor.sweep.finished import finished_sweep
+
+    # the URL as advisor.sweep.database.storage_url_of gives it, without importing Optuna
+    done = finished_sweep(spec, storage or spec.storage or default_storage_url())
+    if done is None:
+        return False
+    click.echo(done.summary())
+    click.echo(f"to run more trials, raise budget.max_usd or budget.max_trials in sweep.yaml; "
+               f"to see them: advisor sweep status {spec.study}")
+    return True
+
+
+def _was_interrupted(stop_reason: str) -> bool:
+    from advisor.sweep.objective import INTERRUPTED
+
+    return stop_reason == INTERRUPTED
+
+
+def _interrupted(what: str) -> NoReturn:
+    click.echo(f"interrupted (Ctrl-C): {what}; a running trial is recorded as failed "
+               "(interrupted) and charged for its time; run the same command again to resume",
+               err=True)
+    raise SystemExit(130)
 
 
 @sweep.command("worker")
 @spec_file_argument("sweep_yaml", as_str=True)
 @click.option("--storage", default=None, help="Storage URL (overrides sweep.yaml 'storage').")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print what the worker did as JSON (trials_run, stop_reason).")
 @handle_errors
-def worker(sweep_yaml: str, storage: str | None) -> None:
+def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
     """Join the study of SWEEP_YAML as one more worker (any machine that reaches the database).
 
     \b
     Example:
       advisor sweep worker sweep.yaml --storage postgresql://advisor@db/advisor
+
+    \b
+    Exit status: 0 done; 1 trials kept failing; 2 bad input; 130 interrupted (Ctrl-C).
     """
+    import sys
+
+    import optuna
+
     from advisor.sweep import load_sweep_spec, run_worker
     from advisor.sweep.runner import is_failure_stop
 
-    result = run_worker(load_sweep_spec(sweep_yaml), storage_url=storage)
-    click.echo(f"worker done: {result.trials_run} trials; {result.stop_reason}")
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    spec = load_sweep_spec(sweep_yaml)
+    with _sweep_warnings_as_lines():
+        if as_json:
+            with contextlib.redirect_stdout(sys.stderr):
+                result = run_worker(spec, storage_url=storage)
+        else:
+            result = run_worker(spec, storage_url=storage)
+    if as_json:
+        click.echo(json.dumps({"study": spec.study, "trials_run": result.trials_run,
+                               "stop_reason": result.stop_reason}, indent=2))
+    else:
+        click.echo(f"worker done: {result.trials_run} trials; {result.stop_reason}")
+    if _was_interrupted(result.stop_reason):
+        _interrupted("the worker stopped")
     if is_failure_stop(result.stop_reason):
         _fail(f"worker stopped: {result.stop_reason}")
 

@@ -3,16 +3,25 @@
 An objective written for ``advisor sweep`` is a plain Optuna objective; it may call
 ``suggest(trial)`` to get the sweep.yaml search space and ``upload_artifact(trial, path)``
 to save files that the cleanup policy later deletes.
+
+The names below are imported on first use, so that ``advisor.sweep.finished`` (which answers
+a rerun of a finished sweep in a fraction of a second) does not import Optuna.
 """
 
-from advisor.sweep.artifacts import SweepArtifactStore, open_artifact_store, upload_artifact
-from advisor.sweep.budget import BudgetGate, cost_of, trial_cost_usd
-from advisor.sweep.cleanup import CleanupReport, cleanup_study, plan_cleanup
-from advisor.sweep.objective import suggest
-from advisor.sweep.runner import WorkerResult, open_study, run_worker
-from advisor.sweep.spec import SweepSpec, load_sweep_spec, parse_sweep_spec
-from advisor.sweep.status import SweepStatus, load_status, sweep_status
-from advisor.sweep.workers import SweepOutcome, check_workers_storage, run_sweep
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from advisor.sweep.artifacts import SweepArtifactStore, open_artifact_store, upload_artifact
+    from advisor.sweep.budget import BudgetGate, cost_of, trial_cost_usd
+    from advisor.sweep.cleanup import CleanupReport, cleanup_study, plan_cleanup
+    from advisor.sweep.objective import suggest
+    from advisor.sweep.runner import WorkerResult, open_study, run_worker
+    from advisor.sweep.spec import SweepSpec, load_sweep_spec, parse_sweep_spec
+    from advisor.sweep.status import SweepStatus, load_status, sweep_status
+    from advisor.sweep.workers import SweepOutcome, check_workers_storage, run_sweep
 
 __all__ = [
     "BudgetGate",
@@ -38,3 +47,28 @@ __all__ = [
     "trial_cost_usd",
     "upload_artifact",
 ]
+
+_HOME = {
+    "SweepArtifactStore": "artifacts", "open_artifact_store": "artifacts",
+    "upload_artifact": "artifacts",
+    "BudgetGate": "budget", "cost_of": "budget", "trial_cost_usd": "budget",
+    "CleanupReport": "cleanup", "cleanup_study": "cleanup", "plan_cleanup": "cleanup",
+    "suggest": "objective",
+    "WorkerResult": "runner", "open_study": "runner", "run_worker": "runner",
+    "SweepSpec": "spec", "load_sweep_spec": "spec", "parse_sweep_spec": "spec",
+    "SweepStatus": "status", "load_status": "status", "sweep_status": "status",
+    "SweepOutcome": "workers", "check_workers_storage": "workers", "run_sweep": "workers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'advisor.sweep' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"advisor.sweep.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

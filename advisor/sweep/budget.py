@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from optuna.trial import FrozenTrial, TrialState
 
+from advisor.sweep.caps import dollar_cap_reason, trial_cap_reason
 from advisor.sweep.spec import BudgetSpec
 
 if TYPE_CHECKING:
@@ -126,18 +127,13 @@ class BudgetGate:
         if self._started_s is None:
             self._started_s = now
         budget = self.budget
-        if budget.max_trials is not None:
-            count = ledger.count(*_COUNTED)
-            if count >= budget.max_trials:
-                return f"max_trials reached ({count} of {budget.max_trials})"
+        reason = trial_cap_reason(budget, trials_started=ledger.count(*_COUNTED))
+        if reason is not None:
+            return reason
         if budget.max_hours is not None and now - self._started_s >= budget.max_hours * 3600:
             return f"max_hours reached ({budget.max_hours:g} h)"
-        if budget.max_usd is not None:
-            spent = ledger.spent_usd
-            flying = self.in_flight_usd(ledger)
-            expected = ledger.expected_trial_usd
-            if spent + flying + expected > budget.max_usd or spent >= budget.max_usd:
-                return (f"dollar cap: ${spent:.4f} spent + ${flying:.4f} running + "
-                        f"${expected:.4f} for one more trial would pass max_usd "
-                        f"${budget.max_usd:g}")
-        return None
+        if budget.max_usd is None:
+            return None
+        return dollar_cap_reason(budget, spent_usd=ledger.spent_usd,
+                                 running_usd=self.in_flight_usd(ledger),
+                                 expected_usd=ledger.expected_trial_usd)

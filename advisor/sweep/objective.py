@@ -7,6 +7,7 @@ worker and the objective itself find it).
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,8 +20,12 @@ from probes.errors import ProbeError
 from probes.workload import import_entrypoint  # the one line `recommend` prints too
 
 __all__ = [
+    "INTERRUPTED",
     "SEARCH_SPACE_ATTR",
     "Objective",
+    "TrialFailure",
+    "checked_value",
+    "exit_failure",
     "load_entrypoint",
     "param_dict",
     "params_from_attr",
@@ -28,7 +33,45 @@ __all__ = [
 ]
 
 SEARCH_SPACE_ATTR = "advisor:search_space"
+INTERRUPTED = "interrupted (Ctrl-C)"  # the recorded error of a trial stopped by Ctrl-C
 Objective = Callable[[optuna.Trial], Any]
+_SHOWN_CHARS = 60
+
+
+class TrialFailure(AdvisorError):
+    """A trial failed in a way Optuna reports badly: the objective returned no number,
+    called ``sys.exit()`` or was interrupted. The message is the trial's one-line error."""
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS - 3] + "..."
+
+
+def checked_value(value: object) -> float:
+    """The objective's return value as a float; TrialFailure naming it when it is not a
+    number (None, a string, NaN, a list...). Infinities pass, as Optuna takes them."""
+    if value is None:
+        raise TrialFailure("objective returned None, not a number; return the value to "
+                           "optimize as a float")
+    if isinstance(value, str | bytes):
+        raise TrialFailure(f"objective returned {_shown(value)} (a {type(value).__name__}), "
+                           "not a number; return a float")
+    try:
+        number = float(value)  # type: ignore[arg-type]  # numpy and torch scalars too
+    except (TypeError, ValueError, OverflowError):
+        raise TrialFailure(f"objective returned {_shown(value)} (a {type(value).__name__}), "
+                           "not a number; return a float") from None
+    if math.isnan(number):
+        raise TrialFailure("objective returned NaN; return a number (report a diverged "
+                           "loss as a large value, or raise optuna.TrialPruned)")
+    return number
+
+
+def exit_failure(exc: SystemExit) -> TrialFailure:
+    """The failure of a trial whose objective called ``sys.exit``, naming its code."""
+    call = "sys.exit()" if exc.code is None else f"sys.exit({_shown(exc.code)})"
+    return TrialFailure(f"objective called {call}")
 
 
 def param_dict(p: ParamSpec) -> dict[str, Any]:

@@ -51,8 +51,12 @@ from advisor.sweep.heartbeat import HEARTBEAT_ATTR, charge_stale_trial, fail_sta
 from advisor.sweep.instance import resolve_instance
 from advisor.sweep.ledger import Ledger, read_ledger, write_trial_attrs
 from advisor.sweep.objective import (
+    INTERRUPTED,
     SEARCH_SPACE_ATTR,
     Objective,
+    TrialFailure,
+    checked_value,
+    exit_failure,
     load_entrypoint,
     param_dict,
     suggest,
@@ -155,12 +159,19 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
 
 def _wrap(objective: Objective, spec: SweepSpec, price: float,
           clock: Callable[[], float], on_start: Callable[[], None],
-          errors: dict[int, str]) -> Objective:
+          errors: dict[int, str], interrupted: threading.Event) -> Objective:
     """The objective that applies the search space, then records cost (and error) on the trial.
 
-    ``errors`` receives the first line of the exception of each failed trial, by number.
+    ``errors`` receives the one-line error of each failed trial, by number. A return value
+    that is not a number, ``sys.exit()`` and Ctrl-C (which also sets ``interrupted``) become
+    a ``TrialFailure`` that Optuna records as a failed trial, so the sweep itself goes on or
+    stops by its own rules.
     """
     share = spec.trials_per_instance
+
+    def fail(trial: optuna.Trial, error: dict[str, str], exc: BaseException) -> None:
+        message = str(exc) if isinstance(exc, TrialFailure) else first_line(exc)
+        error[ERROR_ATTR] = errors[trial.number] = message
 
     def run(trial: optuna.Trial) -> Any:
         on_start()
@@ -168,11 +179,20 @@ def _wrap(objective: Objective, spec: SweepSpec, price: float,
         error: dict[str, str] = {}
         try:
             suggest(trial, spec.search_space)
-            return objective(trial)
+            return checked_value(objective(trial))
         except optuna.TrialPruned:
             raise
+        except SystemExit as exc:
+            failure = exit_failure(exc)
+            fail(trial, error, failure)
+            raise failure from None
+        except KeyboardInterrupt:
+            interrupted.set()
+            failure = TrialFailure(INTERRUPTED)
+            fail(trial, error, failure)
+            raise failure from None
         except Exception as exc:  # noqa: BLE001 - recorded, then Optuna fails the trial
-            error[ERROR_ATTR] = errors[trial.number] = first_line(exc)
+            fail(trial, error, exc)
             raise
         finally:
             wall = max(clock() - started, 0.0)
@@ -198,8 +218,7 @@ class _FailureStreak:
         self.count += 1
         if self.count < self.limit:
             return ""
-        return failure_stop_reason(self.count, error or "the objective returned no number "
-                                   "(None, NaN or not a float)")
+        return failure_stop_reason(self.count, error or "none recorded")
 
 
 class _Slot:
@@ -238,10 +257,13 @@ def run_worker(
     on_trial_end: Callable[[optuna.Study, FrozenTrial], None] | None = None,
     stop: threading.Event | None = None, objective: Objective | None = None,
 ) -> WorkerResult:
-    """Run trials until the budget, the trial count, the grid or ``stop`` ends the sweep.
+    """Run trials until the budget, the trial count, the grid, ``stop`` or Ctrl-C ends the sweep.
 
-    Entrypoint exceptions fail that trial only (its error is recorded as ``advisor:error``),
-    but ``budget.max_consecutive_failures`` failures in a row stop the worker.
+    Entrypoint exceptions, ``sys.exit()`` and a return value that is not a number fail that
+    trial only (its one-line error is recorded as ``advisor:error`` and logged), but
+    ``budget.max_consecutive_failures`` failures in a row stop the worker. Ctrl-C fails the
+    running trial with "interrupted (Ctrl-C)", charged for its time, and stops the worker
+    with that reason.
     ``objective`` overrides the entrypoint (tests, benchmarks); ``clock`` (seconds) drives
     cost accounting and ``max_hours``.
     """
@@ -270,7 +292,9 @@ def run_worker(
         slot.release()
 
     errors: dict[int, str] = {}
-    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock, on_start, errors)
+    interrupted = threading.Event()
+    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock, on_start, errors,
+                    interrupted)
     bind_store(spec.study, store)
 
     lock = threading.Lock()
@@ -311,7 +335,12 @@ def run_worker(
                 cleanup_study(st, store, spec.cleanup)
             if on_trial_end is not None:
                 on_trial_end(st, trial)
-            failed = streak.record(trial, errors.pop(trial.number, None))
+            error = errors.pop(trial.number, None)
+            if trial.state is TrialState.FAIL:
+                log.warning("trial %d failed: %s", trial.number, error or "none recorded")
+            failed = streak.record(trial, error)
+            if interrupted.is_set():
+                box["reason"] = box["reason"] or INTERRUPTED
             if not box["reason"]:
                 box["reason"] = failed or with_db_retry("reading the dollar totals", check)
             if box["reason"]:
@@ -341,12 +370,14 @@ def run_worker(
                 log.warning("storage: a trial was cut by a database error (%s); going on",
                             str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
                 time.sleep(0.5)
-        reason, ran = str(box["reason"]), int(box["ran"])
-        with_db_retry("recording the stop reason",
-                       lambda: study.set_user_attr(STOP_REASON_ATTR, reason))
+    except KeyboardInterrupt:  # between trials (in a trial, the objective's wrapper has it)
+        box["reason"] = INTERRUPTED
     finally:
         slot.release()  # a thread may have passed the gate just as a sibling stopped the study
         admission.close()
         bind_store(spec.study, None)
+    reason, ran = str(box["reason"]), int(box["ran"])
+    with_db_retry("recording the stop reason",
+                   lambda: study.set_user_attr(STOP_REASON_ATTR, reason))
     log.info("worker stopped after %d trials: %s", ran, reason)
     return WorkerResult(ran, reason)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -27,9 +28,10 @@ from advisor.storage import is_postgres_url
 from advisor.sweep.artifacts import open_artifact_store
 from advisor.sweep.cleanup import CleanupReport, cleanup_study
 from advisor.sweep.database import check_storage_url, storage_origin, storage_url_of
+from advisor.sweep.finished import finished_sweep
 from advisor.sweep.heartbeat import fail_stale_trials
 from advisor.sweep.instance import resolve_instance
-from advisor.sweep.objective import load_entrypoint
+from advisor.sweep.objective import INTERRUPTED, load_entrypoint
 from advisor.sweep.runner import WorkerResult, is_failure_stop, open_study, run_worker
 from advisor.sweep.spec import SweepSpec, load_sweep_spec
 from advisor.sweep.status import SweepStatus, sweep_status
@@ -100,10 +102,22 @@ def worker_command(spec_path: str | Path, *, storage_url: str | None = None) -> 
 def spawn_local_workers(spec_path: str | Path, workers: int, *,
                         storage_url: str | None = None,
                         env: dict[str, str] | None = None) -> list[subprocess.Popen[bytes]]:
-    """Start ``workers`` local worker processes; the caller waits for (or kills) them."""
+    """Start ``workers`` local worker processes; the caller waits for (or kills) them.
+
+    Their standard output (the "worker done" line, the objective's prints) goes to this
+    process's standard error: standard output is the sweep's own (its table, or its JSON).
+    """
     return [subprocess.Popen(worker_command(spec_path, storage_url=storage_url),
-                             env={**os.environ, **(env or {})})
+                             env={**os.environ, **(env or {})}, stdout=sys.stderr.fileno()
+                             if _has_fileno(sys.stderr) else subprocess.DEVNULL)
             for _ in range(workers)]
+
+
+def _has_fileno(stream: object) -> bool:
+    try:
+        return isinstance(stream.fileno(), int)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str,
@@ -180,12 +194,29 @@ def _wait(procs: Sequence[subprocess.Popen[bytes]], study: optuna.Study,
                 on_progress(sweep_status(study))
             time.sleep(poll_s)
     except KeyboardInterrupt:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        _stop_workers(procs)
         raise
     return tuple(int(p.returncode) for p in procs)
+
+
+def _stop_workers(procs: Sequence[subprocess.Popen[bytes]], *, grace_s: float = 5.0) -> None:
+    """After Ctrl-C: let the workers fail their trials as interrupted, then make sure they end.
+
+    Ctrl-C in a terminal reaches the workers too; a worker that did not get it (the signal was
+    sent to this process only) gets SIGINT after ``grace_s``, and SIGTERM 30 s later.
+    """
+    deadline = time.monotonic() + grace_s
+    while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            p.wait(timeout=30)
 
 
 def run_sweep(spec_path: str | Path, *, workers: int | None = None,
@@ -208,6 +239,10 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
     codes: tuple[int, ...] = ()
     if launch:
         study, reason = _run_launched(spec_path, spec, n, url, launcher, on_progress, poll_s)
+    elif n == 1 and (done := finished_sweep(spec, url)) is not None:
+        # nothing may run: answer from the stored study, without importing the objective
+        reason = done.stop_reason
+        study = open_study(spec, storage_url=storage_url)
     elif n == 1:
         def progress(st: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
             if on_progress is not None:
@@ -249,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"worker done: {result.trials_run} trials; {result.stop_reason}")
+    if result.stop_reason == INTERRUPTED:
+        return 130
     return 1 if is_failure_stop(result.stop_reason) else 0
 
 

@@ -69,6 +69,45 @@ OBJECTIVES = textwrap.dedent('''
         return trial.params["x"] ** 2
 
 
+    def returns_text(trial):
+        """Returns a string, not a number."""
+        return "low loss"
+
+
+    def returns_nan(trial):
+        """Returns NaN."""
+        return float("nan")
+
+
+    def returns_none(trial):
+        """Forgets to return."""
+        trial.params
+
+
+    def calls_exit(trial):
+        """Calls sys.exit(3) on trial 1, returns x on the others."""
+        import sys
+        if trial.number == 1:
+            sys.exit(3)
+        return trial.params["x"]
+
+
+    def ctrl_c(trial):
+        """Ctrl-C (KeyboardInterrupt) during trial 2, after a little work."""
+        if trial.number == 2:
+            time.sleep(0.05)
+            raise KeyboardInterrupt
+        return trial.params["x"]
+
+
+    def waits_for_ctrl_c(trial):
+        """Trial 1 announces itself in started.txt, then sleeps until a signal ends it."""
+        if trial.number == 1:
+            (HERE / "started.txt").write_text(str(os.getpid()))
+            time.sleep(60)
+        return trial.params["x"]
+
+
     def sleeper(trial):
         """The first trial to claim the lock file writes its pid and sleeps a minute."""
         lock = HERE / "sleeper.lock"

@@ -70,7 +70,7 @@ def test_digits_example_end_to_end(tmp_path: Path) -> None:
     yaml_path = folder / "sweep.yaml"
     # a cap that the trial count reaches first, whatever the load on this machine
     text = yaml_path.read_text().replace("max_trials: 60", "max_trials: 14")
-    yaml_path.write_text(text.replace("max_usd: 0.0015", "max_usd: 0.01"))
+    yaml_path.write_text(text.replace("max_usd: 0.003", "max_usd: 0.01"))
     code, out, err = _invoke("sweep", str(yaml_path), "--json")
     assert code == 0, err
     status = json.loads(out)

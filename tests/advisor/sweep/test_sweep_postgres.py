@@ -133,3 +133,20 @@ def test_sweep_survives_a_database_restart(tmp_path: Path, postgres_server: Any)
     # trials cut by the restart may fail; the others complete and the budget is used up
     assert states.count(TrialState.COMPLETE) >= 10
     assert len(states) >= 14
+
+
+def test_several_workers_with_json_print_only_the_json(tmp_path: Path,
+                                                       postgres_url: str) -> None:
+    import json
+    import subprocess
+    import sys
+
+    path = write_sweep(tmp_path, study="pg-json", storage=postgres_url,
+                       entrypoint="objectives:plain", budget={"max_trials": 4})
+    done = subprocess.run([sys.executable, "-m", "cli", "sweep", str(path), "--workers", "2",
+                           "--json"], cwd=Path(__file__).resolve().parents[3],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)  # the workers' "worker done" lines went to stderr
+    assert status["trials_by_state"] == {"complete": 4}
+    assert done.stderr.count("worker done: ") == 2

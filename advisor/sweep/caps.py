@@ -1,0 +1,38 @@
+"""The budget's caps as arithmetic on totals: whether ``max_trials`` or ``max_usd`` stop a sweep.
+
+Pure functions of numbers (no Optuna, no database), shared by the gate that runs before
+every trial (``advisor.sweep.budget``) and by the check that answers a rerun of a finished
+sweep from its stored totals (``advisor.sweep.finished``).
+"""
+
+from __future__ import annotations
+
+from advisor.sweep.spec import BudgetSpec
+
+__all__ = ["dollar_cap_reason", "trial_cap_reason"]
+
+
+def trial_cap_reason(budget: BudgetSpec, *, trials_started: int) -> str | None:
+    """Why ``max_trials`` stops the sweep (a sentence), or None when another trial fits.
+
+    ``trials_started`` counts complete, pruned, failed and running trials.
+    """
+    if budget.max_trials is not None and trials_started >= budget.max_trials:
+        return f"max_trials reached ({trials_started} of {budget.max_trials})"
+    return None
+
+
+def dollar_cap_reason(budget: BudgetSpec, *, spent_usd: float, running_usd: float,
+                      expected_usd: float) -> str | None:
+    """Why ``max_usd`` stops the sweep (a sentence), or None when one more trial fits.
+
+    One more trial fits while ``spent + running + expected <= max_usd``: ``running_usd`` is
+    the expected full cost of the running trials, ``expected_usd`` that of one more.
+    """
+    cap = budget.max_usd
+    if cap is None:
+        return None
+    if spent_usd + running_usd + expected_usd > cap or spent_usd >= cap:
+        return (f"dollar cap: ${spent_usd:.4f} spent + ${running_usd:.4f} running + "
+                f"${expected_usd:.4f} for one more trial would pass max_usd ${cap:g}")
+    return None
