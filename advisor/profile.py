@@ -260,8 +260,14 @@ def _measure(recipe: WorkloadRecipe, precision: Precision, *, name: str) -> Work
             if recipe.builtin is not None or mode == modes[-1]:
                 raise AdvisorError(f"{name}: {exc}") from exc
             problems.append(f"{mode}: {exc}")
-        except _STEP_ERRORS as exc:
-            problems.append(f"{mode}: {type(exc).__name__}: {str(exc).strip()[:200]}")
+        except (*_STEP_ERRORS, AssertionError) as exc:
+            text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            if "not compiled with CUDA" in text or "no NVIDIA driver" in text:
+                raise AdvisorError(
+                    f"{name}: the model puts tensors on CUDA ({text}); advisor profiles it on "
+                    "fake CPU tensors: create tensors on the device it passes to "
+                    "make_batch(batch_size, device), not a hard-coded 'cuda'") from exc
+            problems.append(f"{mode}: {type(exc).__name__}: {text}")
     raise AdvisorError(f"{name}: cannot run one training step to profile the model "
                        f"({'; '.join(problems)}); fix the model or give profile.flops_per_sample "
                        f"and profile.memory_gib in model.yaml")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
 from advisor.evidence import ProbeEvidence, evidence_from_probes
 from advisor.op_profile import OpMix, op_mix_for_spec
@@ -43,9 +44,16 @@ def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommen
     spec = load_workload_spec(path)
     catalog = current_catalog()
     evidence = stored_probe_evidence(spec, catalog)
-    rec = recommend(spec, catalog=catalog, profile=profile_workload(spec),
+    limit = spec.profile.timeout_s
+    with time_limit(limit, f"{spec.name}: profiling the model took more than {limit:g} s "
+                           "(profile.timeout_s in model.yaml): its build function or one "
+                           "training step on fake tensors does not finish; fix it, raise "
+                           "profile.timeout_s, or give profile.flops_per_sample and "
+                           "profile.memory_gib"):
+        profile, op_mix = profile_workload(spec), traced_op_mix(spec)
+    rec = recommend(spec, catalog=catalog, profile=profile,
                     measurements=evidence.measurements, memory=evidence.memory,
-                    include_flagged=include_flagged, op_mix=traced_op_mix(spec))
+                    include_flagged=include_flagged, op_mix=op_mix)
     if not evidence.probes:
         return rec
     return replace(rec, advice=evidence.advice + rec.advice,

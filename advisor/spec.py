@@ -40,6 +40,8 @@ MAX_DEADLINE_HOURS = 100_000.0  # about 11 years
 MAX_PROBE_USD = 1e6
 MAX_PARAMS = 10**14
 MAX_MEMORY_GIB = 1e6
+DEFAULT_PROFILE_TIMEOUT_S = 300.0  # building the model and tracing a few steps on fake tensors
+MAX_PROFILE_TIMEOUT_S = 86_400.0
 
 
 class Precision(enum.StrEnum):
@@ -84,6 +86,7 @@ class ProfileOverride:
     flops_per_sample: float | None = None
     params: int | None = None
     memory_gib: float | None = None
+    timeout_s: float = DEFAULT_PROFILE_TIMEOUT_S  # how long profiling the model may take
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,8 @@ class WorkloadSpec:
             "model": asdict(self.model),
             "batch_size": self.batch_size,
             "precision": str(self.precision),
-            "profile": asdict(self.profile),
+            # The time limit changes neither speed nor memory (and keeps stored probes matched).
+            "profile": {k: v for k, v in asdict(self.profile).items() if k != "timeout_s"},
         }
         blob = json.dumps(relevant, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
@@ -231,6 +235,8 @@ def parse_workload_spec(data: object, *, source: str = "") -> WorkloadSpec:
         flops_per_sample=prof.opt_number("flops_per_sample"),
         params=prof.opt_integer("params", maximum=MAX_PARAMS),
         memory_gib=prof.opt_number("memory_gib", maximum=MAX_MEMORY_GIB),
+        timeout_s=prof.number("timeout_s", DEFAULT_PROFILE_TIMEOUT_S,
+                              maximum=MAX_PROFILE_TIMEOUT_S),
     )
     prof.done()
     fields.done()

@@ -1,0 +1,52 @@
+"""User code that misbehaves while advisor profiles it: one line, exit 2, never a hang."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import advisor
+
+# entrypoint module text, extra model.yaml lines, what the one line says
+CASES = {
+    # build() never returns: the profiling time limit ends it
+    "hang": ("import time\ndef build():\n    while True:\n        time.sleep(0.05)\n",
+             "profile: {timeout_s: 1}\n", "profiling the model took more than 1 s"),
+    # tensors on a hard-coded "cuda" on a machine without it
+    "cuda": ("import torch\ndef build():\n    model = torch.nn.Linear(8, 2)\n"
+             "    def make_batch(n, device):\n"
+             "        return torch.randn(n, 8, device='cuda'), torch.zeros(n, dtype=torch.long)\n"
+             "    def loss_fn(m, b):\n        return torch.nn.functional.cross_entropy(m(b[0]), b[1])\n"
+             "    return model, make_batch, loss_fn\n",
+             "", "the model puts tensors on CUDA"),
+    # the module calls sys.exit() when imported
+    "exits": ("import sys\nsys.exit(7)\n", "", "called sys.exit(7)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_misbehaving_entrypoint_is_one_line(tmp_path: Path, case: str) -> None:
+    code, extra, says = CASES[case]
+    (tmp_path / f"user_{case}.py").write_text(code)
+    path = tmp_path / "model.yaml"
+    path.write_text(f'name: {case}\nmodel:\n  entrypoint: "user_{case}:build"\nbatch_size: 8\n'
+                    f"data: {{samples: 1000}}\n{extra}")
+    start = time.monotonic()
+    result = CliRunner().invoke(advisor, ["recommend", str(path)])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], result.stderr
+    assert time.monotonic() - start < 30
+
+
+def test_the_time_limit_does_not_change_the_fingerprint(tmp_path: Path) -> None:
+    from advisor.spec import load_workload_spec
+
+    base = "name: m\nmodel: {builtin: mlp}\nbatch_size: 8\ndata: {samples: 1000}\n"
+    (tmp_path / "a.yaml").write_text(base)
+    (tmp_path / "b.yaml").write_text(base + "profile: {timeout_s: 30}\n")
+    a, b = (load_workload_spec(tmp_path / n) for n in ("a.yaml", "b.yaml"))
+    assert b.profile.timeout_s == 30 and a.fingerprint() == b.fingerprint()
