@@ -18,6 +18,7 @@ __all__ = [
     "Markup",
     "el",
     "escape",
+    "offer_key",
     "page",
     "table",
 ]
@@ -55,6 +56,7 @@ p.sub, .muted { color: var(--muted); }
            letter-spacing: .03em; }
 .card .v { font-size: 1.35rem; font-weight: 600; }
 .card .n { font-size: .8rem; color: var(--muted); }
+.nobr { white-space: nowrap; }
 table { border-collapse: collapse; width: 100%; font-size: .85rem; margin: .5rem 0 1rem; }
 th, td { border-bottom: 1px solid var(--line); padding: .25rem .45rem; text-align: left;
          vertical-align: top; }
@@ -140,6 +142,13 @@ def el(tag: str, attrs: Mapping[str, object] | None = None, *children: Child) ->
         _render_child(child, out)
     out.append(f"</{tag}>")
     return Markup("".join(out))
+
+
+def offer_key(key: str) -> Markup:
+    """An offer key that wraps only after a ``:`` (``aws:p4d.24xlarge:`` / ``us-east-1``),
+    never inside a part (at its hyphens or dots)."""
+    parts = [el("span", {"class": "nobr"}, part) for part in key.split(":")]
+    return Markup(":<wbr>".join(parts))
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Child]], *,

@@ -20,7 +20,7 @@ from reports.baseline import Baseline, Savings, choose_baseline, savings
 from reports.charts import Bar, Point, bar_chart, pareto_front, scatter_chart
 from reports.columns import columns_html
 from reports.formatting import fmt_money, fmt_number, fmt_usd
-from reports.html import Child, Markup, el, page, table
+from reports.html import Child, Markup, el, escape, offer_key, page, table
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 from reports.recommendation_csv import COLUMN_DOCS, write_recommendation_csv
@@ -42,8 +42,9 @@ _BASIS_MEANING = {
     Basis.MEASURED: "a probe of this workload on this accelerator (strongest)",
     Basis.PREDICTED: "the throughput model fitted on reference measurements of other models "
                      "on the same accelerator, scaled by this workload's FLOPs per sample",
-    Basis.PRIOR: "no reference data for this accelerator: the median of its generation (or of "
-                 "all accelerators), with a widened interval (weakest)",
+    Basis.PRIOR: "no measurement of this accelerator: extrapolated from its datasheet (the "
+                 "operator roofline, or the probed fraction of peak), with a widened interval "
+                 "(weakest); probe it before trusting it",
 }
 
 
@@ -76,7 +77,7 @@ def _offer_label(est: CostEstimate | None, offer_key: str) -> str:
     return f"{o.cloud} {o.region} {o.instance_type} {o.market} ({o.accelerator_count}x {o.accelerator})"
 
 
-def _card(key: str, value: str, note: str = "") -> Markup:
+def _card(key: str, value: str, note: str | Markup = "") -> Markup:
     return el("div", {"class": "card"}, el("div", {"class": "k"}, key),
               el("div", {"class": "v"}, value), el("div", {"class": "n"}, note) if note else None)
 
@@ -92,7 +93,8 @@ def _summary(rec: Recommendation, base: Baseline | None, saved: Savings | None) 
     top = rec.ranked[0]
     cards = [
         _card("top pick", f"{top.offer.accelerator_count}x {top.offer.accelerator}",
-              f"{top.offer.key} at {fmt_money(top.offer.price_usd_per_hour)}/h"),
+              Markup(offer_key(top.offer.key)
+                     + escape(f" at {fmt_money(top.offer.price_usd_per_hour)}/h"))),
         _card("whole run", fmt_money(top.run_cost_usd), f"{top.run_hours:,.1f} h"),
         _card("samples per dollar", fmt_number(top.samples_per_dollar), f"basis: {top.throughput.basis}"),
         _card("offers", f"{len(rec.ranked):,} ranked", f"{len(rec.rejected):,} rejected"),
@@ -217,12 +219,15 @@ def _rejections(rec: Recommendation) -> Markup:
     example: dict[str, Rejection] = {}
     for r in rec.rejected:
         example.setdefault(reason_kind(r), r)
-    grouped: list[list[Child]] = [[n, kind, example[kind].offer.key, example[kind].reason]
+    # Grouped by the reason's shape (names and numbers left out); each group shows one real
+    # reason and its offer, never the shape itself.
+    grouped: list[list[Child]] = [[n, example[kind].reason, offer_key(example[kind].offer.key)]
                                    for kind, n in kinds.most_common()]
-    full = [[r.offer.key, fmt_usd(r.offer.price_usd_per_hour), r.reason] for r in rec.rejected]
+    full = [[offer_key(r.offer.key), fmt_usd(r.offer.price_usd_per_hour), r.reason]
+            for r in rec.rejected]
     return el("section", {"id": "rejected"},
               el("h2", None, f"Rejected offers ({len(rec.rejected):,})"),
-              table(["offers", "reason", "example offer", "example reason"], grouped, numeric=[0]),
+              table(["offers", "reason (of the example)", "example offer"], grouped, numeric=[0]),
               el("details", None, el("summary", None, f"All {len(full):,} rejected offers"),
                  table(["offer", "$/h", "reason"], full, numeric=[1])))
 

@@ -89,7 +89,10 @@ def test_recommendation_report_sections_and_charts() -> None:
     # 5 bars + 5 scatter points + Pareto front rings
     assert found.marks >= 10
     assert "Pareto front" in document
-    assert "region {region} not in constraints.regions" in document
+    # Rejections are grouped by reason, shown with a real example, never a placeholder.
+    assert "not in constraints.regions" in document and "{region}" not in document
+    assert "{cloud}" not in document and "{accelerator}" not in document
+    assert ":<wbr>" in document  # offer keys wrap only after a colon
     assert "<details>" in document  # full rejected list folded
 
 
