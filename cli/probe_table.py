@@ -44,22 +44,24 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
 def _layout(cells: list[dict[str, str]], width: int) -> tuple[list[str], list[int], list[str]]:
     """Columns, their content widths and the optional columns left out to fit ``width``.
 
-    The probe id is never cut (it is what 'probes show' takes). Headers wrap at spaces and
-    offer keys fold; when that is not enough, optional columns are left out; on a console
-    narrower still, every column but the id folds (each character is still shown).
+    The probe id is never cut (it is what 'probes show' takes). Optional columns are left out
+    before an offer key is folded over more than two lines; only when that is not enough does
+    it fold further (down to ``_MIN_OFFER`` characters a line); on a console narrower still,
+    every column but the id folds (each character is still shown).
     """
-    columns, dropped = list(_COLUMNS), []
-    for name in (None, *_OPTIONAL):
-        if name is not None:
-            columns.remove(name)
-            dropped.append(name)
-        maxes = [max(len(text) for text in (c, *(r[c] for r in cells))) for c in columns]
-        mins = [min(_MIN_OFFER, top) if c == "offer" else
-                max(*(len(word) for word in c.split()), *(len(r[c]) for r in cells))
-                for c, top in zip(columns, maxes, strict=True)]
-        widths = fit_widths(mins, maxes, width)
-        if widths is not None:
-            return columns, widths, dropped
+    for fold_offer in (False, True):
+        columns, dropped = list(_COLUMNS), []
+        for name in (None, *_OPTIONAL):
+            if name is not None:
+                columns.remove(name)
+                dropped.append(name)
+            maxes = [max(len(text) for text in (c, *(r[c] for r in cells))) for c in columns]
+            mins = [min(_MIN_OFFER if fold_offer else -(-top // 2), top) if c == "offer" else
+                    max(*(len(word) for word in c.split()), *(len(r[c]) for r in cells))
+                    for c, top in zip(columns, maxes, strict=True)]
+            widths = fit_widths(mins, maxes, width)
+            if widths is not None:
+                return columns, widths, dropped
     mins = [m if c == "probe" else 1 for c, m in zip(columns, mins, strict=True)]
     return columns, fit_widths(mins, maxes, width) or mins, dropped
 

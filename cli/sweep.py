@@ -282,7 +282,8 @@ def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
         click.echo(json.dumps({"study": spec.study, "trials_run": result.trials_run,
                                "stop_reason": result.stop_reason}, indent=2))
     else:
-        click.echo(f"worker done: {result.trials_run} trials; {result.stop_reason}")
+        s = "" if result.trials_run == 1 else "s"
+        click.echo(f"worker done: {result.trials_run} trial{s}; {result.stop_reason}")
     if _was_interrupted(result.stop_reason):
         _interrupted("the worker stopped")
     if is_failure_stop(result.stop_reason):

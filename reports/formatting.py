@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["fmt_money", "fmt_number", "fmt_usd"]
+__all__ = ["fmt_count", "fmt_money", "fmt_number", "fmt_usd"]
+
+
+def fmt_count(count: int, noun: str) -> str:
+    """``1 trial``, ``2,000 trials``: a count with its noun in the right number."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def fmt_number(value: float) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from reports.charts import Point, Series, StackedBar, line_chart, scatter_chart, stacked_bar_chart
 from reports.columns import columns_html
+from reports.formatting import fmt_count
 from reports.html import Child, Markup, el, page, table
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
@@ -169,7 +170,7 @@ def _objective_chart(data: SweepReportData, best: TrialCost | None) -> Markup:
     return el("section", {"id": "cost-vs-objective"},
               el("h2", None, "Cost per trial against its objective"),
               el("figure", None, chart, el("figcaption", None, (
-                  f"{len(points):,} trials with a value ({data.direction}); pruned trials at "
+                  f"{fmt_count(len(points), 'trial')} with a value ({data.direction}); pruned trials at "
                   "their last reported intermediate value."))))
 
 
@@ -189,9 +190,10 @@ def _trials(data: SweepReportData) -> Markup:
     costly = sorted(data.trials, key=lambda t: (-t.cost_usd, t.number))[:_TABLE_ROWS]
     everything = sorted(data.trials, key=lambda t: t.number)
     return el("section", {"id": "trials"}, el("h2", None, "Trials"),
-              el("h3", None, f"The {len(costly)} most expensive trials"),
+              el("h3", None, f"The {len(costly)} most expensive trials" if len(costly) > 1
+                 else "The most expensive trial"),
               table(_TRIAL_HEADERS, _trial_rows(costly), numeric=[0, 2, 3, 4]),
-              el("details", None, el("summary", None, f"All {len(everything):,} trials "
+              el("details", None, el("summary", None, f"All {fmt_count(len(everything), 'trial')} "
                                      "(all are in the CSV)"),
                  table(_TRIAL_HEADERS, _trial_rows(everything), numeric=[0, 2, 3, 4])))
 
@@ -212,7 +214,7 @@ def render_sweep_html(data: SweepReportData, *, generated_at: datetime | None = 
     when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     body = [
         el("h1", None, f"Sweep budget review: {data.study}"),
-        el("p", {"class": "sub"}, f"{len(data.trials):,} trials, objective "
+        el("p", {"class": "sub"}, f"{fmt_count(len(data.trials), 'trial')}, objective "
            f"{data.direction}d; report generated {when}."),
         _summary(data, best),
         el("section", {"id": "spend"}, el("h2", None, "Planned budget and actual spend"),

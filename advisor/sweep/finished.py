@@ -45,7 +45,8 @@ class FinishedSweep:
         best = ("no completed trial" if self.best_value is None
                 else f"best {self.best_value:.6g} (trial {self.best_trial})")
         return (f"sweep {self.study} is already finished ({self.stop_reason}): "
-                f"{self.trials} trials, {self.pruned} pruned, {self.failed} failed, "
+                f"{self.trials} trial{'' if self.trials == 1 else 's'}, {self.pruned} pruned, "
+                f"{self.failed} failed, "
                 f"${self.spent_usd:.4f} spent, {best}")
 
 

@@ -283,7 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AdvisorError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"worker done: {result.trials_run} trials; {result.stop_reason}")
+    s = "" if result.trials_run == 1 else "s"
+    print(f"worker done: {result.trials_run} trial{s}; {result.stop_reason}")
     if result.stop_reason == INTERRUPTED:
         return 130
     return 1 if is_failure_stop(result.stop_reason) else 0

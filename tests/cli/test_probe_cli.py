@@ -236,9 +236,9 @@ def test_a_cpu_result_stored_for_an_accelerator_offer_shows_as_wrong_device() ->
 
 
 @pytest.mark.parametrize(("width", "left_out"), [
-    (None, ""),                  # not a terminal (CliRunner, pipes): the 140-column default
-    (100, "step p90 s, ±95%"),   # a terminal of 100 columns: optional columns go first
-    (80, "step p90 s, ±95%"),
+    (None, "step p90 s"),        # not a terminal (CliRunner, pipes): the 140-column default
+    (100, "step p90 s, ±95%, wall s"),  # optional columns go before an offer key folds
+    (80, "step p50 s, peak GiB, device"),  # ... over more than two lines
     (40, "peak GiB"),            # very narrow: every other column folds, the id stays whole
 ])
 def test_probe_ids_are_never_cut_off(monkeypatch: pytest.MonkeyPatch, width: int | None,
