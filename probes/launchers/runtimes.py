@@ -138,11 +138,17 @@ def tpu_family(accelerator_type: str) -> str:
     return accelerator_type.removeprefix("tpu-").rsplit("-", 1)[0]
 
 
+def _nvml_install(python: str) -> str:
+    """The setup line that brings NVML's Python binding (GPU utilisation for the harness)."""
+    return f"{python} -m pip install -q nvidia-ml-py"
+
+
 # -- AWS ----------------------------------------------------------------------------------
 _NVIDIA_DLAMI = Runtime(
     image="/aws/service/deeplearning/ami/x86_64/oss-nvidia-driver-gpu-pytorch-2.6-ubuntu-22.04/"
           "latest/ami-id",
     python="/opt/pytorch/bin/python", device=DeviceKind.CUDA,
+    setup=(_nvml_install("/opt/pytorch/bin/python"),),
     source="AWS DLAMI release notes, 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.6.0 "
            "(Ubuntu 22.04)': python_location /opt/pytorch/bin/python, supported G4dn, G5, G6, "
            "Gr6, G6e, P4, P4de, P5, P5e, P5en; parameter name per docs.aws.amazon.com/dlami/"
@@ -181,6 +187,7 @@ _DLVM = Runtime(
     image="projects/deeplearning-platform-release/global/images/family/"
           "pytorch-2-7-cu128-ubuntu-2204-nvidia-570",
     lookup=ImageLookup.GCE_IMAGE, python="/opt/conda/bin/python", device=DeviceKind.CUDA,
+    setup=(_nvml_install("/opt/conda/bin/python"),),
     source="unverified: Deep Learning VM family pytorch-2-7-cu128-ubuntu-2204-nvidia-570 seen in "
            "public gcloud/Terraform configs (2025-2026), not in Google's DLVM docs; /opt/conda/"
            "bin/python is the older DLVM interpreter (the boot script falls back to python3)")

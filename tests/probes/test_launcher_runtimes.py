@@ -134,3 +134,13 @@ def test_every_runtime_device_is_one_the_harness_can_open() -> None:
     from probes.devices import DEVICE_KINDS
 
     assert {str(kind) for kind in DeviceKind} <= set(DEVICE_KINDS)
+
+
+@pytest.mark.parametrize(("table", "family"), [
+    (AWS_RUNTIMES, "g5"),          # the GPU DLAMI
+    (GCP_GPU_RUNTIMES, "a3"),      # the Deep Learning VM GPU image
+])
+def test_gpu_images_install_the_nvml_binding_for_utilisation(table: RuntimeTable,
+                                                            family: str) -> None:
+    runtime = table.by_family[family]
+    assert any("nvidia-ml-py" in line and runtime.python in line for line in runtime.setup)
