@@ -23,6 +23,7 @@ from optuna.trial import FrozenTrial
 from advisor.errors import AdvisorError
 from advisor.storage import default_storage_url
 from advisor.sweep.spec import SweepSpec
+from probes.urls import shown_url
 
 __all__ = [
     "check_storage_url",
@@ -56,17 +57,6 @@ def storage_origin(spec: SweepSpec | None, override: str | None = None) -> str:
     if os.environ.get("ADVISOR_STORAGE_URL"):
         return "ADVISOR_STORAGE_URL"
     return "storage (the default SQLite file under ADVISOR_HOME)"
-
-
-def shown_url(url: str) -> str:
-    """The URL with any password masked, for messages."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url
 
 
 def check_storage_url(url: str, *, origin: str) -> None:
