@@ -26,6 +26,7 @@ __all__ = [
     "memory_need",
     "memory_rejection",
     "rank",
+    "samples_per_device",
     "samples_that_fit",
 ]
 

@@ -21,6 +21,7 @@ from advisor.ranking import (
     filter_offers,
     memory_rejection,
     rank,
+    samples_per_device,
     samples_that_fit,
 )
 from advisor.spec import Precision, WorkloadSpec
@@ -238,7 +239,9 @@ def recommend(
         if no_fit:
             rejected.append(Rejection(offer, no_fit))
             continue
-        throughput = model.predict(features, catalog.accelerators[offer.accelerator],
+        # The operator prior splits per-step work over the samples each device holds.
+        on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))
+        throughput = model.predict(on_offer, catalog.accelerators[offer.accelerator],
                                    count=offer.accelerator_count,
                                    measurements=measurements).step_capped(spec.batch_size)
         estimates.append(cost_of(spec, offer, throughput, assumptions, needed))
