@@ -4,9 +4,20 @@ A trial costs its wall time times the price per hour of the instance it ran on, 
 number of trials sharing that instance at once. The cost is stored on the trial as user
 attributes (``advisor:cost_usd`` ...), so every worker and ``advisor sweep status`` see it.
 
-The gate lets a new trial start only while ``spent + expected cost of the running trials +
-expected cost of the new one <= max_usd``; spent is checked before every start, so the final
-overshoot is at most the cost of the trials that were already running. With several workers
+A trial whose worker died (failed by heartbeat, ``advisor.sweep.heartbeat``) is charged from
+its start to ``killed_trial_end_s``: the moment it was found dead, or its last heartbeat plus
+the heartbeat interval, whichever is later, in sub-second seconds, so its charge is never
+less than the time it ran. A cloud worker is charged the same way, at its instance's catalog
+price: the launch path does not record when the cloud started and stopped the instance, so
+boot, set-up and idle time between trials are not in the ledger (the dead-man's switch and
+``run_launched`` bound them).
+
+The gate lets a new trial start only while the worst case still fits: ``spent + worst-case
+charge of each running trial + worst-case charge of one more <= max_usd``, where a trial's
+worst case is its expected cost (at least what it ran so far) plus ``stale_after_s`` of
+instance time, the longest a trial that dies now may be charged before it is found dead
+(``worst_case_trial_usd``). Spent is checked before every start, so the final overshoot is
+at most what running trials cost beyond their worst case. With several workers
 on PostgreSQL the check and the trial's creation are admitted under an advisory lock
 (``advisor.sweep.admission``), so concurrent starts cannot slip past the cap or
 ``max_trials`` together; the totals come from ``advisor.sweep.ledger``.
@@ -36,7 +47,9 @@ __all__ = [
     "WALL_ATTR",
     "BudgetGate",
     "cost_of",
+    "killed_trial_end_s",
     "trial_cost_usd",
+    "worst_case_trial_usd",
 ]
 
 COST_ATTR = "advisor:cost_usd"
@@ -55,6 +68,29 @@ def trial_cost_usd(wall_s: float, price_usd_per_hour: float, share: int = 1) -> 
         raise ValueError(f"bad cost inputs: wall_s={wall_s}, price={price_usd_per_hour}, "
                          f"share={share}")
     return wall_s / 3600.0 * price_usd_per_hour / share
+
+
+def killed_trial_end_s(*, found_dead_s: float, last_heartbeat_s: float | None,
+                       heartbeat_s: float | None) -> float:
+    """When a trial of a dead worker stops being charged (seconds since the epoch).
+
+    The later of the moment it was found dead and its last heartbeat plus the heartbeat
+    interval (a trial whose heartbeat is missing or whose interval is unknown: found dead).
+    The worker was alive at its last heartbeat and dead when found, so the charge never
+    under-counts the time it ran.
+    """
+    if last_heartbeat_s is None or heartbeat_s is None:
+        return found_dead_s
+    return max(found_dead_s, last_heartbeat_s + heartbeat_s)
+
+
+def worst_case_trial_usd(expected_usd: float, *, elapsed_s: float = 0.0, stale_after_s: float,
+                         price_usd_per_hour: float, share: int = 1) -> float:
+    """The most one trial may be charged: its expected cost or what it ran so far, whichever
+    is more, plus ``stale_after_s`` of instance time (dying now, it is found dead that late)."""
+    ran = trial_cost_usd(max(elapsed_s, 0.0), price_usd_per_hour, share)
+    return max(expected_usd, ran) + trial_cost_usd(max(stale_after_s, 0.0), price_usd_per_hour,
+                                                   share)
 
 
 def _attr_float(trial: FrozenTrial, key: str) -> float | None:
@@ -92,21 +128,30 @@ class BudgetGate:
     """Decides, before each trial, whether the sweep may start another one.
 
     ``clock`` returns seconds (``time.time`` by default; tests inject a fake). ``max_hours``
-    counts from this gate's first check. Not thread-safe; one gate per worker loop. The
-    totals come from a ``Ledger`` (``advisor.sweep.ledger.read_ledger``), not from a list of
-    trials, so a check stays cheap however long the study is.
+    counts from this gate's first check. ``stale_after_s`` is how long after it dies a trial
+    may still be charged (the heartbeat grace period plus one interval; 0 without heartbeats).
+    Not thread-safe; one gate per worker loop. The totals come from a ``Ledger``
+    (``advisor.sweep.ledger.read_ledger``), not from a list of trials, so a check stays cheap
+    however long the study is.
     """
 
     budget: BudgetSpec
     price_usd_per_hour: float
     share: int = 1
     clock: Callable[[], float] = time.time
+    stale_after_s: float = 0.0
     _started_s: float | None = None
 
+    def worst_case_usd(self, ledger: Ledger, *, elapsed_s: float = 0.0) -> float:
+        """The most a trial that has run ``elapsed_s`` may be charged (0 s: one more trial)."""
+        return worst_case_trial_usd(ledger.expected_trial_usd, elapsed_s=elapsed_s,
+                                    stale_after_s=self.stale_after_s,
+                                    price_usd_per_hour=self.price_usd_per_hour,
+                                    share=self.share)
+
     def in_flight_usd(self, ledger: Ledger) -> float:
-        """Expected full cost of the running trials (at least what they spent so far)."""
-        expected = ledger.expected_trial_usd
-        return sum(max(expected, trial_cost_usd(elapsed, self.price_usd_per_hour, self.share))
+        """Worst-case charges of the running trials (each at least what it spent so far)."""
+        return sum(self.worst_case_usd(ledger, elapsed_s=elapsed)
                    for elapsed in ledger.running_elapsed_s)
 
     def headroom_trials(self, ledger: Ledger) -> float:
@@ -115,10 +160,10 @@ class BudgetGate:
         budget = self.budget
         if budget.max_trials is not None:
             room = min(room, budget.max_trials - ledger.count(*_COUNTED))
-        expected = ledger.expected_trial_usd
-        if budget.max_usd is not None and expected > 0:
+        worst = self.worst_case_usd(ledger)
+        if budget.max_usd is not None and worst > 0:
             room = min(room, (budget.max_usd - ledger.spent_usd - self.in_flight_usd(ledger))
-                       / expected)
+                       / worst)
         return room
 
     def stop_reason(self, ledger: Ledger) -> str | None:
@@ -136,4 +181,4 @@ class BudgetGate:
             return None
         return dollar_cap_reason(budget, spent_usd=ledger.spent_usd,
                                  running_usd=self.in_flight_usd(ledger),
-                                 expected_usd=ledger.expected_trial_usd)
+                                 expected_usd=self.worst_case_usd(ledger))

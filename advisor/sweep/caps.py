@@ -27,12 +27,13 @@ def dollar_cap_reason(budget: BudgetSpec, *, spent_usd: float, running_usd: floa
     """Why ``max_usd`` stops the sweep (a sentence), or None when one more trial fits.
 
     One more trial fits while ``spent + running + expected <= max_usd``: ``running_usd`` is
-    the expected full cost of the running trials, ``expected_usd`` that of one more.
+    the sum of the running trials' worst-case charges, ``expected_usd`` the worst case of one
+    more (``advisor.sweep.budget.worst_case_trial_usd``).
     """
     cap = budget.max_usd
     if cap is None:
         return None
     if spent_usd + running_usd + expected_usd > cap or spent_usd >= cap:
         return (f"dollar cap: ${spent_usd:.4f} spent + ${running_usd:.4f} running + "
-                f"${expected_usd:.4f} for one more trial would pass max_usd ${cap:g}")
+                f"${expected_usd:.4f} for one more trial (worst cases) would pass max_usd ${cap:g}")
     return None

@@ -1,11 +1,14 @@
-"""Trials of dead workers: failed once their heartbeat is stale, charged up to that heartbeat.
+"""Trials of dead workers: failed once their heartbeat is stale, charged until found dead.
 
 A worker records a heartbeat for its running trial every ``heartbeat_s`` seconds (Optuna's
 RDB storage). When the worker is killed, its trial stays RUNNING until some process fails
-it: every worker does so before each trial, and so do ``advisor sweep status`` and
-``cleanup`` (they read ``advisor:heartbeat_s`` from the study). The trial's cost is then
-recorded as if it ended at its last heartbeat, so it stops growing at the moment the worker
-was last seen alive, and the status totals stay the sum of their rows.
+it: every worker does so before each budget check, and so do ``advisor sweep status`` and
+``cleanup`` (they read ``advisor:heartbeat_s`` from the study). The trial is then charged
+from its start (sub-second, Optuna's ``datetime_start``) to the moment it was found dead or
+its last heartbeat plus the interval, whichever is later (``killed_trial_end_s``): never
+less than it ran. Its cost is recorded once, so it stops growing, and the status totals
+stay the sum of their rows. The last heartbeat only ever raises the charge: SQLite stores
+it to the whole second, by the database's clock.
 """
 
 from __future__ import annotations
@@ -24,14 +27,25 @@ from advisor.sweep.budget import (
     SHARE_ATTR,
     STARTED_ATTR,
     WALL_ATTR,
+    killed_trial_end_s,
     trial_cost_usd,
 )
 from advisor.sweep.database import grace_period_s
 from advisor.sweep.ledger import insert_trial_attrs, rdb_of
 
-__all__ = ["HEARTBEAT_ATTR", "charge_stale_trial", "fail_stale_trials", "last_heartbeat_age_s"]
+__all__ = ["FOUND_DEAD_ATTR", "HEARTBEAT_ATTR", "charge_stale_trial", "fail_stale_trials",
+           "last_heartbeat_age_s", "stale_after_s"]
 
 HEARTBEAT_ATTR = "advisor:heartbeat_s"
+FOUND_DEAD_ATTR = "advisor:found_dead_at_s"  # when a process failed the trial by heartbeat
+
+
+def stale_after_s(heartbeat_s: int | None) -> float:
+    """The longest a trial that dies now may be charged before it is found dead: the grace
+    period plus one heartbeat interval (0 without heartbeats)."""
+    if heartbeat_s is None:
+        return 0.0
+    return float(grace_period_s(heartbeat_s) + heartbeat_s)
 
 
 def last_heartbeat_age_s(study: optuna.Study, trial: FrozenTrial) -> float | None:
@@ -55,25 +69,30 @@ def last_heartbeat_age_s(study: optuna.Study, trial: FrozenTrial) -> float | Non
 
 
 def charge_stale_trial(study: optuna.Study, trial: FrozenTrial) -> None:
-    """Record a trial failed for a stale heartbeat: its cost up to its last heartbeat.
+    """Record a trial failed for a stale heartbeat, charged from its start to now (found
+    dead) or its last heartbeat plus the interval, whichever is later.
 
-    Used as the storage's stale-trial callback; the price and the number of trials sharing
-    an instance are the study's (``open_study`` records them).
+    Used as the storage's stale-trial callback, right after the trial was failed; the price
+    and the number of trials sharing an instance are the study's (``open_study`` records
+    them).
     """
     attrs = study.user_attrs
     price = attrs.get(PRICE_ATTR)
     price = float(price) if isinstance(price, int | float) else 0.0
     share = attrs.get(SHARE_ATTR)
     share = int(share) if isinstance(share, int) and share >= 1 else 1
-    started = trial.datetime_start.timestamp() if trial.datetime_start else time.time()
+    found_dead = time.time()
+    started = trial.datetime_start.timestamp() if trial.datetime_start else found_dead
     age = last_heartbeat_age_s(study, trial)
-    ended = time.time() - age if age is not None else started
-    wall = max(ended - started, 0.0)
     heartbeat = attrs.get(HEARTBEAT_ATTR)
+    ended = killed_trial_end_s(
+        found_dead_s=found_dead, last_heartbeat_s=None if age is None else found_dead - age,
+        heartbeat_s=heartbeat if isinstance(heartbeat, int) else None)
+    wall = max(ended - started, 0.0)
     silence = f"more than {grace_period_s(heartbeat)} s" if isinstance(heartbeat, int) else "long"
     insert_trial_attrs(study, trial, {
         STARTED_ATTR: started, PRICE_ATTR: price, SHARE_ATTR: share, WALL_ATTR: wall,
-        COST_ATTR: trial_cost_usd(wall, price, share),
+        COST_ATTR: trial_cost_usd(wall, price, share), FOUND_DEAD_ATTR: found_dead,
         ERROR_ATTR: f"its worker stopped sending heartbeats ({silence} without one): "
                     "killed, crashed or cut off from the database"})
 

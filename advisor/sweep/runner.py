@@ -47,7 +47,12 @@ from advisor.sweep.database import (
     storage_url_of,
     with_db_retry,
 )
-from advisor.sweep.heartbeat import HEARTBEAT_ATTR, charge_stale_trial, fail_stale_trials
+from advisor.sweep.heartbeat import (
+    HEARTBEAT_ATTR,
+    charge_stale_trial,
+    fail_stale_trials,
+    stale_after_s,
+)
 from advisor.sweep.instance import resolve_instance
 from advisor.sweep.ledger import Ledger, read_ledger, write_trial_attrs
 from advisor.sweep.objective import (
@@ -278,7 +283,8 @@ def run_worker(
         prices_captured_at=choice.prices_captured_at))
     # a dead worker's trial must not count as running (and growing) in the first gate check
     with_db_retry("failing trials of dead workers", lambda: fail_stale_trials(study))
-    gate = BudgetGate(spec.budget, choice.price_usd_per_hour, spec.trials_per_instance, clock)
+    gate = BudgetGate(spec.budget, choice.price_usd_per_hour, spec.trials_per_instance, clock,
+                      stale_after_s=stale_after_s(spec.heartbeat_s))
     admission = Admission(study)
     if spec.trials_per_instance > 1:  # several threads per worker: gate without the lock
         admission.active = False
@@ -302,6 +308,7 @@ def run_worker(
     streak = _FailureStreak(spec.budget.max_consecutive_failures)
 
     def reason_now() -> tuple[str, Ledger]:
+        fail_stale_trials(study)  # a dead worker's trial is charged before the check counts it
         ledger = read_ledger(study, price_usd_per_hour=choice.price_usd_per_hour,
                              share=spec.trials_per_instance)
         return gate.stop_reason(ledger) or _grid_done(spec, ledger) or "", ledger

@@ -55,6 +55,7 @@ def _spec(tmp_path: Path, **budget: float) -> object:
     return parse_sweep_spec({
         "study": "cap", "entrypoint": "m:f", "storage": f"sqlite:///{tmp_path / 'b.db'}",
         "sampler": "random", "pruner": "none", "price_usd_per_hour": 3600.0,  # $1 per second
+        "heartbeat_s": 1,  # a trial dying now is found dead within 3 s: $3 of worst case
         "budget": budget,
     })
 
@@ -73,9 +74,10 @@ def _run(tmp_path: Path, durations: list[float], max_usd: float, share: int = 1)
 
 
 def test_cap_stops_before_passing_max_usd(tmp_path: Path) -> None:
-    study = _run(tmp_path, [1.0] * 20, max_usd=5.5)
+    study = _run(tmp_path, [10.0] * 20, max_usd=55.0)
     costs = [t.user_attrs[COST_ATTR] for t in study.trials]
-    assert costs == [pytest.approx(1.0)] * 5  # a sixth would have made $6 > $5.5
+    # a sixth: $50 spent + its worst case $10 + $3 found dead late = $63 > $55
+    assert costs == [pytest.approx(10.0)] * 5
     assert "dollar cap" in study.user_attrs["advisor:stop_reason"]
 
 
@@ -97,7 +99,7 @@ def test_overshoot_at_most_the_running_trial(tmp_path_factory: pytest.TempPathFa
     costs = [t.user_attrs[COST_ATTR] for t in study.trials]
     spent = sum(costs)
     # one worker: the only trial in flight when the cap is crossed is the last one
-    assert spent - max_usd <= costs[-1] + 1e-9
+    assert spent - max_usd <= (costs[-1] if costs else 0.0) + 1e-9
     assert sum(costs[:-1]) <= max_usd + 1e-9
 
 
@@ -114,6 +116,20 @@ def _trial(state: TrialState, cost: float | None = None, started: float | None =
 
 def _ledger(trials: list[optuna.trial.FrozenTrial], now_s: float) -> Ledger:
     return ledger_from_trials(trials, price_usd_per_hour=3600.0, now_s=now_s)
+
+
+def test_gate_counts_running_trials_at_their_worst_case() -> None:
+    clock = FakeClock()
+    gate = BudgetGate(BudgetSpec(max_usd=40.0), price_usd_per_hour=3600.0, clock=clock,
+                      stale_after_s=3.0)  # dying now, a trial is charged up to 3 s more
+    trials = [_trial(TrialState.COMPLETE, cost=4.0),
+              _trial(TrialState.RUNNING, started=clock.now - 10)]  # ran 10 s: $10 + $3
+    ledger = _ledger(trials, clock.now)
+    assert gate.worst_case_usd(ledger) == pytest.approx(7.0)  # one more: $4 + $3
+    assert gate.in_flight_usd(ledger) == pytest.approx(13.0)
+    assert gate.stop_reason(ledger) is None  # 4 + 13 + 7 = 24 <= 40
+    trials.append(_trial(TrialState.RUNNING, started=clock.now - 14))  # + $17
+    assert "dollar cap" in (gate.stop_reason(_ledger(trials, clock.now)) or "")  # 41 > 40
 
 
 def test_gate_counts_running_trials_at_their_expected_cost() -> None:
