@@ -9,7 +9,20 @@ from __future__ import annotations
 
 from advisor.sweep.spec import BudgetSpec
 
-__all__ = ["dollar_cap_reason", "trial_cap_reason"]
+__all__ = ["dollar_cap_reason", "grace_period_s", "stale_after_s", "trial_cap_reason"]
+
+
+def grace_period_s(heartbeat_s: int) -> int:
+    """Seconds without a heartbeat after which a running trial is failed."""
+    return max(2 * heartbeat_s, 2)
+
+
+def stale_after_s(heartbeat_s: int | None) -> float:
+    """The longest a trial that dies now may be charged before it is found dead: the grace
+    period plus one heartbeat interval (0 without heartbeats)."""
+    if heartbeat_s is None:
+        return 0.0
+    return float(grace_period_s(heartbeat_s) + heartbeat_s)
 
 
 def trial_cap_reason(budget: BudgetSpec, *, trials_started: int) -> str | None:

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from advisor.sweep.caps import dollar_cap_reason, trial_cap_reason
+from advisor.sweep.caps import dollar_cap_reason, stale_after_s, trial_cap_reason
 from advisor.sweep.spec import SweepSpec
 
 __all__ = ["FinishedSweep", "finished_sweep", "sqlite_path_of"]
 
 _COST_KEY = "advisor:cost_usd"  # advisor.sweep.budget.COST_ATTR, without importing Optuna
+_PRICE_KEY = "advisor:price_usd_per_hour"  # the study's price (runner.PRICE_STUDY_ATTR)
 _STARTED = ("COMPLETE", "PRUNED", "FAIL", "RUNNING")
 
 
@@ -59,7 +60,7 @@ def sqlite_path_of(url: str) -> Path | None:
     return None if path in ("", ":memory:") else Path(path)
 
 
-def _read(conn: sqlite3.Connection, study: str) -> tuple[int, dict[str, list[float | None]],
+def _read(conn: sqlite3.Connection, study: str) -> tuple[float, dict[str, list[float | None]],
                                                           list[tuple[int, float]], str] | None:
     row = conn.execute("SELECT study_id FROM studies WHERE study_name = ?", (study,)).fetchone()
     if row is None:
@@ -79,7 +80,13 @@ def _read(conn: sqlite3.Connection, study: str) -> tuple[int, dict[str, list[flo
         "AND v.value IS NOT NULL", (study_id,))]
     direction = conn.execute("SELECT direction FROM study_directions WHERE study_id = ? "
                              "AND objective = 0", (study_id,)).fetchone()
-    return study_id, costs, values, str(direction[0]) if direction else "MINIMIZE"
+    price = conn.execute("SELECT value_json FROM study_user_attributes WHERE study_id = ? "
+                         "AND key = ?", (study_id, _PRICE_KEY)).fetchone()
+    price_usd_per_hour = json.loads(price[0]) if price else 0.0  # no price: trials are free
+    if not isinstance(price_usd_per_hour, int | float):
+        return None  # unsure of the gate's worst case: let the full path answer
+    return (float(price_usd_per_hour), costs, values,
+            str(direction[0]) if direction else "MINIMIZE")
 
 
 def finished_sweep(spec: SweepSpec, url: str) -> FinishedSweep | None:
@@ -103,13 +110,17 @@ def finished_sweep(spec: SweepSpec, url: str) -> FinishedSweep | None:
         return None
     if read is None:
         return None
-    _, costs, values, direction = read
+    price_usd_per_hour, costs, values, direction = read
     if costs.get("RUNNING") or any(
             c is None for s in ("COMPLETE", "PRUNED", "FAIL") for c in costs.get(s, [])):
         return None
     finished = [c for s in ("COMPLETE", "PRUNED", "FAIL") for c in costs.get(s, []) if c]
     complete = [c for c in costs.get("COMPLETE", []) if c is not None]
-    expected = max(complete) if complete else max(finished, default=0.0)
+    # The gate's worst case of one more trial: its expected cost plus the time a trial that
+    # dies may run before it is found dead (advisor.sweep.budget.worst_case_trial_usd).
+    expected = (max(complete) if complete else max(finished, default=0.0)) + (
+        stale_after_s(spec.heartbeat_s) * price_usd_per_hour / 3600.0
+        / max(spec.trials_per_instance, 1))
     spent = math.fsum(finished)
     started = sum(len(costs.get(s, [])) for s in _STARTED)
     reason = trial_cap_reason(spec.budget, trials_started=started) or dollar_cap_reason(

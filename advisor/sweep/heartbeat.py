@@ -30,7 +30,7 @@ from advisor.sweep.budget import (
     killed_trial_end_s,
     trial_cost_usd,
 )
-from advisor.sweep.database import grace_period_s
+from advisor.sweep.caps import grace_period_s, stale_after_s
 from advisor.sweep.ledger import insert_trial_attrs, rdb_of
 
 __all__ = ["FOUND_DEAD_ATTR", "HEARTBEAT_ATTR", "charge_stale_trial", "fail_stale_trials",
@@ -38,14 +38,6 @@ __all__ = ["FOUND_DEAD_ATTR", "HEARTBEAT_ATTR", "charge_stale_trial", "fail_stal
 
 HEARTBEAT_ATTR = "advisor:heartbeat_s"
 FOUND_DEAD_ATTR = "advisor:found_dead_at_s"  # when a process failed the trial by heartbeat
-
-
-def stale_after_s(heartbeat_s: int | None) -> float:
-    """The longest a trial that dies now may be charged before it is found dead: the grace
-    period plus one heartbeat interval (0 without heartbeats)."""
-    if heartbeat_s is None:
-        return 0.0
-    return float(grace_period_s(heartbeat_s) + heartbeat_s)
 
 
 def last_heartbeat_age_s(study: optuna.Study, trial: FrozenTrial) -> float | None:
