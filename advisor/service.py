@@ -29,13 +29,27 @@ def current_catalog() -> Catalog:
 
 
 def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog) -> ProbeEvidence:
-    """Evidence from the probe store, without creating a store that does not exist yet."""
+    """Evidence from the probe store, without creating a store that does not exist yet.
+
+    AdvisorError (one line, naming the store) when the store cannot be read: a missing
+    folder, an in-memory or damaged SQLite file, a server that refuses the connection.
+    """
+    from probes.errors import ProbeError
+    from probes.urls import sqlite_problem
+
     url = default_storage_url()
+    problem = sqlite_problem(url)
+    if problem is not None:
+        raise AdvisorError(f"recommend cannot read the probe store: {problem}")
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return ProbeEvidence()
     from probes.store import ProbeStore
 
-    return evidence_from_probes(ProbeStore(url).list(fingerprint=spec.fingerprint()), catalog)
+    try:
+        stored = ProbeStore(url).list(fingerprint=spec.fingerprint())
+    except ProbeError as exc:
+        raise AdvisorError(f"recommend cannot read the probe store: {exc}") from exc
+    return evidence_from_probes(stored, catalog)
 
 
 def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommendation:

@@ -2,6 +2,8 @@
 
 ``ADVISOR_HOME`` overrides the directory (tests and CI set it); ``ADVISOR_STORAGE_URL``
 overrides the storage URL (SQLite file by default, PostgreSQL for teams and many workers).
+``sqlalchemy_url`` binds a plain ``postgresql://`` to the installed driver (psycopg 3, else
+psycopg2); the probe store and the sweep's Optuna storage both open URLs through it.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["data_dir", "default_storage_url", "is_postgres_url", "profile_cache_dir"]
+from probes.urls import sqlalchemy_url
+
+__all__ = ["data_dir", "default_storage_url", "is_postgres_url", "profile_cache_dir",
+           "sqlalchemy_url"]
 
 
 def data_dir() -> Path:

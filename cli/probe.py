@@ -245,7 +245,13 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
         raise ProbeError(f"these probes may cost ${shown}, over --max-usd ${cap_shown}; "
                          "probe fewer offers, shorten --time-box, or raise --max-usd")
     _check_settings({launcher for launcher, _ in accelerators.values()}, opts)
-    results = _run_with_progress(requests, launcher_for, as_json=as_json, max_usd=cap)
+    from probes.orchestrate import ResultNotStored
+
+    try:
+        results = _run_with_progress(requests, launcher_for, as_json=as_json, max_usd=cap)
+    except ResultNotStored as exc:  # the probe ran: exit 1, its result is in the JSON file
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from None
     rows = [_result_json(r) for r in results]
     spent = sum(r.cost_usd for r in results)
     if as_json:

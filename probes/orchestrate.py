@@ -10,10 +10,14 @@ terminated in ``finally``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
+import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 
 from probes.device_check import checked
@@ -22,7 +26,9 @@ from probes.launchers.base import Launcher, LaunchFailed
 from probes.store import ProbeStore
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
-__all__ = ["ProbeEvent", "check_budget", "estimate_cost_usd", "run_probes"]
+__all__ = ["ProbeEvent", "ResultNotStored", "check_budget", "estimate_cost_usd", "run_probes"]
+
+log = logging.getLogger("probes")
 
 LauncherFor = Callable[[ProbeRequest], Launcher]
 
@@ -57,6 +63,33 @@ def check_budget(requests: Sequence[ProbeRequest], launcher_for: LauncherFor,
     return total
 
 
+class ResultNotStored(ProbeError):
+    """The probe ran but the store refused its result; the result is in the JSON file ``path``."""
+
+    def __init__(self, result: ProbeResult, path: Path, reason: str) -> None:
+        super().__init__(f"{reason}; probe {result.probe_id} ended {result.status}, its result "
+                         f"is saved in {path}")
+        self.result = result
+        self.path = path
+
+
+def _store_or_save(store: ProbeStore, result: ProbeResult) -> tuple[Path, str] | None:
+    """Record ``result``; when the store refuses it, write it to a JSON file (in the current
+    folder, else the temporary one) and return that file and the store's reason."""
+    try:
+        store.record(result)
+    except ProbeError as exc:
+        name = f"advisor-probe-{result.probe_id}.json"
+        for folder in (Path.cwd(), Path(tempfile.gettempdir())):
+            try:
+                (folder / name).write_text(result.to_json() + "\n")
+            except OSError:
+                continue
+            return folder / name, str(exc)
+        raise
+    return None
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C so the same clean-up runs."""
 
@@ -83,6 +116,7 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
     notify(ProbeEvent(request, "launching", launcher.name))
     handle = None
     result: ProbeResult | None = None
+    saved: tuple[Path, str] | None = None
     started = launcher.clock()
     try:
         try:
@@ -111,7 +145,11 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
                 wall = launcher.clock() - (handle.started_s if handle is not None else started)
                 result = result.with_cost(wall_time_s=max(wall, 0.0),
                                           price_usd_per_hour=request.price_usd_per_hour)
-                store.record(result)
+                saved = _store_or_save(store, result)
+                if saved is not None and sys.exc_info()[0] is not None:  # an interrupt goes on
+                    log.error("%s; the result is saved in %s", saved[1], saved[0])
+    if saved is not None:
+        raise ResultNotStored(result, *saved)
     notify(ProbeEvent(request, "done", str(result.status), result))
     return result
 

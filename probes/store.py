@@ -14,9 +14,11 @@ from typing import Any
 
 from probes.errors import ProbeError
 from probes.types import ProbeResult, ProbeStatus
+from probes.urls import db_error_line, mask_secrets, shown_url, sqlalchemy_url, sqlite_problem
 
 __all__ = ["ProbeStore", "measured_throughput", "most_trustworthy"]
 
+_DRIVER_HINT = "; install the PostgreSQL driver: pip install 'advisor[postgres]'"
 _MATCHES_SHOWN = 10  # ids an ambiguous-prefix error lists before "and N more"
 
 
@@ -29,16 +31,20 @@ class ProbeStore:
 
     def __init__(self, url: str) -> None:
         if not url or "://" not in url:
-            raise ProbeError(f"storage URL {url!r} is not a SQLAlchemy URL; "
+            raise ProbeError(f"storage URL {shown_url(url)!r} is not a SQLAlchemy URL; "
                              "use sqlite:///path/advisor.db or postgresql://user@host/db")
+        problem = sqlite_problem(url)
+        if problem is not None:
+            raise ProbeError(f"probe store: {problem}")
         import sqlalchemy as sa
 
         self.url = url
         self._sa = sa
         try:
-            self._engine = sa.create_engine(url, future=True)
+            self._engine = sa.create_engine(sqlalchemy_url(url), future=True)
         except (sa.exc.ArgumentError, ImportError) as exc:
-            raise ProbeError(f"storage URL {url!r}: {exc}") from exc
+            raise ProbeError(f"storage URL {shown_url(url)!r}: {mask_secrets(str(exc))}"
+                             f"{_DRIVER_HINT if isinstance(exc, ImportError) else ''}") from exc
         meta = sa.MetaData()
         self._table = sa.Table(
             "advisor_probe_results", meta,
@@ -52,7 +58,29 @@ class ProbeStore:
         try:
             meta.create_all(self._engine)
         except sa.exc.SQLAlchemyError as exc:
-            raise ProbeError(f"cannot open the probe store at {url}: {exc}") from exc
+            raise ProbeError(self._problem("cannot open", exc)) from exc
+
+    def close(self) -> None:
+        """Close the store's database connections (a later call opens new ones)."""
+        self._engine.dispose()
+
+    @property
+    def shown_url(self) -> str:
+        """The store's URL as it may be shown (password masked)."""
+        return shown_url(self.url)
+
+    def _problem(self, what: str, exc: BaseException) -> str:
+        """One line: what failed on which store, the database's reason, and what to do."""
+        line = db_error_line(exc)
+        if "not a database" in line or "malformed" in line:
+            return (f"{what} the probe store at {self.shown_url}: {line}; the file is damaged "
+                    "or not a SQLite database: advisor leaves it as it is; move it aside or "
+                    "set ADVISOR_STORAGE_URL to another file")
+        if "readonly" in line or "read-only" in line:
+            return (f"{what} the probe store at {self.shown_url}: {line}; make the file and its "
+                    "folder writable or set ADVISOR_STORAGE_URL to a writable database")
+        return (f"{what} the probe store at {self.shown_url}: {line}; check the URL "
+                "(ADVISOR_STORAGE_URL), the server and your access to it")
 
     def record(self, result: ProbeResult) -> None:
         """Insert or replace the row of ``result.probe_id``."""
@@ -62,7 +90,7 @@ class ProbeStore:
             "created_at": result.created_at.isoformat(), "payload": result.to_json(),
         }
         table = self._table
-        with self._transaction() as conn:
+        with self._transaction(f"cannot store probe {result.probe_id} in") as conn:
             conn.execute(table.delete().where(table.c.probe_id == result.probe_id))
             conn.execute(table.insert().values(**row))
 
@@ -121,12 +149,12 @@ class ProbeStore:
         return [ProbeResult.from_json(r[0]) for r in rows]
 
     @contextmanager
-    def _transaction(self) -> Iterator[Any]:
+    def _transaction(self, what: str = "cannot read") -> Iterator[Any]:
         try:
             with self._engine.begin() as conn:
                 yield conn
         except self._sa.exc.SQLAlchemyError as exc:
-            raise ProbeError(f"probe store at {self.url}: {exc}") from exc
+            raise ProbeError(self._problem(what, exc)) from exc
 
 
 def measured_throughput(store: ProbeStore, fingerprint: str) -> list[ProbeResult]:

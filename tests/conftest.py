@@ -110,7 +110,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         run_as = ["runuser", "-u", "postgres", "--"]
     data_dir, port = f"{tmp}/data", _free_port()
     server = PostgresServer(
-        url=f"postgresql+psycopg2://advisor@127.0.0.1:{port}/advisor_test", data_dir=data_dir,
+        url=f"postgresql://advisor@127.0.0.1:{port}/advisor_test", data_dir=data_dir,
         port=port, bin_dir=bin_dir, run_as=run_as, log_path=f"{tmp}/server.log")
     try:
         subprocess.run([*run_as, f"{bin_dir}/initdb", "-D", data_dir, "-U", "advisor",

@@ -14,7 +14,6 @@ import os
 import time
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import optuna
@@ -23,7 +22,7 @@ from optuna.trial import FrozenTrial
 from advisor.errors import AdvisorError
 from advisor.storage import default_storage_url
 from advisor.sweep.spec import SweepSpec
-from probes.urls import shown_url
+from probes.urls import db_error_line, shown_url, sqlalchemy_url, sqlite_problem
 
 __all__ = [
     "check_storage_url",
@@ -69,24 +68,18 @@ def check_storage_url(url: str, *, origin: str) -> None:
     from sqlalchemy.exc import ArgumentError
 
     try:
-        parsed = make_url(url)
+        parsed = make_url(sqlalchemy_url(url))
     except ArgumentError:
-        raise AdvisorError(f"{origin}: {url!r} is not a database URL; write "
+        raise AdvisorError(f"{origin}: {shown_url(url)!r} is not a database URL; write "
                            f"{_URL_FORMS}") from None
     try:
         parsed.get_dialect()
     except ArgumentError:
         raise AdvisorError(f"{origin}: unknown database kind {parsed.drivername!r} in "
                            f"{shown_url(url)!r}; write {_URL_FORMS}") from None
-    database = parsed.database or ""
-    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:") or (
-            database.startswith("file:")):
-        return
-    folder = Path(database).expanduser().parent
-    if not folder.is_dir():
-        problem = "is not a folder" if folder.exists() else "does not exist"
-        raise AdvisorError(f"{origin}: the folder {folder} of the SQLite file in {url!r} "
-                           f"{problem}; create it (mkdir -p {folder}) or give another path")
+    problem = sqlite_problem(url)
+    if problem is not None:
+        raise AdvisorError(f"{origin}: {problem}")
 
 
 def _callback_kwargs(on_stale: StaleCallback | None) -> dict[str, Any]:
@@ -117,7 +110,7 @@ def open_rdb_storage(url: str, *, origin: str, heartbeat_s: int | None = None,
     try:
         with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True},
+            return optuna.storages.RDBStorage(sqlalchemy_url(url), engine_kwargs={"pool_pre_ping": True},
                                               **heartbeat)
     except (ImportError, ValueError, ArgumentError) as exc:
         raise AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: {_first_line(exc)}"
@@ -136,8 +129,7 @@ def grace_period_s(heartbeat_s: int) -> int:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(getattr(exc, "orig", None) or exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return db_error_line(exc)
 
 
 def db_error_in(exc: BaseException) -> BaseException | None:
@@ -157,6 +149,19 @@ def db_error_in(exc: BaseException) -> BaseException | None:
     return None
 
 
+_HEAL_HINT = ("a local SQLite file that is read-only, damaged or gone does not come back by "
+              "waiting: make it and its folder writable, or give another --storage")
+
+
+def _will_not_heal(db_error: BaseException) -> bool:
+    """True for a SQLite error other than a lock: retrying a read-only or damaged file is
+    pointless (a server that restarts is worth waiting for; a locked file is released)."""
+    import sqlite3
+
+    orig = getattr(db_error, "orig", None)
+    return isinstance(orig, sqlite3.Error) and "locked" not in str(orig)
+
+
 def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RETRY_S) -> Any:
     """Call, retrying with back-off while the database is unreachable (e.g. restarting)."""
     deadline = time.monotonic() + retry_s
@@ -168,7 +173,10 @@ def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RE
             db_error = db_error_in(exc)
             if db_error is None:
                 raise
-            first_line = str(db_error).splitlines()[0] if str(db_error) else type(db_error).__name__
+            first_line = db_error_line(db_error)
+            if _will_not_heal(db_error):
+                raise AdvisorError(f"storage: {what} failed: {first_line}; "
+                                   f"{_HEAL_HINT}") from exc
             if time.monotonic() > deadline:
                 raise AdvisorError(f"storage: {what} failed for {retry_s:.0f} s: "
                                    f"{first_line}") from exc

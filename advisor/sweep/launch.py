@@ -4,10 +4,11 @@ Built on the probe launchers (``probes.launchers``): ``SweepAwsLauncher`` is the
 launcher with another payload. Each instance gets the same tags as a probe (so ``advisor
 probes gc`` also finds a forgotten one), the same dead-man's switch (power-off, which
 terminates, after the sweep's ``max_hours`` or a day) and capacity fallback across zones;
-its boot script fetches a bundle (the ``advisor``, ``pricing`` and ``probes`` packages, the
-sweep.yaml folder and the storage URL, through presigned S3 URLs so the URL is not in the
-user-data) and runs ``python -m advisor.sweep.workers SWEEP_YAML --storage URL``, then
-powers off.
+its boot script fetches a bundle through a presigned S3 URL (the ``advisor``, ``pricing``
+and ``probes`` packages, the explicit ``bundle_files`` of the sweep.yaml folder and the
+storage URL without its password), installs the packages pinned to the client's versions,
+reads the password from an SSM SecureString into ``PGPASSWORD``, and runs ``python -m
+advisor.sweep.workers SWEEP_YAML --storage URL``, then powers off.
 
 ``run_launched`` starts N instances, shows progress from the study, and terminates every
 instance when the workers are done, when the budget stops the study (once no trial is
@@ -16,13 +17,17 @@ running, or after a grace period) or when the command is interrupted.
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
 import io
 import logging
 import math
+import os
+import shlex
 import tarfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,10 +42,12 @@ from probes.launchers import Launcher, LaunchHandle
 from probes.launchers.aws import AwsLauncher
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
+from probes.urls import sqlalchemy_url
 from probes.workload import WorkloadRecipe
 
-__all__ = ["SweepAwsLauncher", "launch_requests", "make_sweep_launcher", "run_launched",
-           "worker_boot_script"]
+__all__ = ["IGNORE_FILE", "SweepAwsLauncher", "bundle_files", "launch_requests",
+           "make_sweep_launcher", "run_launched", "url_password", "url_without_password",
+           "worker_boot_script", "worker_packages"]
 
 log = logging.getLogger("advisor.sweep")
 
@@ -48,6 +55,10 @@ REMOTE_DIR = "/opt/advisor-sweep"
 _DEFAULT_BOX_S = 24 * 3600.0
 _PACKAGES = ("advisor", "pricing", "probes")
 _MAX_BUNDLE_BYTES = 50 * 2**20
+IGNORE_FILE = ".advisorignore"
+# never shipped, whatever the entrypoint's package holds
+_ALWAYS_IGNORED = (".*", "__pycache__", "*.pyc", "*.db", "credentials*", "*secret*", "*.pem",
+                   "*.key", "id_rsa*", "*.env")
 
 
 def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
@@ -56,39 +67,135 @@ def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     return None if skipped else info
 
 
-def make_worker_bundle(spec: SweepSpec, storage_url: str) -> bytes:
-    """tar.gz of our packages, the sweep.yaml folder (as ``sweep/``) and ``storage.txt``."""
+def _ignored(relative: str, patterns: Sequence[str]) -> bool:
+    """True when ``relative`` (a path under the sweep folder) or one of its folders matches."""
+    parts = Path(relative).parts
+    candidates = [relative, *parts, *("/".join(parts[:i]) for i in range(1, len(parts)))]
+    return any(fnmatch.fnmatch(c, p.rstrip("/")) for c in candidates for p in patterns)
+
+
+def _ignore_patterns(folder: Path) -> list[str]:
+    path = folder / IGNORE_FILE
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return [*_ALWAYS_IGNORED, *(ln.strip() for ln in lines
+                                if ln.strip() and not ln.lstrip().startswith("#"))]
+
+
+def bundle_files(spec: SweepSpec, sweep_yaml_name: str = "sweep.yaml") -> list[str]:
+    """The files of the sweep folder that travel to the workers, relative to it, sorted.
+
+    Only what the sweep needs: sweep.yaml, the entrypoint's module (``train.py``) or the
+    whole top-level package it lives in (``mypkg/``), and the ``model`` file sweep.yaml names;
+    less whatever ``.advisorignore`` (shell patterns, one per line) and the built-in patterns
+    (dotfiles, ``credentials*``, keys, ``*.db``, caches) exclude. Nothing else beside
+    sweep.yaml is sent.
+    """
+    if not spec.source_dir:
+        return []
+    folder = Path(spec.source_dir)
+    top = spec.entrypoint.split(":")[0].split(".")[0]
+    wanted = [sweep_yaml_name, f"{top}.py", top]
+    if spec.model and not Path(spec.model).is_absolute():
+        wanted.append(spec.model)
+    patterns = _ignore_patterns(folder)
+    found: set[str] = set()
+    for name in wanted:
+        path = folder / name
+        paths = sorted(path.rglob("*")) if path.is_dir() else [path]
+        found.update(p.relative_to(folder).as_posix() for p in paths if p.is_file())
+    return sorted(f for f in found if f == sweep_yaml_name or not _ignored(f, patterns))
+
+
+def make_worker_bundle(spec: SweepSpec, storage_url: str, *,
+                       sweep_yaml_name: str = "sweep.yaml") -> bytes:
+    """tar.gz of our packages, ``bundle_files`` (under ``sweep/``) and ``storage.txt``: the
+    storage URL without its password (workers read that from ``PGPASSWORD``)."""
     root = Path(__file__).resolve().parents[2]
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for package in _PACKAGES:
             tar.add(root / package, arcname=package, filter=_skip)
         if spec.source_dir:
-            tar.add(spec.source_dir, arcname="sweep", filter=_skip)
-        data = storage_url.encode()
+            for relative in bundle_files(spec, sweep_yaml_name):
+                tar.add(Path(spec.source_dir) / relative, arcname=f"sweep/{relative}")
+        data = url_without_password(storage_url).encode()
         info = tarfile.TarInfo("storage.txt")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
     bundle = buffer.getvalue()
     if len(bundle) > _MAX_BUNDLE_BYTES:
         raise AdvisorError(f"--launch: the worker bundle is {len(bundle) / 2**20:.0f} MiB (limit "
-                           f"{_MAX_BUNDLE_BYTES // 2**20} MiB); keep large files out of the "
-                           f"sweep.yaml folder {spec.source_dir} (load data on the instance)")
+                           f"{_MAX_BUNDLE_BYTES // 2**20} MiB); list large files in "
+                           f"{Path(spec.source_dir or '.') / IGNORE_FILE} (load data on the "
+                           "instance)")
     return bundle
 
 
+def url_without_password(url: str) -> str:
+    """``url`` with its password removed (the rest, user included, kept)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.password is None:
+        return url
+    return parsed.set(password=None).render_as_string(hide_password=False)
+
+
+def url_password(url: str) -> str | None:
+    """The password in ``url``, if any."""
+    from sqlalchemy.engine import make_url
+
+    password = make_url(url).password
+    return None if password is None else str(password)
+
+
+def worker_packages() -> list[str]:
+    """pip requirements for a worker, pinned to the versions this client runs (the driver
+    ``postgresql://`` resolves to here, psycopg 3 else psycopg2)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    driver = ("psycopg[binary]", "psycopg") if sqlalchemy_url("postgresql://h/d").startswith(
+        "postgresql+psycopg:") else ("psycopg2-binary", "psycopg2-binary")  # the one used here
+    pins = []
+    for requirement, dist in (("optuna", "optuna"), ("sqlalchemy", "sqlalchemy"), driver,
+                              ("pyyaml", "pyyaml"), ("boto3", "boto3")):
+        try:
+            pins.append(f"{requirement}=={version(dist)}")
+        except PackageNotFoundError:
+            pins.append(requirement)
+    return pins
+
+
+def _password_lines(parameter: str | None, region: str | None) -> list[str]:
+    """Bash: export PGPASSWORD read from the SSM SecureString ``parameter`` (instance role)."""
+    if not parameter:
+        return []
+    read = ("import boto3,sys; print(boto3.client('ssm', region_name=sys.argv[1]).get_parameter("
+            "Name=sys.argv[2], WithDecryption=True)['Parameter']['Value'])")
+    return [f"PGPASSWORD=\"$(\"$PY\" -c \"{read}\" {shlex.quote(region or '')} "
+            f"{shlex.quote(parameter)} 2>> pip.log)\" || {{ echo 'cannot read {parameter}' "
+            ">> pip.log; shutdown -h now; exit 1; }",
+            "export PGPASSWORD"]
+
+
 def worker_boot_script(*, fetch: list[str], python: str, sweep_yaml_name: str,
-                       shutdown_after_s: float) -> str:
-    """Bash: arm the dead-man's switch, fetch the bundle, run one sweep worker, power off."""
+                       shutdown_after_s: float, packages: Sequence[str] | None = None,
+                       password_parameter: str | None = None, region: str | None = None) -> str:
+    """Bash: arm the dead-man's switch, fetch the bundle, install the client's pinned
+    ``packages``, read the database password from SSM into ``PGPASSWORD`` (when the storage
+    has one), run one sweep worker, power off."""
     minutes = max(1, math.ceil(shutdown_after_s / 60.0))
+    pins = " ".join(shlex.quote(p) for p in (packages if packages is not None
+                                              else worker_packages()))
     return "\n".join([
         "#!/bin/bash",
         f"shutdown -h +{minutes}  # dead-man's switch: power off (and terminate) regardless",
         f"mkdir -p {REMOTE_DIR} && cd {REMOTE_DIR} || exit 1",
         *fetch,
-        "tar xzf bundle.tar.gz",
+        "tar xzf bundle.tar.gz && rm -f bundle.tar.gz",
         f"PY={python}; [ -x \"$PY\" ] || PY=python3",
-        "\"$PY\" -m pip install -q optuna sqlalchemy psycopg2-binary pyyaml boto3 > pip.log 2>&1",
+        f"\"$PY\" -m pip install -q {pins} > pip.log 2>&1",
+        *_password_lines(password_parameter, region),
         f"cd sweep && PYTHONPATH={REMOTE_DIR} \"$PY\" -m advisor.sweep.workers "
         f"{sweep_yaml_name} --storage \"$(cat {REMOTE_DIR}/storage.txt)\" > worker.log 2>&1",
         "shutdown -h now",
@@ -96,7 +203,14 @@ def worker_boot_script(*, fetch: list[str], python: str, sweep_yaml_name: str,
 
 
 class SweepAwsLauncher(AwsLauncher):
-    """The AWS probe launcher, booting a sweep worker instead of the probe harness."""
+    """The AWS probe launcher, booting a sweep worker instead of the probe harness.
+
+    The storage URL's password never enters the bundle or the user-data: it is put in an SSM
+    SecureString parameter per worker (``/<key_prefix>/<worker id>/storage-password``), read
+    on the instance with its instance role into ``PGPASSWORD``. The bundle and the parameter
+    are deleted when the worker is terminated (also when terminating fails) and when its
+    launch fails.
+    """
 
     def __init__(self, spec: SweepSpec, storage_url: str, *, sweep_yaml_name: str = "sweep.yaml",
                  **options: Any) -> None:
@@ -107,11 +221,22 @@ class SweepAwsLauncher(AwsLauncher):
         self.storage_url = storage_url
         self.sweep_yaml_name = sweep_yaml_name
 
+    def password_parameter(self, probe_id: str) -> str:
+        """The SSM parameter that holds the storage password for worker ``probe_id``."""
+        return f"/{self.key_prefix}/{probe_id}/storage-password"
+
     def boot_payload(self, request: ProbeRequest, region: str, expires: datetime) -> str:
         s3 = self._client("s3", region)
         key = self._key(request.probe_id, "bundle.tar.gz")
-        s3.put_object(Bucket=self.bucket, Key=key,
-                      Body=make_worker_bundle(self.spec, self.storage_url))
+        s3.put_object(Bucket=self.bucket, Key=key, Body=make_worker_bundle(
+            self.spec, self.storage_url, sweep_yaml_name=self.sweep_yaml_name))
+        parameter = None
+        password = url_password(self.storage_url)
+        if password:
+            parameter = self.password_parameter(request.probe_id)
+            self._client("ssm", region).put_parameter(
+                Name=parameter, Value=password, Type="SecureString", Overwrite=True,
+                Description="advisor sweep worker: storage password (deleted at termination)")
         ttl = max(600, int(expires.timestamp() - self.now().timestamp()))
         url = s3.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": key},
                                         ExpiresIn=ttl)
@@ -119,13 +244,41 @@ class SweepAwsLauncher(AwsLauncher):
         runtime = self.runtime_for(parse_offer_key(request.offer_key).instance_type)
         return worker_boot_script(
             fetch=[f"curl -fsS --retry 5 -o bundle.tar.gz '{url}'"], python=runtime.python,
-            sweep_yaml_name=self.sweep_yaml_name,
+            sweep_yaml_name=self.sweep_yaml_name, password_parameter=parameter, region=region,
             shutdown_after_s=self.boot_overhead_s + request.max_run_s + self.grace_s)
+
+    def launch(self, request: ProbeRequest) -> LaunchHandle:
+        """Start the worker; on any failure its bundle and password parameter are deleted."""
+        try:
+            return super().launch(request)
+        except BaseException:
+            self._forget(parse_offer_key(request.offer_key).region, request.probe_id)
+            raise
+
+    def terminate(self, handle: LaunchHandle) -> None:
+        """Terminate the instance; delete its bundle and password parameter whatever happens."""
+        try:
+            super().terminate(handle)
+        finally:
+            self._forget(handle.details["region"], handle.probe_id)
+
+    def _forget(self, region: str, probe_id: str) -> None:
+        self._delete_objects(region, probe_id)
+        if url_password(self.storage_url):
+            from botocore.exceptions import BotoCoreError, ClientError
+
+            with contextlib.suppress(BotoCoreError, ClientError):  # gone already, or no access
+                self._client("ssm", region).delete_parameter(
+                    Name=self.password_parameter(probe_id))
 
 
 def make_sweep_launcher(spec: SweepSpec, storage_url: str, *, sweep_yaml_name: str,
                         bucket: str = "", **options: Any) -> Launcher:
-    """The launcher for the sweep's offer (AWS offers only, for now)."""
+    """The launcher for the sweep's offer (AWS offers only, for now).
+
+    A storage URL with a password needs an instance profile (``ADVISOR_AWS_INSTANCE_PROFILE``)
+    allowed ``ssm:GetParameter`` on ``/advisor-sweeps/*``: the workers read the password there.
+    """
     cloud = spec.instance.split(":")[0]
     if cloud != "aws":
         raise AdvisorError(f"--launch: instance {spec.instance!r} is on {cloud}; launching sweep "
@@ -134,8 +287,15 @@ def make_sweep_launcher(spec: SweepSpec, storage_url: str, *, sweep_yaml_name: s
     if not bucket:
         raise AdvisorError("--launch: AWS workers need an S3 bucket for their code bundle; set "
                            "ADVISOR_AWS_BUCKET=my-bucket (it also holds probe results)")
+    profile = options.pop("instance_profile", None) or os.environ.get(
+        "ADVISOR_AWS_INSTANCE_PROFILE")
+    if url_password(storage_url) and not profile:
+        raise AdvisorError("--launch: the storage URL has a password; workers read it from an "
+                           "SSM SecureString with their instance role: set "
+                           "ADVISOR_AWS_INSTANCE_PROFILE to an instance profile allowed "
+                           "ssm:GetParameter on parameter/advisor-sweeps/*")
     return SweepAwsLauncher(spec, storage_url, sweep_yaml_name=sweep_yaml_name, bucket=bucket,
-                            **options)
+                            instance_profile=profile, **options)
 
 
 def launch_requests(spec: SweepSpec, workers: int, price_usd_per_hour: float) -> list[ProbeRequest]:

@@ -17,11 +17,22 @@ import pytest
 from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
+from advisor.storage import sqlalchemy_url
 from advisor.sweep.workers import SweepOutcome, run_sweep
 
 pytestmark = [pytest.mark.postgres]
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _trials(study: str, url: str) -> list[optuna.trial.FrozenTrial]:
+    """The study's trials, read as advisor reads them (the plain URL bound to the installed
+    driver), its connections closed."""
+    storage = optuna.storages.RDBStorage(sqlalchemy_url(url))
+    try:
+        return optuna.load_study(study_name=study, storage=storage).trials
+    finally:
+        storage.engine.dispose()
 
 
 def _markers(folder: Path) -> dict[int, int]:
@@ -34,7 +45,7 @@ def test_three_workers_share_one_study_without_duplicates(tmp_path: Path,
                        entrypoint="objectives:marked", budget={"max_trials": 9})
     outcome = run_sweep(path, workers=3, poll_s=0.2)
     assert outcome.worker_exit_codes == (0, 0, 0)
-    trials = optuna.load_study(study_name="pg-three", storage=postgres_url).trials
+    trials = _trials("pg-three", postgres_url)
     numbers = [t.number for t in trials]
     assert len(set(numbers)) == len(numbers) == len(trials)
     # the three workers' samplers share a seed, but no two trials got the same configuration
@@ -54,7 +65,7 @@ def test_max_trials_is_exact_when_workers_race_for_the_last_trials(
                        entrypoint="objectives:marked", budget={"max_trials": 7})
     outcome = run_sweep(path, workers=4, poll_s=0.2)
     assert outcome.worker_exit_codes == (0, 0, 0, 0)
-    trials = optuna.load_study(study_name="pg-race", storage=postgres_url).trials
+    trials = _trials("pg-race", postgres_url)
     assert len(trials) == 7 and sorted(_markers(tmp_path)) == list(range(7))
 
 
@@ -66,7 +77,7 @@ def test_dollar_cap_counts_the_other_workers_admitted_trials(
                        entrypoint="objectives:marked", price_usd_per_hour=3600.0,
                        budget={"max_usd": 3.0, "max_trials": 100})
     run_sweep(path, workers=3, poll_s=0.2)
-    trials = optuna.load_study(study_name="pg-dollars", storage=postgres_url).trials
+    trials = _trials("pg-dollars", postgres_url)
     costs = sorted(t.user_attrs["advisor:cost_usd"] for t in trials)
     assert TrialState.RUNNING not in [t.state for t in trials]
     # each admission saw the others' running trials at their expected cost; what passes the
@@ -107,7 +118,7 @@ def test_kill_9_of_a_worker_fails_its_trial_and_the_study_finishes(
     assert not thread.is_alive()
     outcome: SweepOutcome = box["outcome"]
     assert sorted(outcome.worker_exit_codes) == [-signal.SIGKILL, 0]
-    trials = optuna.load_study(study_name="pg-kill", storage=postgres_url).trials
+    trials = _trials("pg-kill", postgres_url)
     states = [t.state for t in trials]
     assert states.count(TrialState.FAIL) == 1       # the killed worker's trial, by heartbeat
     assert TrialState.RUNNING not in states
@@ -127,8 +138,7 @@ def test_sweep_survives_a_database_restart(tmp_path: Path, postgres_server: Any)
     assert not thread.is_alive()
     outcome: SweepOutcome = box["outcome"]
     assert outcome.worker_exit_codes == (0, 0)
-    study = optuna.load_study(study_name="pg-restart", storage=url)
-    states = [t.state for t in study.trials]
+    states = [t.state for t in _trials("pg-restart", url)]
     assert TrialState.RUNNING not in states
     # trials cut by the restart may fail; the others complete and the budget is used up
     assert states.count(TrialState.COMPLETE) >= 10
