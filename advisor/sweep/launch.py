@@ -115,13 +115,24 @@ def make_worker_bundle(spec: SweepSpec, storage_url: str, *,
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for package in _PACKAGES:
             tar.add(root / package, arcname=package, filter=_skip)
+        files: dict[str, bytes] = {}
         if spec.source_dir:
             for relative in bundle_files(spec, sweep_yaml_name):
-                tar.add(Path(spec.source_dir) / relative, arcname=f"sweep/{relative}")
-        data = url_without_password(storage_url).encode()
-        info = tarfile.TarInfo("storage.txt")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
+                files[f"sweep/{relative}"] = (Path(spec.source_dir) / relative).read_bytes()
+            yaml_name = f"sweep/{sweep_yaml_name}"
+            if yaml_name in files:
+                files[yaml_name] = _without_storage_password(files[yaml_name])
+        files["storage.txt"] = url_without_password(storage_url).encode()
+        password = url_password(storage_url)
+        for name, data in files.items():
+            if password and password.encode() in data:
+                raise AdvisorError(f"--launch: {name.removeprefix('sweep/')} holds the storage "
+                                   "password; keep it out of the files the workers get (they "
+                                   f"read it from SSM), or list the file in {IGNORE_FILE}")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
     bundle = buffer.getvalue()
     if len(bundle) > _MAX_BUNDLE_BYTES:
         raise AdvisorError(f"--launch: the worker bundle is {len(bundle) / 2**20:.0f} MiB (limit "
@@ -131,14 +142,29 @@ def make_worker_bundle(spec: SweepSpec, storage_url: str, *,
     return bundle
 
 
+def _without_storage_password(sweep_yaml: bytes) -> bytes:
+    """sweep.yaml with the password of its ``storage`` URL removed (the workers are given the
+    URL with ``--storage`` anyway)."""
+    import yaml
+
+    data = yaml.safe_load(sweep_yaml)
+    storage = data.get("storage") if isinstance(data, dict) else None
+    if not isinstance(storage, str) or "://" not in storage or url_password(storage) is None:
+        return sweep_yaml
+    data["storage"] = url_without_password(storage)
+    return yaml.safe_dump(data, sort_keys=False).encode()
+
+
 def url_without_password(url: str) -> str:
     """``url`` with its password removed (the rest, user included, kept)."""
-    from sqlalchemy.engine import make_url
+    from sqlalchemy.engine import URL, make_url
 
     parsed = make_url(url)
     if parsed.password is None:
         return url
-    return parsed.set(password=None).render_as_string(hide_password=False)
+    bare = URL.create(parsed.drivername, username=parsed.username, host=parsed.host,
+                      port=parsed.port, database=parsed.database, query=parsed.query)
+    return bare.render_as_string(hide_password=False)
 
 
 def url_password(url: str) -> str | None:
