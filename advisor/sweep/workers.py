@@ -35,6 +35,7 @@ from advisor.sweep.objective import INTERRUPTED, load_entrypoint
 from advisor.sweep.runner import WorkerResult, is_failure_stop, open_study, run_worker
 from advisor.sweep.spec import SweepSpec, load_sweep_spec
 from advisor.sweep.status import SweepStatus, sweep_status
+from probes.urls import shown_url
 
 if TYPE_CHECKING:
     from probes.launchers import Launcher
@@ -86,7 +87,7 @@ def check_workers_storage(url: str, workers: int) -> None:
         raise AdvisorError(f"--workers: must be 1 or more, got {workers}")
     if workers > 1 and not is_postgres_url(url):
         raise AdvisorError(
-            f"--workers {workers} needs a PostgreSQL storage URL, but the storage is {url!r}: "
+            f"--workers {workers} needs a PostgreSQL storage URL, but the storage is {shown_url(url)!r}: "
             "SQLite locks the whole file on every write, so parallel workers would fail with "
             "'database is locked' and heartbeats would not be reliable. Set 'storage: "
             "postgresql://USER@HOST/DB' in sweep.yaml (or --storage / ADVISOR_STORAGE_URL), "
@@ -135,7 +136,7 @@ def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str
 
     if not is_postgres_url(url):
         raise AdvisorError(f"--launch: cloud workers need a PostgreSQL storage they can reach, "
-                           f"but the storage is {url!r}; set 'storage: postgresql://USER@HOST/DB' "
+                           f"but the storage is {shown_url(url)!r}; set 'storage: postgresql://USER@HOST/DB' "
                            "in sweep.yaml or pass --storage")
     if spec.instance == "local":
         raise AdvisorError("--launch: sweep.yaml says 'instance: local'; name the offer to run "

@@ -11,6 +11,7 @@ from optuna.trial import TrialState
 
 from advisor.sweep.budget import COST_ATTR
 from advisor.sweep.ledger import ledger_from_trials, read_ledger, write_trial_attrs
+from probes.urls import sqlalchemy_url
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -46,8 +47,9 @@ def _mixed_study(url: str) -> optuna.Study:
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_aggregate_ledger_matches_the_trial_list(tmp_path: Path, backend: str,
                                                   request: pytest.FixtureRequest) -> None:
+    # through the driver the project binds a plain postgresql:// URL to
     url = (f"sqlite:///{tmp_path / 'l.db'}" if backend == "sqlite"
-           else request.getfixturevalue("postgres_url"))
+           else sqlalchemy_url(request.getfixturevalue("postgres_url")))
     study = _mixed_study(url)
     if backend == "postgres":
         study = optuna.load_study(study_name="ledger", storage=url)
