@@ -8,6 +8,10 @@ from typing import Any
 
 import yaml
 
+OFFER = "aws:g5.xlarge:us-east-1:spot"  # the offer cloud-worker tests launch
+BUCKET = "sweep-bundles"
+AMI_PARAMETER = "/test/ami"  # moto reserves /aws/service/...
+
 OBJECTIVES = textwrap.dedent('''
     """Tiny objectives for the sweep tests (imported relative to the sweep.yaml folder)."""
     import os

@@ -6,15 +6,13 @@ import base64
 import io
 import os
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
 import optuna
 import pytest
-from moto import mock_aws
-from sweep_helpers import write_sweep
+from sweep_helpers import AMI_PARAMETER, BUCKET, OFFER, write_sweep
 
 from advisor.errors import AdvisorError
 from advisor.sweep.launch import SweepAwsLauncher, worker_boot_script
@@ -24,22 +22,6 @@ from advisor.sweep.workers import run_sweep
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-OFFER = "aws:g5.xlarge:us-east-1:spot"
-BUCKET = "sweep-bundles"
-AMI_PARAMETER = "/test/ami"
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """moto with fake credentials (no default AMIs: slow); yields an EC2 client."""
-    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with mock_aws():
-        boto3.client("ssm", region_name="us-east-1").put_parameter(
-            Name=AMI_PARAMETER, Value="ami-12c6146b", Type="String")
-        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
-        yield boto3.client("ec2", region_name="us-east-1")
 
 
 def _instances(ec2: Any, states: list[str]) -> list[dict[str, Any]]:

@@ -6,14 +6,12 @@ from __future__ import annotations
 import base64
 import io
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
-from sweep_helpers import write_sweep
+from sweep_helpers import AMI_PARAMETER, BUCKET, OFFER, write_sweep
 
 from advisor.errors import AdvisorError
 from advisor.sweep.launch import (
@@ -28,26 +26,9 @@ from advisor.sweep.launch import (
 from advisor.sweep.spec import load_sweep_spec
 from probes.errors import ProbeError
 
-OFFER = "aws:g5.xlarge:us-east-1:spot"
-BUCKET = "sweep-bundles"
 PASSWORD = "s3cr3t-Pw_42"
 URL = f"postgresql://advisor:{PASSWORD}@db.example.com:5432/sweeps"
 CREDENTIALS = '{"api_key": "AKIA-CREDENTIALS-BESIDE-SWEEP-YAML"}'
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """moto S3, SSM and EC2 with fake credentials; yields an EC2 client."""
-    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with mock_aws():
-        boto3.client("ssm", region_name="us-east-1").put_parameter(
-            Name="/test/ami", Value="ami-12c6146b", Type="String")
-        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
-        boto3.client("iam", region_name="us-east-1").create_instance_profile(
-            InstanceProfileName="advisor-worker")
-        yield boto3.client("ec2", region_name="us-east-1")
 
 
 def _sweep(tmp_path: Path) -> Path:
@@ -60,7 +41,7 @@ def _sweep(tmp_path: Path) -> Path:
 
 
 def _launcher(path: Path) -> SweepAwsLauncher:
-    return SweepAwsLauncher(load_sweep_spec(path), URL, bucket=BUCKET, ami_parameter="/test/ami",
+    return SweepAwsLauncher(load_sweep_spec(path), URL, bucket=BUCKET, ami_parameter=AMI_PARAMETER,
                             instance_profile="advisor-worker", poll_interval_s=0.05)
 
 
@@ -129,7 +110,7 @@ def test_bundle_and_password_are_deleted_when_terminating_fails(
     assert _uploaded() == {}
     ssm = boto3.client("ssm", region_name="us-east-1")
     assert ssm.describe_parameters()["Parameters"] == [
-        p for p in ssm.describe_parameters()["Parameters"] if p["Name"] == "/test/ami"]
+        p for p in ssm.describe_parameters()["Parameters"] if p["Name"] == AMI_PARAMETER]
 
 
 def test_bundle_is_an_explicit_list_with_an_ignore_file(tmp_path: Path) -> None:
