@@ -2,8 +2,8 @@
 
 ``ADVISOR_HOME`` overrides the directory (tests and CI set it); ``ADVISOR_STORAGE_URL``
 overrides the storage URL (SQLite file by default, PostgreSQL for teams and many workers).
-``sqlalchemy_url`` binds a plain ``postgresql://`` to the installed driver (psycopg 3, else
-psycopg2); the probe store and the sweep's Optuna storage both open URLs through it.
+``sqlalchemy_url`` binds a plain ``postgresql://`` to the installed driver (psycopg2, else
+psycopg 3); the probe store and the sweep's Optuna storage both open URLs through it.
 """
 
 from __future__ import annotations
