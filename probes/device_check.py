@@ -53,18 +53,24 @@ def checked(result: ProbeResult, expected: str | None) -> ProbeResult:
     return replace(result, status=ProbeStatus.WRONG_DEVICE, error=problem, stable=False)
 
 
+def _accelerators_by_type(catalog: Catalog) -> dict[tuple[str, str], str]:
+    """(cloud, instance type) -> accelerator, over every region and market."""
+    return {(str(o.cloud), o.instance_type): o.accelerator for o in catalog.offers}
+
+
+def _lookup(offer_key: str, by_type: dict[tuple[str, str], str]) -> str | None:
+    cloud, sep, rest = offer_key.partition(":")
+    return by_type.get((cloud, rest.split(":", 1)[0])) if sep else None
+
+
 def offer_accelerator(offer_key: str, catalog: Catalog) -> str | None:
     """The accelerator of an offer key's instance type (any region or market), None for
     ``local`` and instance types the catalog does not sell."""
-    cloud, sep, rest = offer_key.partition(":")
-    if not sep:
-        return None
-    instance_type = rest.split(":", 1)[0]
-    return next((o.accelerator for o in catalog.offers
-                 if str(o.cloud) == cloud and o.instance_type == instance_type), None)
+    return _lookup(offer_key, _accelerators_by_type(catalog))
 
 
 def rechecked(results: Iterable[ProbeResult], catalog: Catalog) -> list[ProbeResult]:
     """Stored results checked again against their offers' accelerators (results stored by
     versions that did not check end ``wrong_device`` here too)."""
-    return [checked(r, offer_accelerator(r.offer_key, catalog)) for r in results]
+    by_type = _accelerators_by_type(catalog)  # once, not a catalog scan per result
+    return [checked(r, _lookup(r.offer_key, by_type)) for r in results]
