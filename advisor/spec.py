@@ -16,6 +16,7 @@ from probes.models import ModelOptionError, check_builtin_options
 
 __all__ = [
     "BUILTIN_MODELS",
+    "DEFAULT_CHECKPOINT_MINUTES",
     "Constraints",
     "ModelRef",
     "Precision",
@@ -40,6 +41,8 @@ MAX_DEADLINE_HOURS = 100_000.0  # about 11 years
 MAX_PROBE_USD = 1e6
 MAX_PARAMS = 10**14
 MAX_MEMORY_GIB = 1e6
+DEFAULT_CHECKPOINT_MINUTES = 30.0  # a checkpoint every half hour: spot's lost work per interruption
+MAX_CHECKPOINT_MINUTES = 10_080.0  # one week
 DEFAULT_PROFILE_TIMEOUT_S = 300.0  # building the model and tracing a few steps on fake tensors
 MAX_PROFILE_TIMEOUT_S = 86_400.0
 
@@ -108,7 +111,9 @@ class WorkloadSpec:
     """One training job: the model, its batch, precision, data size and constraints.
 
     ``batch_size`` is the global batch per optimizer step; on N accelerators each holds
-    ``ceil(batch_size / N)`` samples.
+    ``ceil(batch_size / N)`` samples. ``checkpoint_minutes`` is how often the training loop
+    saves a checkpoint (minutes of work between saves); on spot, an interruption loses half of
+    it on average (``advisor.spot_risk``).
     """
 
     name: str
@@ -120,6 +125,7 @@ class WorkloadSpec:
     probes_max_usd: float | None = None
     profile: ProfileOverride = field(default_factory=ProfileOverride)
     source_dir: str | None = None
+    checkpoint_minutes: float = DEFAULT_CHECKPOINT_MINUTES
 
     def fingerprint(self) -> str:
         """A short hash of the fields that change speed or memory (not name, data size, constraints)."""
@@ -227,6 +233,8 @@ def parse_workload_spec(data: object, *, source: str = "") -> WorkloadSpec:
     precision = fields.choice("precision", Precision, Precision.FP32)
     total = _parse_total_samples(fields)
     constraints = _parse_constraints(fields)
+    checkpoint_minutes = float(fields.number("checkpoint_minutes", DEFAULT_CHECKPOINT_MINUTES,
+                                             maximum=MAX_CHECKPOINT_MINUTES))
     probes = fields.sub("probes")
     probes_max_usd = probes.opt_number("max_usd", maximum=MAX_PROBE_USD)
     probes.done()
@@ -243,7 +251,7 @@ def parse_workload_spec(data: object, *, source: str = "") -> WorkloadSpec:
     return WorkloadSpec(
         name=name, model=model, batch_size=batch_size, precision=precision,
         total_samples=total, constraints=constraints, probes_max_usd=probes_max_usd,
-        profile=profile,
+        profile=profile, checkpoint_minutes=checkpoint_minutes,
     )
 
 

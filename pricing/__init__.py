@@ -12,6 +12,15 @@ from pricing.catalog import (
 )
 from pricing.devices import accelerator_for_device
 from pricing.errors import PricingError, UnknownNameError
+from pricing.spot import (
+    InterruptionBucket,
+    SpotData,
+    SpotRisk,
+    SpotTerms,
+    shipped_spot_data,
+    spot_risk,
+    spot_terms,
+)
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
 __all__ = [
@@ -20,8 +29,12 @@ __all__ = [
     "Catalog",
     "Cloud",
     "InstanceOffer",
+    "InterruptionBucket",
     "Market",
     "PricingError",
+    "SpotData",
+    "SpotRisk",
+    "SpotTerms",
     "UnknownNameError",
     "accelerator_for_device",
     "canonical_accelerator_name",
@@ -30,4 +43,7 @@ __all__ = [
     "matching_accelerators",
     "read_offers_csv",
     "shipped_catalog",
+    "shipped_spot_data",
+    "spot_risk",
+    "spot_terms",
 ]

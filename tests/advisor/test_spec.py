@@ -11,7 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor.errors import SpecError
-from advisor.spec import Precision, SpotPolicy, load_workload_spec, parse_workload_spec
+from advisor.spec import (
+    DEFAULT_CHECKPOINT_MINUTES,
+    Precision,
+    SpotPolicy,
+    load_workload_spec,
+    parse_workload_spec,
+)
 from pricing import Cloud
 
 VALID: dict[str, Any] = {
@@ -51,6 +57,22 @@ def test_valid_spec_parses_every_field() -> None:
     assert spec.constraints.spot is SpotPolicy.ALLOWED
     assert spec.constraints.accelerators_exclude == ("K80",)
     assert spec.model.options == {"image_size": 224}
+
+
+@pytest.mark.parametrize(("value", "minutes"), [
+    (..., DEFAULT_CHECKPOINT_MINUTES),  # left out: the stated default
+    (10, 10.0),                         # a whole number of minutes
+    (7.5, 7.5),                         # fractions are fine
+])
+def test_checkpoint_minutes_defaults_and_parses(value: Any, minutes: float) -> None:
+    spec = parse_workload_spec(_with("checkpoint_minutes", value) if value is not ... else VALID)
+    assert spec.checkpoint_minutes == minutes
+    assert isinstance(spec.checkpoint_minutes, float)
+
+
+def test_checkpoint_minutes_is_not_in_the_fingerprint() -> None:
+    base = parse_workload_spec(VALID).fingerprint()
+    assert parse_workload_spec(_with("checkpoint_minutes", 5)).fingerprint() == base
 
 
 def test_total_samples_form() -> None:
@@ -114,6 +136,9 @@ def test_fingerprint_ignores_name_and_constraints_but_not_batch() -> None:
         ("batch_size", float("nan"), "batch_size: must be a finite number"),
         ("data.epochs", True, "data.epochs: must be a number, got bool"),
         ("constraints.\n", None, "constraints.'\\n': unknown key"),  # a key with a newline
+        ("checkpoint_minutes", 0, "checkpoint_minutes: must be greater than 0, got 0"),
+        ("checkpoint_minutes", 20_000, "checkpoint_minutes: must be at most 10,080"),  # > a week
+        ("checkpoint_minutes", "often", "checkpoint_minutes: must be a number, got str"),
     ],
 )
 def test_bad_field_is_named_with_the_fix(path: str, value: Any, message: str) -> None:

@@ -1,0 +1,100 @@
+"""Spot overhead: expected lost work from a published band, checkpoints and restarts."""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+
+import pytest
+
+from advisor.errors import AdvisorError
+from advisor.spot_risk import (
+    DEFAULT_BUCKET,
+    HOURS_PER_MONTH,
+    OVER_20_MODEL_FRACTION,
+    SpotRiskBasis,
+    hourly_interruption_rate,
+    overhead_fraction,
+    spot_overhead,
+)
+from pricing import Cloud, InstanceOffer, InterruptionBucket, Market
+
+
+def _offer(instance_type: str, region: str = "us-east-1", *, cloud: Cloud = Cloud.AWS,
+           market: Market = Market.SPOT) -> InstanceOffer:
+    return InstanceOffer(cloud=cloud, region=region, zone=None, instance_type=instance_type,
+                         accelerator="H100-SXM", accelerator_count=8, vcpus=192,
+                         memory_gib=2048, accelerator_memory_gib=80, market=market,
+                         price_usd_per_hour=20.0, source="test", observed_at=date(2025, 3, 1))
+
+
+def test_monthly_fraction_to_hourly_rate() -> None:
+    # 20% of instances interrupted in a 730-hour month: survival 0.8 = exp(-rate * 730)
+    rate = hourly_interruption_rate(0.20)
+    assert math.exp(-rate * HOURS_PER_MONTH) == pytest.approx(0.80)
+    assert hourly_interruption_rate(0.0) == 0.0
+
+
+@pytest.mark.parametrize(("rate", "lost", "expected"), [
+    (0.0, 1.0, 0.0),        # never interrupted: no overhead
+    (0.01, 0.5, 0.005 / 0.995),  # lost time is itself exposed to interruptions
+    (0.5, 2.0, math.inf),   # loses an hour per hour: never finishes
+])
+def test_overhead_fraction(rate: float, lost: float, expected: float) -> None:
+    assert overhead_fraction(rate, lost) == pytest.approx(expected)
+
+
+def test_published_band_gives_overhead_from_checkpoints_and_restarts() -> None:
+    got = spot_overhead(_offer("p5.48xlarge"), 100.0, checkpoint_minutes=30, restart_hours=0.25)
+    assert got.basis is SpotRiskBasis.PUBLISHED
+    assert got.bucket is InterruptionBucket.FROM_15_TO_20 and got.monthly_fraction == 0.20
+    rate = hourly_interruption_rate(0.20)
+    lost = 0.25 + 0.25  # half a 30-minute interval, plus the restart
+    assert got.overhead_fraction == pytest.approx(rate * lost / (1 - rate * lost))
+    assert got.overhead_hours == pytest.approx(100.0 * got.overhead_fraction)
+    assert got.overhead_fraction_low < got.overhead_fraction  # the band's lower bound
+    assert got.expected_interruptions == pytest.approx(rate * (100.0 + got.overhead_hours))
+
+
+def test_longer_checkpoint_interval_costs_more() -> None:
+    short = spot_overhead(_offer("p4d.24xlarge"), 10.0, checkpoint_minutes=10, restart_hours=0.25)
+    long = spot_overhead(_offer("p4d.24xlarge"), 10.0, checkpoint_minutes=120, restart_hours=0.25)
+    assert long.overhead_fraction > short.overhead_fraction
+
+
+@pytest.mark.parametrize("offer", [
+    _offer("g5.xlarge"),                                       # AWS: no band shipped
+    _offer("a3-highgpu-8g", "us-central1", cloud=Cloud.GCP),  # GCP: none published
+])
+def test_missing_band_assumes_the_top_one_and_says_so(offer: InstanceOffer) -> None:
+    got = spot_overhead(offer, 50.0, checkpoint_minutes=30, restart_hours=0.25)
+    assert got.basis is SpotRiskBasis.ASSUMED and got.bucket is DEFAULT_BUCKET
+    assert got.monthly_fraction == OVER_20_MODEL_FRACTION
+    text = got.describe()
+    assert text.startswith(f"spot: no published interruption frequency for {offer.cloud.value}")
+    assert "assumed the top band >20%/month (modelled at 40%)" in text
+
+
+def test_describe_names_band_source_date_and_overhead() -> None:
+    text = spot_overhead(_offer("p4d.24xlarge"), 10.0, checkpoint_minutes=30,
+                         restart_hours=0.25).describe()
+    assert text.startswith("spot: AWS band 5-10%/month for p4d.24xlarge, all regions (")
+    assert "captured 2026-02-24" in text
+    assert "% run time with 30-min checkpoints and 0.25 h restarts" in text
+    assert "\n" not in text
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"checkpoint_minutes": 0, "restart_hours": 0.25}, "checkpoint_minutes must be"),
+    ({"checkpoint_minutes": 30, "restart_hours": -1}, "restart_hours must be"),
+    ({"checkpoint_minutes": math.nan, "restart_hours": 0.25}, "checkpoint_minutes must be"),
+])
+def test_bad_inputs_are_named(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(AdvisorError, match=message):
+        spot_overhead(_offer("p4d.24xlarge"), 10.0, **kwargs)
+
+
+def test_on_demand_offer_is_refused() -> None:
+    with pytest.raises(AdvisorError, match="not a spot offer"):
+        spot_overhead(_offer("p4d.24xlarge", market=Market.ON_DEMAND), 10.0,
+                      checkpoint_minutes=30, restart_hours=0.25)
