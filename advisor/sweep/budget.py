@@ -45,6 +45,7 @@ __all__ = [
     "SHARE_ATTR",
     "STARTED_ATTR",
     "WALL_ATTR",
+    "WORKER_ATTR",
     "BudgetGate",
     "cost_of",
     "killed_trial_end_s",
@@ -58,6 +59,7 @@ PRICE_ATTR = "advisor:price_usd_per_hour"
 SHARE_ATTR = "advisor:share"
 STARTED_ATTR = "advisor:started_at_s"
 ERROR_ATTR = "advisor:error"  # why a failed trial failed, one line
+WORKER_ATTR = "advisor:worker"  # the launched cloud worker that ran the trial
 
 _COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING)
 

@@ -7,8 +7,10 @@ it: every worker does so before each budget check, and so do ``advisor sweep sta
 from its start (sub-second, Optuna's ``datetime_start``) to the moment it was found dead or
 its last heartbeat plus the interval, whichever is later (``killed_trial_end_s``): never
 less than it ran. Its cost is recorded once, so it stops growing, and the status totals
-stay the sum of their rows. The last heartbeat only ever raises the charge: SQLite stores
-it to the whole second, by the database's clock.
+stay the sum of their rows; if the trial was alive after all (its heartbeat late under load),
+its own process raises the charge to what it really ran when it ends (``record_charge``).
+The last heartbeat only ever raises the charge: SQLite stores it to the whole second, by
+the database's clock.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from advisor.sweep.budget import (
     trial_cost_usd,
 )
 from advisor.sweep.caps import grace_period_s, stale_after_s
-from advisor.sweep.ledger import insert_trial_attrs, rdb_of
+from advisor.sweep.ledger import rdb_of, record_charge
 
 __all__ = ["FOUND_DEAD_ATTR", "HEARTBEAT_ATTR", "charge_stale_trial", "fail_stale_trials",
            "last_heartbeat_age_s", "stale_after_s"]
@@ -82,11 +84,11 @@ def charge_stale_trial(study: optuna.Study, trial: FrozenTrial) -> None:
         heartbeat_s=heartbeat if isinstance(heartbeat, int) else None)
     wall = max(ended - started, 0.0)
     silence = f"more than {grace_period_s(heartbeat)} s" if isinstance(heartbeat, int) else "long"
-    insert_trial_attrs(study, trial, {
+    record_charge(study, trial, {
         STARTED_ATTR: started, PRICE_ATTR: price, SHARE_ATTR: share, WALL_ATTR: wall,
         COST_ATTR: trial_cost_usd(wall, price, share), FOUND_DEAD_ATTR: found_dead,
         ERROR_ATTR: f"its worker stopped sending heartbeats ({silence} without one): "
-                    "killed, crashed or cut off from the database"})
+                    "killed, crashed, cut off from the database or too loaded to send them"})
 
 
 def fail_stale_trials(study: optuna.Study) -> None:

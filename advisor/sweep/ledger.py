@@ -9,8 +9,9 @@ the trials that have no cost yet (running ones and those a dead worker left behi
 check costs about a millisecond whatever the study's size, and every worker sees the others'
 spend at once.
 
-``write_trial_attrs`` records a trial's cost attributes in one transaction (Optuna's
-``set_user_attr`` commits once per key). Both use Optuna's own table models, so table and
+``record_charge`` records a trial's cost attributes in one transaction (Optuna's
+``set_user_attr`` commits once per key, and refuses a finished trial), keeping the larger
+of two charges written for the same trial. Both use Optuna's own table models, so table and
 column names follow the installed Optuna; any other storage falls back to the public API.
 """
 
@@ -26,12 +27,12 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.budget import COST_ATTR, cost_of, trial_cost_usd
+from advisor.sweep.budget import COST_ATTR, WALL_ATTR, cost_of, trial_cost_usd
 
-__all__ = ["Ledger", "insert_trial_attrs", "ledger_from_trials", "rdb_of", "read_ledger",
-           "write_trial_attrs"]
+__all__ = ["Ledger", "ledger_from_trials", "rdb_of", "read_ledger", "record_charge"]
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+_RAISED = frozenset({COST_ATTR, WALL_ATTR})  # charge attributes: a second write keeps the larger
 
 
 @dataclass(frozen=True)
@@ -150,35 +151,57 @@ def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 
     return Ledger(counts, spent, max_complete, max_finished, tuple(running))
 
 
-def insert_trial_attrs(study: optuna.Study, trial: FrozenTrial | optuna.Trial,
-                       values: Mapping[str, Any]) -> bool:
-    """Insert user attributes the trial does not have yet, in one transaction, whatever its
-    state; False when the storage is not an RDB one or the insert failed (a key existed)."""
+def record_charge(study: optuna.Study, trial: FrozenTrial | optuna.Trial,
+                  values: Mapping[str, Any]) -> TrialState:
+    """Record a trial's charge attributes whatever its state; returns the trial's state.
+
+    Keys the trial lacks are inserted; a cost or wall time already there (``_RAISED``) is
+    raised to the one in ``values`` when that is larger, never lowered; other keys already
+    there are kept. So the two writers of a trial's charge, its own process when the trial
+    ends and a process that failed it as stale while it still ran (a late heartbeat under
+    load), leave the larger charge, counted once, in whichever order they write. Any storage
+    other than an RDB one: Optuna's ``set_user_attr`` (a running trial only).
+    """
     rdb = rdb_of(study)
-    if rdb is None or not values:
-        return False
+    if rdb is None:
+        return _record_with_api(study, trial, values)
     import sqlalchemy as sa
     from optuna.storages._rdb import models
 
-    table = models.TrialUserAttributeModel.__table__
+    attrs = models.TrialUserAttributeModel.__table__
+    trials = models.TrialModel.__table__
     trial_id = trial._trial_id  # noqa: SLF001 - the storage's own key
-    rows = [{"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
-            for k, v in values.items()]
-    try:
-        with rdb.engine.begin() as conn:
-            conn.execute(sa.insert(table), rows)
-    except sa.exc.SQLAlchemyError:
-        return False
-    return True
+    mine = attrs.c.trial_id == trial_id
+    tries = 3
+    while True:
+        try:
+            with rdb.engine.begin() as conn:
+                have = set(conn.execute(sa.select(attrs.c.key).where(
+                    mine, attrs.c.key.in_(list(values)))).scalars())
+                rows = [{"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
+                        for k, v in values.items() if k not in have]
+                if rows:
+                    conn.execute(sa.insert(attrs), rows)
+                for key in sorted(have & _RAISED.intersection(values)):
+                    amount = float(values[key])
+                    conn.execute(sa.update(attrs).where(
+                        mine, attrs.c.key == key, sa.cast(attrs.c.value_json, sa.Float) < amount
+                    ).values(value_json=json.dumps(amount)))
+                state = conn.execute(sa.select(trials.c.state).where(
+                    trials.c.trial_id == trial_id)).scalar_one()
+            return state if isinstance(state, TrialState) else TrialState[state]
+        except sa.exc.IntegrityError:  # another writer inserted a key first: raise it instead
+            tries -= 1
+            if not tries:
+                raise
 
 
-def write_trial_attrs(trial: optuna.Trial, values: Mapping[str, Any]) -> None:
-    """Set several user attributes of a running trial in one transaction.
-
-    Only for keys the trial does not have yet (the cost attributes, written once at the
-    trial's end); other storages, or any database error, fall back to ``set_user_attr``.
-    """
-    if insert_trial_attrs(trial.study, trial, values):
-        return
-    for key, value in values.items():  # e.g. a key written before: the per-key API upserts
-        trial.set_user_attr(key, value)
+def _record_with_api(study: optuna.Study, trial: FrozenTrial | optuna.Trial,
+                     values: Mapping[str, Any]) -> TrialState:
+    frozen = study._storage.get_trial(trial._trial_id)  # noqa: SLF001
+    if frozen.state is TrialState.RUNNING:
+        for key, value in values.items():
+            old = frozen.user_attrs.get(key)
+            if old is None or (key in _RAISED and float(value) > float(old)):
+                study._storage.set_trial_user_attr(trial._trial_id, key, value)  # noqa: SLF001
+    return frozen.state

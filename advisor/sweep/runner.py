@@ -4,9 +4,10 @@ One ``study.optimize`` call per worker: before the first trial and after every t
 callback asks the budget gate (two aggregate queries, ``advisor.sweep.ledger``) whether
 another trial may start, under the admission lock (``advisor.sweep.admission``), and stops
 the study when not. The wrapped objective pre-applies the YAML search space, calls the user's
-entrypoint, and records wall time and dollars on the trial in one write; after every trial
-the cleanup policy runs. A dead worker's trial is failed by heartbeat; database errors are
-retried.
+entrypoint, and records wall time and dollars on the trial in one write
+(``advisor.sweep.charged``); after every trial the cleanup policy runs. A dead worker's
+trial is failed by heartbeat (a live one failed so keeps its own, larger charge); database
+errors are retried.
 """
 
 from __future__ import annotations
@@ -29,16 +30,8 @@ from advisor.sweep.artifacts import (
     bind_store,
     open_artifact_store,
 )
-from advisor.sweep.budget import (
-    COST_ATTR,
-    ERROR_ATTR,
-    PRICE_ATTR,
-    SHARE_ATTR,
-    STARTED_ATTR,
-    WALL_ATTR,
-    BudgetGate,
-    trial_cost_usd,
-)
+from advisor.sweep.budget import SHARE_ATTR, BudgetGate
+from advisor.sweep.charged import charged_objective
 from advisor.sweep.cleanup import cleanup_study
 from advisor.sweep.database import (
     db_error_in,
@@ -54,22 +47,17 @@ from advisor.sweep.heartbeat import (
     stale_after_s,
 )
 from advisor.sweep.instance import resolve_instance
-from advisor.sweep.ledger import Ledger, read_ledger, write_trial_attrs
+from advisor.sweep.ledger import Ledger, read_ledger
 from advisor.sweep.objective import (
     INTERRUPTED,
     SEARCH_SPACE_ATTR,
     Objective,
-    TrialFailure,
-    checked_value,
-    exit_failure,
     load_entrypoint,
     param_dict,
-    suggest,
 )
 from advisor.sweep.sampling import make_pruner, make_sampler
 from advisor.sweep.service import CLEANUP_POLICY_ATTR
 from advisor.sweep.spec import Direction, SamplerKind, SweepSpec
-from probes.workload import first_line
 
 __all__ = [
     "CAPTURED_ATTR",
@@ -162,52 +150,6 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
     return study
 
 
-def _wrap(objective: Objective, spec: SweepSpec, price: float,
-          clock: Callable[[], float], on_start: Callable[[], None],
-          errors: dict[int, str], interrupted: threading.Event) -> Objective:
-    """The objective that applies the search space, then records cost (and error) on the trial.
-
-    ``errors`` receives the one-line error of each failed trial, by number. A return value
-    that is not a number, ``sys.exit()`` and Ctrl-C (which also sets ``interrupted``) become
-    a ``TrialFailure`` that Optuna records as a failed trial, so the sweep itself goes on or
-    stops by its own rules.
-    """
-    share = spec.trials_per_instance
-
-    def fail(trial: optuna.Trial, error: dict[str, str], exc: BaseException) -> None:
-        message = str(exc) if isinstance(exc, TrialFailure) else first_line(exc)
-        error[ERROR_ATTR] = errors[trial.number] = message
-
-    def run(trial: optuna.Trial) -> Any:
-        on_start()
-        started = clock()
-        error: dict[str, str] = {}
-        try:
-            suggest(trial, spec.search_space)
-            return checked_value(objective(trial))
-        except optuna.TrialPruned:
-            raise
-        except SystemExit as exc:
-            failure = exit_failure(exc)
-            fail(trial, error, failure)
-            raise failure from None
-        except KeyboardInterrupt:
-            interrupted.set()
-            failure = TrialFailure(INTERRUPTED)
-            fail(trial, error, failure)
-            raise failure from None
-        except Exception as exc:  # noqa: BLE001 - recorded, then Optuna fails the trial
-            fail(trial, error, exc)
-            raise
-        finally:
-            wall = max(clock() - started, 0.0)
-            write_trial_attrs(trial, {
-                STARTED_ATTR: started, PRICE_ATTR: price, SHARE_ATTR: share, WALL_ATTR: wall,
-                COST_ATTR: trial_cost_usd(wall, price, share), **error})
-
-    return run
-
-
 class _FailureStreak:
     """A worker's trials that failed one after another, and the error of the last one."""
 
@@ -261,6 +203,7 @@ def run_worker(
     artifact_store: SweepArtifactStore | None = None,
     on_trial_end: Callable[[optuna.Study, FrozenTrial], None] | None = None,
     stop: threading.Event | None = None, objective: Objective | None = None,
+    worker_id: str | None = None,
 ) -> WorkerResult:
     """Run trials until the budget, the trial count, the grid, ``stop`` or Ctrl-C ends the sweep.
 
@@ -270,7 +213,8 @@ def run_worker(
     running trial with "interrupted (Ctrl-C)", charged for its time, and stops the worker
     with that reason.
     ``objective`` overrides the entrypoint (tests, benchmarks); ``clock`` (seconds) drives
-    cost accounting and ``max_hours``.
+    cost accounting and ``max_hours``; ``worker_id`` names the launched cloud worker this
+    loop runs on (recorded on its trials, ``advisor.sweep.charged``).
     """
     choice = resolve_instance(spec)
     user_fn = objective or load_entrypoint(spec)
@@ -299,8 +243,10 @@ def run_worker(
 
     errors: dict[int, str] = {}
     interrupted = threading.Event()
-    wrapped = _wrap(user_fn, spec, choice.price_usd_per_hour, clock, on_start, errors,
-                    interrupted)
+    ended_elsewhere: set[int] = set()
+    wrapped = charged_objective(user_fn, spec, choice.price_usd_per_hour, clock=clock,
+                                on_start=on_start, errors=errors, interrupted=interrupted,
+                                ended_elsewhere=ended_elsewhere, worker_id=worker_id)
     bind_store(spec.study, store)
 
     lock = threading.Lock()
@@ -368,6 +314,15 @@ def run_worker(
             except Exception as exc:  # noqa: BLE001 - re-raised unless the database went away
                 admission.leave()
                 slot.release()
+                if isinstance(exc, ValueError) and ended_elsewhere:
+                    # Optuna cannot tell a trial another process failed as stale: it is
+                    # recorded and charged already, so the worker goes on
+                    log.warning("trials %s were failed by another process (late heartbeats) "
+                                "while they ran; charged for the time they ran",
+                                sorted(ended_elsewhere))
+                    box["ran"] += len(ended_elsewhere)
+                    ended_elsewhere.clear()
+                    continue
                 if db_error_in(exc) is None:
                     raise
                 cut = 0 if box["ran"] > ran_before else cut + 1

@@ -10,7 +10,7 @@ import pytest
 from optuna.trial import TrialState
 
 from advisor.sweep.budget import COST_ATTR
-from advisor.sweep.ledger import ledger_from_trials, read_ledger, write_trial_attrs
+from advisor.sweep.ledger import ledger_from_trials, read_ledger, record_charge
 from probes.urls import sqlalchemy_url
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -70,7 +70,24 @@ def test_aggregate_ledger_matches_the_trial_list(tmp_path: Path, backend: str,
 def test_batched_attrs_land_on_the_trial_in_one_go(tmp_path: Path) -> None:
     study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'a.db'}")
     trial = study.ask()
-    write_trial_attrs(trial, {COST_ATTR: 0.25, "advisor:wall_s": 9.0})
-    write_trial_attrs(trial, {COST_ATTR: 0.5})  # written before: falls back to an upsert
+    assert record_charge(study, trial, {COST_ATTR: 0.25, "advisor:wall_s": 9.0,
+                                        "advisor:error": "first"}) is TrialState.RUNNING
+    record_charge(study, trial, {COST_ATTR: 0.5, "advisor:error": "second"})
     study.tell(trial, 1.0)
-    assert study.trials[0].user_attrs == {COST_ATTR: 0.5, "advisor:wall_s": 9.0}
+    assert study.trials[0].user_attrs == {COST_ATTR: 0.5, "advisor:wall_s": 9.0,
+                                          "advisor:error": "first"}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_second_charge_keeps_the_larger_even_on_a_finished_trial(
+        tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
+    url = (f"sqlite:///{tmp_path / 'c.db'}" if backend == "sqlite"
+           else sqlalchemy_url(request.getfixturevalue("postgres_url")))
+    study = optuna.create_study(storage=url, study_name=f"charge-{backend}")
+    trial = study.ask()
+    study.tell(trial, state=TrialState.FAIL)  # failed by another process, say
+    for cost, wall in [(5.0, 5.0), (3.0, 3.0), (7.5, 7.5)]:  # larger, smaller, larger
+        assert record_charge(study, trial, {COST_ATTR: cost, "advisor:wall_s": wall}
+                             ) is TrialState.FAIL
+    assert study.trials[0].user_attrs == {COST_ATTR: 7.5, "advisor:wall_s": 7.5}
+    assert read_ledger(study, price_usd_per_hour=3600.0).spent_usd == 7.5  # counted once
