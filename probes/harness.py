@@ -16,7 +16,6 @@ and this package.
 from __future__ import annotations
 
 import contextlib
-import re
 import statistics
 import sys
 import time
@@ -28,62 +27,24 @@ from probes.batch_search import BatchSearch, search_largest_batch
 from probes.device_check import device_mismatch
 from probes.devices import Device, detect_device
 from probes.errors import ProbeError
-from probes.stats import percentile, relative_drift, relative_halfwidth, warmup_done
+from probes.stats import percentile, relative_halfwidth
+from probes.steady import measure_steady
+from probes.train_step import (
+    OutOfMemory,
+    TrainStep,
+    build_train_step,
+    is_oom_error,
+    oom_summary,
+    release_memory,
+    run_timed,
+    to_device,
+)
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 from probes.workload import BuiltWorkload, build_workload
 
 __all__ = ["Harness", "OutOfMemory", "is_oom_error", "main", "oom_summary", "run_probe"]
 
 Clock = Callable[[], float]
-_OOM_MARKERS = ("out of memory", "not enough memory", "can't allocate memory",
-                "cannot allocate memory", "failed to allocate")
-
-
-class OutOfMemory(Exception):
-    """The step at ``batch_size`` needed more memory than the device (or the cap) has."""
-
-    def __init__(self, batch_size: int, detail: str) -> None:
-        super().__init__(f"out of memory at batch {batch_size}: {detail}")
-        self.batch_size = batch_size
-        self.detail = detail
-
-
-_CUDA_OOM = re.compile(r"Tried to allocate ([\d.]+ [KMGT]?i?B).*?total capacity of ([\d.]+ [KMGT]?i?B)"
-                       r" of which ([\d.]+ [KMGT]?i?B) is free", re.DOTALL)
-
-
-def oom_summary(text: str) -> str:
-    """One short line for an out-of-memory message (CUDA's runs to several sentences and
-    lines): what was asked for and what was free, else the first sentence."""
-    cuda = _CUDA_OOM.search(text)
-    if cuda:
-        return (f"CUDA out of memory: tried to allocate {cuda.group(1)} with {cuda.group(3)} "
-                f"free of {cuda.group(2)}")
-    lines = text.strip().splitlines()
-    first = lines[0] if lines else "out of memory"
-    return first.split(". ")[0][:200]
-
-
-def is_oom_error(exc: BaseException) -> bool:
-    """True for torch's OutOfMemoryError, MemoryError and allocator failures on any device."""
-    if isinstance(exc, MemoryError | OutOfMemory):
-        return True
-    if type(exc).__name__ == "OutOfMemoryError":
-        return True
-    if isinstance(exc, RuntimeError | ProbeError):  # ProbeError wraps an entrypoint's failure
-        text = str(exc).lower()
-        return any(m in text for m in _OOM_MARKERS)
-    return False
-
-
-def _to_device(batch: Any, device: Any) -> Any:
-    if hasattr(batch, "to") and callable(batch.to):
-        return batch.to(device, non_blocking=True)
-    if isinstance(batch, dict):
-        return {k: _to_device(v, device) for k, v in batch.items()}
-    if isinstance(batch, list | tuple):
-        return type(batch)(_to_device(v, device) for v in batch)
-    return batch
 
 
 @dataclass
@@ -128,59 +89,22 @@ class Harness:
         self._min_measure_s = min_measure_s
         self._max_warmup = max_warmup_steps
         self._max_batch = max_batch
-        self._step: Callable[[Any], None] | None = None
+        self._step: TrainStep | None = None
         self._precision = request.recipe.precision
 
     # -- set-up -----------------------------------------------------------------------
     def _prepare(self, device: Device) -> BuiltWorkload:
-        import torch
-
         workload = self._workload or build_workload(self.request.recipe)
-        model = workload.model.to(device.torch_device)
-        model.train()
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        precision = self.request.recipe.precision
-        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-        device.enable_tf32(precision == "tf32")
-        self._precision = precision
-        if precision == "tf32" and not device.supports_tf32():
-            self._precision = "fp32"
-        scaler = torch.amp.GradScaler(device.autocast_device_type) if (
-            precision == "fp16" and device.kind == "cuda") else None
-
-        def step(batch: Any) -> None:
-            optimizer.zero_grad(set_to_none=True)
-            autocast: Any = (torch.autocast(device.autocast_device_type, dtype=dtype)
-                             if dtype is not None else contextlib.nullcontext())
-            with autocast:
-                loss = workload.loss_fn(model, batch)
-            if scaler is not None:
-                scaler.scale(loss).backward()
-                scaler.step(optimizer)
-                scaler.update()
-            else:
-                loss.backward()
-                optimizer.step()
-            device.synchronize()
-
-        self._step = step
+        self._step = build_train_step(workload.model, workload.loss_fn, device,
+                                      precision=self.request.recipe.precision)
+        self._precision = self._step.precision
         return workload
 
     def _run_step(self, batch: Any, batch_size: int, device: Device) -> float:
-        assert self._step is not None
-        start = self._clock()
-        try:
-            self._step(batch)
-        except Exception as exc:
-            if is_oom_error(exc):
-                raise OutOfMemory(batch_size, oom_summary(str(exc))) from exc
-            raise
-        elapsed = self._clock() - start
-        limit = self.request.memory_limit_gib
-        peak = device.peak_memory_gib()
-        if limit is not None and peak is not None and peak > limit:
-            raise OutOfMemory(batch_size, f"peak {peak:.2f} GiB over the cap {limit:.2f} GiB")
-        return elapsed
+        step = self._step
+        assert step is not None
+        return run_timed(lambda: step(batch), batch_size=batch_size, device=device,
+                         clock=self._clock, memory_limit_gib=self.request.memory_limit_gib)
 
     def _batch(self, workload: BuiltWorkload, batch_size: int, device: Device) -> Any:
         try:
@@ -195,34 +119,17 @@ class Harness:
         """Warm-up then measured steps. The time box starts after the first step (lazy
         initialisation, autotuning); measuring may use ``fraction`` of it."""
         size = self.request.recipe.batch_size
-        times = [self._run_step(batch, size, device)]
+        self._run_step(batch, size, device)
         box_start = self._clock()
-        deadline = box_start + fraction * self.request.time_box_s
-        warmup_cap = box_start + 0.4 * (deadline - box_start)
-        while True:
-            times.append(self._run_step(batch, size, device))
-            if (warmup_done(times[1:]) or len(times) >= self._max_warmup
-                    or self._clock() >= warmup_cap):
-                break
-        warmup = len(times)
-        measured: list[float] = []
-        util: list[float] = []
-        device.reset_peak_memory()
-        begin = last_util = self._clock()
-        while self._clock() < deadline:
-            measured.append(self._run_step(batch, size, device))
-            now = self._clock()
-            if now - last_util >= 0.2:
-                reading = device.utilization_pct()
-                if reading is not None:
-                    util.append(reading)
-                last_util = now
-            target = self.request.target_rel_halfwidth
-            if (len(measured) >= self._min_steps and now - begin >= self._min_measure_s
-                    and relative_halfwidth(measured) < target
-                    and relative_drift(measured) < 1.5 * target):
-                break
-        return _Measurement(measured, warmup, util, box_start + self.request.time_box_s)
+        run = measure_steady(
+            lambda: self._run_step(batch, size, device), clock=self._clock,
+            deadline_s=box_start + fraction * self.request.time_box_s,
+            target_rel_halfwidth=self.request.target_rel_halfwidth,
+            min_steps=self._min_steps, min_measure_s=self._min_measure_s,
+            max_warmup=self._max_warmup - 1, on_measure_start=device.reset_peak_memory,
+            utilization_pct=device.utilization_pct)
+        return _Measurement(list(run.step_times_s), run.warmup_steps + 1,
+                            list(run.utilization_pct), box_start + self.request.time_box_s)
 
     def _input_ratio(self, workload: BuiltWorkload, cached: Any, device: Device,
                      deadline: float) -> float | None:
@@ -244,7 +151,7 @@ class Harness:
                 return next(loader_iter)
 
         # One untimed step first: a DataLoader starts its worker processes on the first batch.
-        self._run_step(_to_device(next_batch(), device.torch_device), size, device)
+        self._run_step(to_device(next_batch(), device.torch_device), size, device)
         cached_s = loader_s = 0.0
         rounds = 0
         while rounds < 4 and (rounds < 1 or self._clock() < deadline):
@@ -254,7 +161,7 @@ class Harness:
             cached_s += self._clock() - start
             start = self._clock()
             for _ in range(5):
-                self._run_step(_to_device(next_batch(), device.torch_device), size, device)
+                self._run_step(to_device(next_batch(), device.torch_device), size, device)
             loader_s += self._clock() - start
             rounds += 1
         return loader_s / cached_s if cached_s > 0 else None
@@ -271,7 +178,7 @@ class Harness:
         except OutOfMemory:
             pass
         batch = None  # noqa: F841 - drops the batch before the allocator is emptied
-        _release(device)  # outside the handler: the traceback no longer holds the tensors
+        release_memory(device)  # outside the handler: the traceback no longer holds the tensors
         return fits, peak
 
     def _search(self, workload: BuiltWorkload, device: Device, *, fits: bool,
@@ -337,7 +244,7 @@ class Harness:
                                        f"{type(exc).__name__}: {exc}"[:2000],
                                        wall_time_s=self._clock() - start, **base)
         if oom:  # out of the handler: its traceback no longer holds the step's tensors
-            _release(device)
+            release_memory(device)
             found = (self._search(workload, device, fits=False, peak_gib=None)
                      if request.find_batch else None)
             return ProbeResult.failure(request, ProbeStatus.OOM, oom,
@@ -364,7 +271,7 @@ class Harness:
             if request.input_check:
                 ratio = self._input_ratio(workload, batch, device, meas.box_end)
         except OutOfMemory:
-            _release(device)
+            release_memory(device)
         except Exception as exc:  # noqa: BLE001 - the user's loader may raise anything
             base = {**base, "error": f"input check failed: {type(exc).__name__}: {exc}"[:2000]}
         if request.find_batch:
@@ -397,16 +304,6 @@ def _search_fields(found: BatchSearch | None) -> dict[str, Any]:
             "largest_batch_peak_memory_gib": found.largest_fit_peak_gib,
             "smallest_batch_that_failed": found.smallest_failure,
             "batch_search_complete": found.complete}
-
-
-def _release(device: Device) -> None:
-    import gc
-
-    gc.collect()
-    if device.kind == "cuda":
-        import torch
-
-        torch.cuda.empty_cache()
 
 
 def run_probe(request: ProbeRequest, **options: Any) -> ProbeResult:

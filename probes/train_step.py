@@ -1,0 +1,198 @@
+"""One training step on a device: the harness's and the tuner's, built the same way.
+
+``build_train_step`` moves the model to the device and returns a ``TrainStep``: zero the
+gradients, forward under autocast at the precision asked for, backward (with a gradient
+scaler for fp16 on CUDA), optimizer step, synchronize. Memory format and compiler are the
+tuner's knobs; the harness runs the step eagerly in the default format. ``run_timed`` times
+one step and turns any device's out-of-memory error into ``OutOfMemory``. torch is imported
+lazily.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+from probes.devices import Device
+from probes.errors import ProbeError
+
+__all__ = ["OutOfMemory", "TrainStep", "build_train_step", "is_oom_error", "oom_summary",
+           "release_memory", "run_timed", "to_channels_last", "to_device"]
+
+_OOM_MARKERS = ("out of memory", "not enough memory", "can't allocate memory",
+                "cannot allocate memory", "failed to allocate")
+_CUDA_OOM = re.compile(r"Tried to allocate ([\d.]+ [KMGT]?i?B).*?total capacity of ([\d.]+ [KMGT]?i?B)"
+                       r" of which ([\d.]+ [KMGT]?i?B) is free", re.DOTALL)
+
+
+class OutOfMemory(Exception):
+    """The step at ``batch_size`` needed more memory than the device (or the cap) has."""
+
+    def __init__(self, batch_size: int, detail: str) -> None:
+        super().__init__(f"out of memory at batch {batch_size}: {detail}")
+        self.batch_size = batch_size
+        self.detail = detail
+
+
+def oom_summary(text: str) -> str:
+    """One short line for an out-of-memory message (CUDA's runs to several sentences and
+    lines): what was asked for and what was free, else the first sentence."""
+    cuda = _CUDA_OOM.search(text)
+    if cuda:
+        return (f"CUDA out of memory: tried to allocate {cuda.group(1)} with {cuda.group(3)} "
+                f"free of {cuda.group(2)}")
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else "out of memory"
+    return first.split(". ")[0][:200]
+
+
+def is_oom_error(exc: BaseException) -> bool:
+    """True for torch's OutOfMemoryError, MemoryError and allocator failures on any device."""
+    if isinstance(exc, MemoryError | OutOfMemory):
+        return True
+    if type(exc).__name__ == "OutOfMemoryError":
+        return True
+    if isinstance(exc, RuntimeError | ProbeError):  # ProbeError wraps an entrypoint's failure
+        text = str(exc).lower()
+        return any(m in text for m in _OOM_MARKERS)
+    return False
+
+
+def to_device(batch: Any, device: Any) -> Any:
+    """``batch`` (a tensor, or dicts, lists and tuples of them) moved to ``device``."""
+    if hasattr(batch, "to") and callable(batch.to):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device) for k, v in batch.items()}
+    if isinstance(batch, list | tuple):
+        return type(batch)(to_device(v, device) for v in batch)
+    return batch
+
+
+def to_channels_last(batch: Any) -> Any:
+    """``batch`` with every 4-D floating-point tensor in channels-last memory format."""
+    import torch
+
+    if isinstance(batch, torch.Tensor):
+        if batch.dim() == 4 and batch.is_floating_point():
+            return batch.contiguous(memory_format=torch.channels_last)
+        return batch
+    if isinstance(batch, dict):
+        return {k: to_channels_last(v) for k, v in batch.items()}
+    if isinstance(batch, list | tuple):
+        return type(batch)(to_channels_last(v) for v in batch)
+    return batch
+
+
+def release_memory(device: Device) -> None:
+    """Collect garbage and hand cached CUDA blocks back (after an out-of-memory step)."""
+    import gc
+
+    gc.collect()
+    if device.kind == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+class TrainStep:
+    """A callable running one training step on a batch already on the device.
+
+    ``precision`` is what the step really runs (tf32 asked for on a device without it runs
+    fp32); ``phases(batch, clock)`` runs one step and returns the seconds of forward,
+    backward and optimizer, synchronizing between them (for the step profile).
+    """
+
+    def __init__(self, model: Any, loss_fn: Callable[[Any, Any], Any], device: Device, *,
+                 precision: str, dtype: Any, optimizer: Any, scaler: Any) -> None:
+        self.model = model
+        self.precision = precision
+        self._loss_fn = loss_fn
+        self._device = device
+        self._dtype = dtype
+        self._optimizer = optimizer
+        self._scaler = scaler
+
+    def _forward(self, batch: Any) -> Any:
+        import torch
+
+        self._optimizer.zero_grad(set_to_none=True)
+        autocast: Any = (torch.autocast(self._device.autocast_device_type, dtype=self._dtype)
+                         if self._dtype is not None else contextlib.nullcontext())
+        with autocast:
+            return self._loss_fn(self.model, batch)
+
+    def _backward(self, loss: Any) -> None:
+        if self._scaler is not None:
+            self._scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def _update(self) -> None:
+        if self._scaler is not None:
+            self._scaler.step(self._optimizer)
+            self._scaler.update()
+        else:
+            self._optimizer.step()
+
+    def __call__(self, batch: Any) -> None:
+        self._backward(self._forward(batch))
+        self._update()
+        self._device.synchronize()
+
+    def phases(self, batch: Any, clock: Callable[[], float]) -> tuple[float, float, float]:
+        """One step; seconds of (forward, backward, optimizer), each ended by a device sync."""
+        sync = self._device.synchronize
+        start = clock()
+        loss = self._forward(batch)
+        sync()
+        forward = clock()
+        self._backward(loss)
+        sync()
+        backward = clock()
+        self._update()
+        sync()
+        return forward - start, backward - forward, clock() - backward
+
+
+def build_train_step(model: Any, loss_fn: Callable[[Any, Any], Any], device: Device, *,
+                     precision: str, channels_last: bool = False,
+                     compiler_backend: str | None = None) -> TrainStep:
+    """The step of ``model`` (moved to ``device``, in train mode) with AdamW, at
+    ``precision`` (fp32, tf32, bf16, fp16 autocast); ``channels_last`` converts the model's
+    memory format, ``compiler_backend`` wraps it in ``torch.compile(backend=...)``."""
+    import torch
+
+    model = model.to(device.torch_device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+    device.enable_tf32(precision == "tf32")
+    effective = "fp32" if precision == "tf32" and not device.supports_tf32() else precision
+    scaler = torch.amp.GradScaler(device.autocast_device_type) if (
+        precision == "fp16" and device.kind == "cuda") else None
+    runnable = torch.compile(model, backend=compiler_backend) if compiler_backend else model
+    return TrainStep(runnable, loss_fn, device, precision=effective, dtype=dtype,
+                     optimizer=optimizer, scaler=scaler)
+
+
+def run_timed(action: Callable[[], None], *, batch_size: int, device: Device,
+              clock: Callable[[], float], memory_limit_gib: float | None) -> float:
+    """Seconds ``action`` took; OutOfMemory when it ran out of memory or its peak passed
+    ``memory_limit_gib``."""
+    start = clock()
+    try:
+        action()
+    except Exception as exc:
+        if is_oom_error(exc):
+            raise OutOfMemory(batch_size, oom_summary(str(exc))) from exc
+        raise
+    elapsed = clock() - start
+    peak = device.peak_memory_gib()
+    if memory_limit_gib is not None and peak is not None and peak > memory_limit_gib:
+        raise OutOfMemory(batch_size, f"peak {peak:.2f} GiB over the cap {memory_limit_gib:.2f} GiB")
+    return elapsed
