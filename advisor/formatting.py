@@ -1,8 +1,9 @@
-"""How numbers read in every output (terminal tables, HTML), so one figure looks the same."""
+"""How numbers read in every output (terminal tables, JSON texts, HTML), so one figure looks
+the same everywhere."""
 
 from __future__ import annotations
 
-__all__ = ["fmt_count", "fmt_money", "fmt_number", "fmt_usd"]
+__all__ = ["fmt_compact", "fmt_count", "fmt_money", "fmt_number", "fmt_usd"]
 
 
 def fmt_count(count: int, noun: str) -> str:
@@ -27,3 +28,12 @@ def fmt_usd(value: float) -> str:
 def fmt_money(value: float) -> str:
     """:func:`fmt_usd` with the dollar sign (``$3.63``, ``-$1,200.00``)."""
     return f"-${fmt_usd(-value)}" if value < 0 else f"${fmt_usd(value)}"
+
+
+def fmt_compact(value: float) -> str:
+    """Three significant figures with a k / M / G suffix for large values (14.6M / 932)."""
+    rounded = float(f"{value:.3g}")
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if abs(rounded) >= scale:
+            return f"{rounded / (scale if suffix != 'k' else 1e3):.3g}{suffix}"
+    return fmt_number(rounded)

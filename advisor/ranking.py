@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,10 +15,13 @@ from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
 
 __all__ = [
+    "CONSERVATIVE_QUANTILE",
     "CostAssumptions",
     "CostEstimate",
     "MeasuredMemory",
     "MemoryNeed",
+    "Opportunity",
+    "RankBy",
     "Recommendation",
     "Rejection",
     "check_constraint_names",
@@ -72,9 +76,23 @@ class CostAssumptions:
         ]
 
 
+# The throughput model's intervals cover 90%: their low end is the 5% quantile.
+CONSERVATIVE_QUANTILE = 0.05
+
+
+class RankBy(enum.StrEnum):
+    """Which figure of samples per dollar orders the ranking."""
+
+    CONSERVATIVE = "conservative"  # the low end of the interval: evidence first
+    ESTIMATE = "estimate"  # the point estimate: the best guess, however weak its basis
+
+
 @dataclass(frozen=True, slots=True)
 class CostEstimate:
-    """One feasible offer: how fast, how much per sample, and the whole run's time and cost."""
+    """One feasible offer: how fast, how much per sample, and the whole run's time and cost.
+
+    ``run_cost_usd_low`` / ``_high`` are the run's cost at the high / low end of the
+    throughput interval (faster is cheaper)."""
 
     offer: InstanceOffer
     throughput: ThroughputEstimate
@@ -82,6 +100,23 @@ class CostEstimate:
     run_hours: float
     run_cost_usd: float
     memory_needed_gib_per_device: float | None
+    run_cost_usd_low: float
+    run_cost_usd_high: float
+
+    @property
+    def samples_per_dollar_low(self) -> float:
+        """Samples per dollar at the low end of the throughput interval (the conservative
+        figure: its ``CONSERVATIVE_QUANTILE``)."""
+        return self.throughput.samples_per_second_low * 3600 / self.offer.price_usd_per_hour
+
+    @property
+    def samples_per_dollar_high(self) -> float:
+        """Samples per dollar at the high end of the throughput interval (the optimistic one)."""
+        return self.throughput.samples_per_second_high * 3600 / self.offer.price_usd_per_hour
+
+    def ranked_by(self, rank_by: RankBy) -> float:
+        """The samples per dollar ``rank_by`` orders offers by."""
+        return self.samples_per_dollar_low if rank_by is RankBy.CONSERVATIVE else self.samples_per_dollar
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +127,23 @@ class Rejection:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Opportunity:
+    """An accelerator type whose optimistic end beats the pick: what its best offer could
+    reach, and what a probe of it (on its cheapest offer) costs and is expected to save."""
+
+    estimate: CostEstimate
+    probe_offer_key: str
+    probe_cost_usd: float
+    expected_saving_usd: float
+    up_to_times_pick: float
+
+
 @dataclass(frozen=True)
 class Recommendation:
-    """A ranked answer for one workload: best samples per dollar first."""
+    """A ranked answer for one workload: best samples per dollar (by ``rank_by``) first;
+    ``could_be_better`` lists what a probe could overturn, largest expected saving per probe
+    dollar first."""
 
     workload: str
     prices_captured_at: date
@@ -104,6 +153,8 @@ class Recommendation:
     advice: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     extra: dict[str, object] = field(default_factory=dict)
+    rank_by: RankBy = RankBy.CONSERVATIVE
+    could_be_better: tuple[Opportunity, ...] = ()
 
 
 def _accelerator_set(names: Sequence[str], accelerators: dict[str, AcceleratorSpec],
@@ -288,22 +339,31 @@ def samples_that_fit(profile: WorkloadProfile, offer: InstanceOffer,
 def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEstimate,
             assumptions: CostAssumptions, memory_gib: float | None = None) -> CostEstimate:
     """Samples per dollar, run hours and run cost of the whole job on one offer."""
-    hours = spec.total_samples / throughput.samples_per_second / 3600
-    if offer.market is Market.SPOT:
-        hours *= 1 + assumptions.spot_overhead_fraction
-    hours += assumptions.startup_hours
+    def hours_at(samples_per_second: float) -> float:
+        hours = spec.total_samples / samples_per_second / 3600
+        if offer.market is Market.SPOT:
+            hours *= 1 + assumptions.spot_overhead_fraction
+        return hours + assumptions.startup_hours
+
+    price = offer.price_usd_per_hour
+    hours = hours_at(throughput.samples_per_second)
     return CostEstimate(
         offer=offer,
         throughput=throughput,
-        samples_per_dollar=throughput.samples_per_second * 3600 / offer.price_usd_per_hour,
+        samples_per_dollar=throughput.samples_per_second * 3600 / price,
         run_hours=hours,
-        run_cost_usd=hours * offer.price_usd_per_hour,
+        run_cost_usd=hours * price,
         memory_needed_gib_per_device=memory_gib,
+        run_cost_usd_low=hours_at(throughput.samples_per_second_high) * price,
+        run_cost_usd_high=hours_at(throughput.samples_per_second_low) * price,
     )
 
 
-def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate]) -> tuple[list[CostEstimate], list[Rejection]]:
-    """Apply deadline and budget, then order by samples per dollar (best first)."""
+def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate], *,
+         rank_by: RankBy = RankBy.CONSERVATIVE) -> tuple[list[CostEstimate], list[Rejection]]:
+    """Apply deadline and budget, then order by samples per dollar, best first: by the low
+    end of its interval (``RankBy.CONSERVATIVE``: a guess ranks above evidence only when even
+    its pessimistic end is better) or by the point estimate."""
     cons = spec.constraints
     ranked, rejected = [], []
     for est in estimates:
@@ -315,5 +375,5 @@ def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate]) -> tuple[list[Co
                                       f"constraints.budget_usd {cons.budget_usd:,g}"))
         else:
             ranked.append(est)
-    ranked.sort(key=lambda e: (-e.samples_per_dollar, e.offer.key))
+    ranked.sort(key=lambda e: (-e.ranked_by(rank_by), -e.samples_per_dollar, e.offer.key))
     return ranked, rejected

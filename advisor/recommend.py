@@ -8,12 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
+from advisor.decision import BASIS_MEANING, could_be_better, rank_by_assumption
 from advisor.op_profile import OpMix
 from advisor.profile import WorkloadProfile
 from advisor.ranking import (
     CostAssumptions,
     CostEstimate,
     MeasuredMemory,
+    RankBy,
     Recommendation,
     Rejection,
     check_constraint_names,
@@ -96,11 +98,6 @@ _BLOCKS = (
     _Block(re.compile(r"inference accelerator"), "are inference-only accelerators", None),
 )
 _OTHER = _Block(re.compile(""), "were rejected for other reasons", None)
-_BASIS_MEANING = {
-    Basis.PREDICTED: "scaled from reference measurements of other models on this accelerator",
-    Basis.PRIOR: "extrapolated from datasheet specs, no reference measurement of this "
-                 "accelerator",
-}
 
 
 def _block_of(reason: str) -> _Block:
@@ -173,19 +170,6 @@ def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog
         if gain > 1.1:
             advice.append(f"{spec_top.name} supports bf16 and precision is {spec.precision}: "
                           f"bf16 autocast is predicted {gain:.1f}x faster (precision: bf16)")
-    basis = top.throughput.basis
-    if basis is not Basis.MEASURED:
-        from advisor.planner import candidates_from, plan
-
-        probes = plan(candidates_from(ranked), 2, run_cost_usd=top.run_cost_usd)
-        if probes:
-            advice.append(
-                f"the top pick ({top.offer.accelerator}) has basis '{basis}' "
-                f"({_BASIS_MEANING[basis]}), not a measurement; the probes with the "
-                "largest expected regret cut per dollar: "
-                + "; ".join(p.describe() for p in probes)
-                + " ('advisor probe MODEL " + " ".join(f"--on {p.offer_key}" for p in probes)
-                + "', or 'advisor recommend MODEL --suggest-probes N')")
     return advice
 
 
@@ -216,12 +200,14 @@ def recommend(
     today: date | None = None,
     include_flagged: bool = False,
     op_mix: OpMix | None = None,
+    rank_by: RankBy = RankBy.CONSERVATIVE,
 ) -> Recommendation:
     """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs.
 
     ``measurements`` are probed samples/s; ``memory`` maps an accelerator to what probes
     measured about memory on it (decides memory fit there); ``op_mix`` (the traced operator
-    mix) lets offers with no probe be predicted from the operators' roofline."""
+    mix) lets offers with no probe be predicted from the operators' roofline; ``rank_by``
+    picks the figure of samples per dollar that orders the offers."""
     memory = memory or {}
     check_constraint_names(spec, catalog)
     assumptions = assumptions or CostAssumptions()
@@ -245,11 +231,12 @@ def recommend(
                                    count=offer.accelerator_count,
                                    measurements=measurements).step_capped(spec.batch_size)
         estimates.append(cost_of(spec, offer, throughput, assumptions, needed))
-    ranked, over = rank(spec, estimates)
+    ranked, over = rank(spec, estimates, rank_by=rank_by)
     rejected.extend(over)
     rejected.sort(key=lambda r: r.offer.key)
     priors = sorted({e.offer.accelerator for e in ranked if e.throughput.basis is Basis.PRIOR})
     assumption_lines = [
+        rank_by_assumption(rank_by),
         f"batch_size {spec.batch_size} is global; split evenly across an instance's devices",
         _scaling_line(ranked, catalog, model),
         *assumptions.describe(),
@@ -258,9 +245,8 @@ def recommend(
         "reference workloads of the same kind (convolutional or attention); intervals are 90% "
         "residual quantiles measured leaving each reference model out; no step (of the "
         f"global batch) faster than {MIN_STEP_SECONDS * 1e3:g} ms unless measured",
-        "basis: 'measured' = probed, 'predicted' = the accelerator has reference measurements, "
-        "'prior' = extrapolated from datasheet specs"
-        + (f" ({', '.join(priors)})" if priors else "") + "; probe a prior before trusting it",
+        "basis: " + "; ".join(f"'{b}' = {BASIS_MEANING[b]}" for b in Basis)
+        + (f" (priors here: {', '.join(priors)})" if priors else ""),
     ]
     return Recommendation(
         workload=spec.name,
@@ -271,4 +257,6 @@ def recommend(
         advice=tuple(_advice(spec, ranked, catalog, model, features) if ranked else
                      _no_offer_advice(spec, rejected, profile, assumptions, catalog)),
         warnings=tuple(_warnings(catalog, ranked, today or date.today())),
+        rank_by=rank_by,
+        could_be_better=could_be_better(ranked),
     )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.ranking import CostEstimate, Recommendation, Rejection
+from advisor.decision import describe_opportunity, headline
+from advisor.ranking import CostEstimate, Opportunity, Recommendation, Rejection
 
-__all__ = ["estimate_row", "recommendation_to_dict", "rejection_row"]
+__all__ = ["estimate_row", "opportunity_row", "recommendation_to_dict", "rejection_row"]
 
 
 def estimate_row(est: CostEstimate) -> dict[str, Any]:
@@ -25,8 +26,12 @@ def estimate_row(est: CostEstimate) -> dict[str, Any]:
         "samples_per_second_low": t.samples_per_second_low,
         "samples_per_second_high": t.samples_per_second_high,
         "samples_per_dollar": est.samples_per_dollar,
+        "samples_per_dollar_low": est.samples_per_dollar_low,
+        "samples_per_dollar_high": est.samples_per_dollar_high,
         "run_hours": est.run_hours,
         "run_cost_usd": est.run_cost_usd,
+        "run_cost_usd_low": est.run_cost_usd_low,
+        "run_cost_usd_high": est.run_cost_usd_high,
         "memory_needed_gib_per_device": est.memory_needed_gib_per_device,
         "accelerator_memory_gib": o.accelerator_memory_gib,
         "basis": str(t.basis),
@@ -50,12 +55,22 @@ def rejection_row(rej: Rejection) -> dict[str, Any]:
     }
 
 
+def opportunity_row(opp: Opportunity) -> dict[str, Any]:
+    """One "could be better" offer: its estimate, the probe that settles it, its line."""
+    return {**estimate_row(opp.estimate), "probe_offer": opp.probe_offer_key,
+            "probe_cost_usd": opp.probe_cost_usd, "expected_saving_usd": opp.expected_saving_usd,
+            "up_to_times_pick": opp.up_to_times_pick, "text": describe_opportunity(opp)}
+
+
 def recommendation_to_dict(rec: Recommendation) -> dict[str, Any]:
     """The ``--json`` object of ``advisor recommend``."""
     return {
         "workload": rec.workload,
+        "headline": headline(rec),
+        "rank_by": str(rec.rank_by),
         "prices_captured_at": rec.prices_captured_at.isoformat(),
         "ranked": [estimate_row(e) for e in rec.ranked],
+        "could_be_better": [opportunity_row(o) for o in rec.could_be_better],
         "rejected": [rejection_row(r) for r in rec.rejected],
         "assumptions": list(rec.assumptions),
         "advice": list(rec.advice),

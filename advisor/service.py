@@ -10,7 +10,7 @@ from advisor.errors import AdvisorError
 from advisor.evidence import ProbeEvidence, evidence_from_probes
 from advisor.op_profile import OpMix, op_mix_for_spec
 from advisor.profile import profile_workload
-from advisor.ranking import Recommendation
+from advisor.ranking import RankBy, Recommendation
 from advisor.recommend import recommend
 from advisor.spec import WorkloadSpec, load_workload_spec
 from advisor.storage import data_dir, default_storage_url
@@ -52,7 +52,8 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog) -> ProbeEvidence
     return evidence_from_probes(stored, catalog)
 
 
-def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommendation:
+def recommend_for_file(path: Path, *, include_flagged: bool = False,
+                       rank_by: RankBy = RankBy.CONSERVATIVE) -> Recommendation:
     """``advisor recommend``: spec from ``path``, current catalog, cached profile and
     operator mix, and the stored probes of this workload (measured throughput and findings)."""
     spec = load_workload_spec(path)
@@ -67,7 +68,7 @@ def recommend_for_file(path: Path, *, include_flagged: bool = False) -> Recommen
         profile, op_mix = profile_workload(spec), traced_op_mix(spec)
     rec = recommend(spec, catalog=catalog, profile=profile,
                     measurements=evidence.measurements, memory=evidence.memory,
-                    include_flagged=include_flagged, op_mix=op_mix)
+                    include_flagged=include_flagged, op_mix=op_mix, rank_by=rank_by)
     if not evidence.probes:
         return rec
     return replace(rec, advice=evidence.advice + rec.advice,

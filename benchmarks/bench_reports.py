@@ -53,9 +53,12 @@ def synthetic_recommendation(n_offers: int, rng: random.Random) -> Recommendatio
             continue
         sps = price1 * 300 * count * rng.uniform(0.7, 1.3)
         hours = 1e8 / sps / 3600 + 0.25
+        price = offer.price_usd_per_hour
         ranked.append(CostEstimate(
             offer, ThroughputEstimate(sps, sps * 0.7, sps * 1.4, rng.choice(list(Basis))),
-            sps * 3600 / offer.price_usd_per_hour, hours, hours * offer.price_usd_per_hour, 12.0))
+            sps * 3600 / price, hours, hours * price, 12.0,
+            run_cost_usd_low=(1e8 / (sps * 1.4) / 3600 + 0.25) * price,
+            run_cost_usd_high=(1e8 / (sps * 0.7) / 3600 + 0.25) * price))
     ranked.sort(key=lambda e: (-e.samples_per_dollar, e.offer.key))
     return Recommendation("synthetic", date(2025, 3, 1), tuple(ranked), tuple(rejected),
                           assumptions=("synthetic inputs",), advice=("none",))

@@ -14,8 +14,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from advisor.decision import describe_opportunity, group_regions, headline
 from advisor.errors import AdvisorError
-from advisor.ranking import Recommendation
+from advisor.ranking import RankBy, Recommendation
 from advisor.serialize import recommendation_to_dict
 from cli.errors import handle_errors
 from cli.options import json_option, spec_file_argument
@@ -24,6 +25,7 @@ from cli.render import (
     echo_json,
     echo_written,
     fit_widths,
+    fmt_compact,
     fmt_number,
     fmt_usd,
     status,
@@ -47,27 +49,36 @@ class _Col:
 
 
 _KEY = "instance"  # cloud:instance_type, the part of the offer key that must stay whole
+_RANGE = "samples/$ range"
 _COLUMNS = (_Col("#"), _Col(_KEY, numeric=False), _Col("region", numeric=False, wraps=True),
             _Col("accelerators", numeric=False, wraps=True),
             _Col("market", numeric=False, wraps=True), _Col("$/h"), _Col("samples/s"),
-            _Col("interval"), _Col("samples/$"), _Col("run h"), _Col("run $"),
+            _Col("samples/$"), _Col(_RANGE, wraps=True), _Col("run h"), _Col("run $"),
             _Col("basis", numeric=False, wraps=True))
 # Left out, in this order, when the table cannot fit otherwise (JSON, CSV and HTML keep them).
-_OPTIONAL = ("interval", "samples/s")
+_OPTIONAL = ("samples/s", _RANGE)
 
 
-def _cells(rec: Recommendation, top: int) -> list[dict[str, str]]:
+def _cells(rec: Recommendation, top: int, *, all_regions: bool) -> list[dict[str, str]]:
+    """Table cells of the first ``top`` rows: one per offer, or one per choice (cloud,
+    instance type, market) in its best region with '+ N regions' beside it."""
+    if all_regions:
+        shown = [(i, est, 0) for i, est in enumerate(rec.ranked[:top], start=1)]
+    else:
+        shown = [(g.rank, g.best, g.other_regions) for g in group_regions(rec.ranked)[:top]]
     rows = []
-    for i, est in enumerate(rec.ranked[:top], start=1):
+    for i, est, more in shown:
         o, t = est.offer, est.throughput
         rows.append({
-            "#": str(i), _KEY: f"{o.cloud}:{o.instance_type}", "region": o.region,
+            "#": str(i), _KEY: f"{o.cloud}:{o.instance_type}",
+            "region": o.region + (f" +{more}" if more else ""),
             "accelerators": f"{o.accelerator_count}x {o.accelerator}", "market": str(o.market),
             "$/h": fmt_usd(o.price_usd_per_hour), "samples/s": fmt_number(t.samples_per_second),
-            "interval": f"{fmt_number(t.samples_per_second_low)}-"
-                        f"{fmt_number(t.samples_per_second_high)}",
-            "samples/$": fmt_number(est.samples_per_dollar), "run h": f"{est.run_hours:,.1f}",
-            "run $": fmt_usd(est.run_cost_usd), "basis": str(t.basis),
+            "samples/$": fmt_number(est.samples_per_dollar),
+            _RANGE: f"{fmt_compact(est.samples_per_dollar_low)}-"
+                    f"{fmt_compact(est.samples_per_dollar_high)}",
+            "run h": f"{est.run_hours:,.1f}", "run $": fmt_usd(est.run_cost_usd),
+            "basis": str(t.basis),
         })
     return rows
 
@@ -99,7 +110,10 @@ def _layout(rows: Sequence[dict[str, str]], width: int) -> tuple[list[_Col], lis
 
 
 def _title(rec: Recommendation) -> str:
-    return f"{rec.workload}: best samples per dollar first (prices captured {rec.prices_captured_at})"
+    order = ("the low end of its range" if rec.rank_by is RankBy.CONSERVATIVE
+             else "its point estimate")
+    return (f"{rec.workload}: best samples per dollar first, by {order} (prices captured "
+            f"{rec.prices_captured_at})")
 
 
 def _offer_list(rec: Recommendation, rows: Sequence[dict[str, str]]) -> Group:
@@ -111,19 +125,19 @@ def _offer_list(rec: Recommendation, rows: Sequence[dict[str, str]]) -> Group:
         grid.add_row(Text(f"{r['#']}."), Text(
             f"{r[_KEY]}\n{r['region']}  {r['market']}  {r['accelerators']}  {r['basis']}\n"
             f"${r['$/h']}/h  run {r['run h']} h  ${r['run $']}\n"
-            f"{r['samples/s']} samples/s ({r['interval']})  {r['samples/$']} samples/$"))
+            f"{r['samples/s']} samples/s  {r['samples/$']} samples/$ ({r[_RANGE]})"))
     return Group(Text(_title(rec)), grid)
 
 
-def ranking_table(rec: Recommendation, top: int, *,
-                  width: int) -> tuple[Table | Group, list[str]]:
+def ranking_table(rec: Recommendation, top: int, *, width: int,
+                  all_regions: bool = False) -> tuple[Table | Group, list[str]]:
     """The ranking as a rich table no wider than ``width``, and the columns it left out.
 
     Nothing is ever cut off with an ellipsis: text columns wrap first, then the optional
     columns are left out; when even that is too wide, each offer becomes a short entry whose
     first line is the offer key (folded only when the console is narrower than the key).
     """
-    rows = _cells(rec, top)
+    rows = _cells(rec, top, all_regions=all_regions)
     columns, widths, dropped = _layout(rows, width)
     if not columns:
         return _offer_list(rec, rows), []
@@ -136,20 +150,30 @@ def ranking_table(rec: Recommendation, top: int, *,
     return table, dropped
 
 
-def _render(rec: Recommendation, top: int, out: Console | None = None) -> None:
+def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
+            out: Console | None = None) -> None:
     out = out or console()
-    table, dropped = ranking_table(rec, top, width=out.width)
+    out.print(Text(headline(rec), style="bold"))
+    table, dropped = ranking_table(rec, top, width=out.width, all_regions=all_regions)
     out.print(table)
     if dropped:
         out.print(f"({' and '.join(dropped)} left out to fit {out.width} columns; "
                   "--json or --csv has every column)")
-    out.print(f"{len(rec.ranked)} offers ranked, {len(rec.rejected)} rejected.")
+    choices = len(group_regions(rec.ranked))
+    grouped = ("" if all_regions or choices == len(rec.ranked) else
+               f" as {choices:,} choices (one row each, in its best region; '+N' more regions "
+               "offer it; --all-regions lists every row)")
+    out.print(f"{len(rec.ranked)} offers ranked{grouped}, {len(rec.rejected)} rejected.")
     kinds = Counter(_reason_kind(r.reason) for r in rec.rejected)
     for kind, n in kinds.most_common(6):
         example = next(r for r in rec.rejected if _reason_kind(r.reason) == kind)
         which = (f"e.g. {example.offer.key}; --json lists each" if n > 1
                  else example.offer.key)
         out.print(f"  rejected {n:>4}: {escape(example.reason)} ({escape(which)})")
+    if rec.could_be_better:
+        out.print("could be better (the optimistic end beats the pick; a probe settles it):")
+        for opp in rec.could_be_better:
+            out.print(f"  - {escape(describe_opportunity(opp))}")
     for warning in rec.warnings:
         out.print(f"[yellow]warning:[/] {escape(warning)}")
     for line in rec.advice:
@@ -177,19 +201,21 @@ def _status_message(model_yaml: Path) -> str:
     return f"ranking offers for {spec.name} ..."
 
 
-def rank_for_file(model_yaml: Path, *, include_flagged: bool = False) -> Recommendation:
+def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
+                  rank_by: RankBy = RankBy.CONSERVATIVE) -> Recommendation:
     """``advisor.service.recommend_for_file`` with a transient status line on stderr (only when
     stderr is a terminal): profiling a new model takes seconds."""
     from advisor import service
 
     with status(_status_message(model_yaml)):
-        return service.recommend_for_file(model_yaml, include_flagged=include_flagged)
+        return service.recommend_for_file(model_yaml, include_flagged=include_flagged,
+                                          rank_by=rank_by)
 
 
 @click.command()
 @spec_file_argument("model_yaml")
 @click.option("--top", default=15, show_default=True, type=click.IntRange(min=1),
-              help="How many ranked offers the table shows (JSON and CSV have all).")
+              help="How many rows the table shows (JSON and CSV have every offer).")
 @json_option
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path),
               help="Also write every ranked and rejected offer to this CSV file, and its "
@@ -202,10 +228,18 @@ def rank_for_file(model_yaml: Path, *, include_flagged: bool = False) -> Recomme
                                 "per probe dollar) and what each probe costs.")
 @click.option("--include-flagged", is_flag=True,
               help="Rank offers whose price a consistency check doubts (left out by default).")
+@click.option("--rank-by", type=click.Choice([str(r) for r in RankBy]),
+              default=str(RankBy.CONSERVATIVE), show_default=True,
+              help="Order by the low end of each offer's samples-per-dollar range "
+                   "(conservative: a guess ranks above evidence only when even its pessimistic "
+                   "end is better) or by the point estimate.")
+@click.option("--all-regions", is_flag=True,
+              help="One table row per region (default: one row per choice of cloud, instance "
+                   "type and market, in its best region; JSON and CSV always list every row).")
 @handle_errors
 def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
               html_path: Path | None, suggest_probes: int | None,
-              include_flagged: bool) -> None:
+              include_flagged: bool, rank_by: str, all_regions: bool) -> None:
     """Rank cloud instances for MODEL_YAML by samples per dollar.
 
     Profiles the model locally (cached), predicts its throughput on every offer in the
@@ -219,13 +253,14 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
       advisor recommend examples/bert.yaml --top 5 --json
       advisor recommend examples/gpt2.yaml --csv ranking.csv --html ranking.html
       advisor recommend examples/resnet50.yaml --suggest-probes 3
+      advisor recommend examples/resnet50.yaml --rank-by estimate --all-regions
     """
     from reports.output import check_output_path
 
     for option, path in (("--csv", csv_path), ("--html", html_path)):
         if path is not None:  # before the work, so a typo costs nothing
             check_output_path(path, option=option)
-    rec = rank_for_file(model_yaml, include_flagged=include_flagged)
+    rec = rank_for_file(model_yaml, include_flagged=include_flagged, rank_by=RankBy(rank_by))
     if csv_path is not None:
         from reports.recommendation_csv import write_recommendation_csv
 
@@ -246,7 +281,7 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
             data["suggested_probes"] = [asdict(s) for s in suggestions]
         echo_json(data)
     else:
-        _render(rec, top)
+        _render(rec, top, all_regions=all_regions)
         if suggest_probes:
             console().print("suggested probes:" if suggestions else
                             "suggested probes: none would change the pick enough to pay off")

@@ -14,9 +14,10 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from reports.formatting import fmt_money, fmt_number, fmt_usd
+from reports.formatting import fmt_compact, fmt_money, fmt_number, fmt_usd
 
-__all__ = ["console", "echo_json", "echo_written", "fit_widths", "fmt_money", "fmt_number",
+__all__ = ["console", "echo_json", "echo_written", "fit_widths", "fmt_compact", "fmt_money",
+           "fmt_number",
            "fmt_usd", "status"]
 
 PIPE_WIDTH = 140

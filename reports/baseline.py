@@ -17,7 +17,10 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from advisor.decision import BASIS_LABEL
+from advisor.formatting import fmt_money
 from advisor.ranking import CostEstimate, Recommendation
+from advisor.throughput import Basis
 from pricing import Cloud, InstanceOffer, Market
 from probes.errors import ProbeError
 from probes.offer_keys import parse_offer_key
@@ -45,23 +48,40 @@ class Baseline:
     rejected_because: str | None
     chosen_by: str
 
+    @property
+    def estimate_basis(self) -> Basis | None:
+        """The basis of the baseline's throughput (None when it was rejected)."""
+        return self.estimate.throughput.basis if self.estimate is not None else None
+
 
 @dataclass(frozen=True)
 class Savings:
     """What the top pick saves against the baseline, for the whole run and per sample.
 
-    ``per_sample_fraction_low``/``_high`` combine both throughput intervals as if their errors
-    were independent (a wide, cautious range).
+    ``run_saved_usd_low``/``_high`` and ``per_sample_fraction_low``/``_high`` combine both
+    throughput intervals as if their errors were independent (a wide, cautious range).
     """
 
     baseline: Baseline
     top: CostEstimate
     run_saved_usd: float
+    run_saved_usd_low: float
+    run_saved_usd_high: float
     run_saved_fraction: float
     per_sample_fraction: float
     per_sample_fraction_low: float
     per_sample_fraction_high: float
     hours_difference: float
+
+    def describe(self) -> str:
+        """The saving as a range, with the basis of both sides in the same line."""
+        t, b = self.top.throughput.basis, self.baseline.estimate_basis
+        base = f"{b} ({BASIS_LABEL[b]})" if b is not None else "not estimated"
+        return (f"saves {fmt_money(self.run_saved_usd_low)} to "
+                f"{fmt_money(self.run_saved_usd_high)} on the run (point estimate "
+                f"{fmt_money(self.run_saved_usd)}, {self.run_saved_fraction:.0%}) against "
+                f"{self.baseline.offer.key}; the pick is {t} ({BASIS_LABEL[t]}), the "
+                f"baseline {base}")
 
 
 _ANY_REGION = "*"  # stands for "any region" in a key given to the shared offer-key parser
@@ -180,18 +200,14 @@ def savings(top: CostEstimate, baseline: Baseline) -> Savings | None:
     if base is None:
         return None
 
-    def per_dollar(est: CostEstimate, sps: float) -> float:
-        return sps * 3600 / est.offer.price_usd_per_hour
-
-    t, b = top.throughput, base.throughput
     return Savings(
         baseline=baseline, top=top,
         run_saved_usd=base.run_cost_usd - top.run_cost_usd,
+        run_saved_usd_low=base.run_cost_usd_low - top.run_cost_usd_high,
+        run_saved_usd_high=base.run_cost_usd_high - top.run_cost_usd_low,
         run_saved_fraction=1 - top.run_cost_usd / base.run_cost_usd,
         per_sample_fraction=1 - base.samples_per_dollar / top.samples_per_dollar,
-        per_sample_fraction_low=1 - per_dollar(base, b.samples_per_second_high)
-        / per_dollar(top, t.samples_per_second_low),
-        per_sample_fraction_high=1 - per_dollar(base, b.samples_per_second_low)
-        / per_dollar(top, t.samples_per_second_high),
+        per_sample_fraction_low=1 - base.samples_per_dollar_high / top.samples_per_dollar_low,
+        per_sample_fraction_high=1 - base.samples_per_dollar_low / top.samples_per_dollar_high,
         hours_difference=top.run_hours - base.run_hours,
     )

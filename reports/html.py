@@ -64,6 +64,7 @@ th { background: var(--band); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.top td { background: #e8f1fa; font-weight: 600; }
 ul.notes li { margin: .2rem 0; }
+p.headline { font-size: 1.05rem; font-weight: 600; }
 .warning { border-left: 4px solid var(--warn); background: #fdf3e7; padding: .4rem .7rem;
            margin: .4rem 0; }
 .advice { border-left: 4px solid var(--good); background: #edf6ee; padding: .4rem .7rem;

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from advisor.decision import BASIS_LABEL, BASIS_MEANING, describe_opportunity, headline
 from advisor.ranking import CostEstimate, Recommendation, Rejection
 from advisor.throughput import Basis
 from reports.baseline import Baseline, Savings, choose_baseline, savings
@@ -38,14 +39,6 @@ BASIS_COLORS = {str(Basis.MEASURED): "#1b7837", str(Basis.PREDICTED): "#2166ac",
                 str(Basis.PRIOR): "#d6842a"}
 _TABLE_ROWS = 25
 _BARS = 20
-_BASIS_MEANING = {
-    Basis.MEASURED: "a probe of this workload on this accelerator (strongest)",
-    Basis.PREDICTED: "the throughput model fitted on reference measurements of other models "
-                     "on the same accelerator, scaled by this workload's FLOPs per sample",
-    Basis.PRIOR: "no measurement of this accelerator: extrapolated from its datasheet (the "
-                 "operator roofline, or the probed fraction of peak), with a widened interval "
-                 "(weakest); probe it before trusting it",
-}
 
 
 _TOKEN = re.compile(r"[\w.\-]+")
@@ -91,21 +84,35 @@ def _summary(rec: Recommendation, base: Baseline | None, saved: Savings | None) 
         return el("div", {"class": "warning"}, "No offer meets every constraint; see the "
                   "rejected offers below.")
     top = rec.ranked[0]
+    basis = top.throughput.basis
     cards = [
-        _card("top pick", f"{top.offer.accelerator_count}x {top.offer.accelerator}",
+        _card(f"top pick ({basis}: {BASIS_LABEL[basis]})",
+              f"{top.offer.accelerator_count}x {top.offer.accelerator}",
               Markup(offer_key(top.offer.key)
                      + escape(f" at {fmt_money(top.offer.price_usd_per_hour)}/h"))),
-        _card("whole run", fmt_money(top.run_cost_usd), f"{top.run_hours:,.1f} h"),
-        _card("samples per dollar", fmt_number(top.samples_per_dollar), f"basis: {top.throughput.basis}"),
+        _card("whole run", fmt_money(top.run_cost_usd),
+              f"{fmt_money(top.run_cost_usd_low)} to {fmt_money(top.run_cost_usd_high)}; "
+              f"{top.run_hours:,.1f} h"),
+        _card("samples per dollar", fmt_number(top.samples_per_dollar),
+              f"{fmt_number(top.samples_per_dollar_low)} to "
+              f"{fmt_number(top.samples_per_dollar_high)}; basis: {basis}"),
         _card("offers", f"{len(rec.ranked):,} ranked", f"{len(rec.rejected):,} rejected"),
     ]
     if saved is not None:
+        b = saved.baseline.estimate_basis
         cards.insert(2, _card(
-            "saved vs baseline", fmt_money(saved.run_saved_usd),
-            f"{saved.run_saved_fraction:.0%} of {fmt_money(saved.baseline.estimate.run_cost_usd)}"
-            if saved.baseline.estimate else ""))
-    blocks: list[Child] = [el("div", {"class": "cards"}, cards)]
+            "saved vs baseline",
+            f"{fmt_money(saved.run_saved_usd_low)} to {fmt_money(saved.run_saved_usd_high)}",
+            f"pick {basis} ({BASIS_LABEL[basis]}) vs baseline {b}; point estimate "
+            f"{fmt_money(saved.run_saved_usd)} ({saved.run_saved_fraction:.0%})"))
+    blocks: list[Child] = [el("p", {"class": "headline"}, headline(rec)),
+                           el("div", {"class": "cards"}, cards)]
     blocks.append(_baseline_text(base, saved))
+    if rec.could_be_better:
+        blocks.append(el("div", {"class": "advice"}, "Could be better (the optimistic end "
+                         "beats the pick; a probe settles it):",
+                         el("ul", None, [el("li", None, describe_opportunity(o))
+                                         for o in rec.could_be_better])))
     return el("section", {"id": "summary"}, blocks)
 
 
@@ -121,11 +128,9 @@ def _baseline_text(base: Baseline | None, saved: Savings | None) -> Markup:
     est = base.estimate
     assert est is not None
     return el("p", None, head, f", {est.run_hours:,.1f} h and {fmt_money(est.run_cost_usd)} for the "
-              f"run. The top pick saves {fmt_money(saved.run_saved_usd)} "
-              f"({saved.run_saved_fraction:.0%}) on the whole run and "
-              f"{saved.per_sample_fraction:.0%} per sample (from "
-              f"{saved.per_sample_fraction_low:.0%} to {saved.per_sample_fraction_high:.0%} "
-              f"across both throughput intervals); it takes "
+              f"run. The top pick {saved.describe()}. Per sample it saves "
+              f"{saved.per_sample_fraction:.0%} (from {saved.per_sample_fraction_low:.0%} to "
+              f"{saved.per_sample_fraction_high:.0%} across both throughput intervals); it takes "
               f"{abs(saved.hours_difference):,.1f} h {'longer' if saved.hours_difference > 0 else 'less'}.")
 
 
@@ -234,7 +239,7 @@ def _rejections(rec: Recommendation) -> Markup:
 
 def _evidence(rec: Recommendation) -> Markup:
     counts = Counter(e.throughput.basis for e in rec.ranked)
-    rows: list[list[Child]] = [[_basis_tag(b), counts.get(b, 0), _BASIS_MEANING[b]]
+    rows: list[list[Child]] = [[_basis_tag(b), counts.get(b, 0), BASIS_MEANING[b]]
                                for b in Basis]
     sources = sorted({e.offer.source for e in rec.ranked} | {r.offer.source for r in rec.rejected})
     return el("section", {"id": "evidence"},

@@ -45,8 +45,15 @@ def test_json_shape_and_coverage() -> None:
     assert {item["cloud"] for item in data["ranked"]} == {"aws", "gcp"}
     accelerators = {item["accelerator"] for item in data["ranked"]}
     assert any(a.startswith("TPU") for a in accelerators) and "H100-SXM" in accelerators
-    spd = [item["samples_per_dollar"] for item in data["ranked"]]
+    # ranked by the conservative figure (the low end of samples/$) by default
+    assert data["rank_by"] == "conservative"
+    spd = [item["samples_per_dollar_low"] for item in data["ranked"]]
     assert spd == sorted(spd, reverse=True)
+    assert all(item["samples_per_dollar_low"] <= item["samples_per_dollar"]
+               <= item["samples_per_dollar_high"] for item in data["ranked"])
+    assert all(item["run_cost_usd_low"] <= item["run_cost_usd"] <= item["run_cost_usd_high"]
+               for item in data["ranked"])
+    assert data["headline"].startswith("pick: ")
 
 
 def test_every_catalog_offer_is_ranked_or_rejected_once() -> None:

@@ -8,6 +8,7 @@ from datetime import date
 
 import pytest
 
+from advisor.decision import BASIS_LABEL, headline
 from advisor.profile import WorkloadProfile
 from advisor.ranking import Recommendation
 from advisor.recommend import default_throughput_model, recommend
@@ -110,7 +111,7 @@ def test_top_pick_advice_uses_the_rows_basis(model: ThroughputModel, accelerator
                      data={"samples": 1281167, "epochs": 90},
                      constraints={"spot": "allowed", "accelerators": accelerators})
     assert rec.ranked[0].throughput.basis is basis
-    line = next(a for a in rec.advice if a.startswith("the top pick"))
-    assert f"has basis '{basis}'" in line
+    line = headline(rec)
+    assert f"basis {basis} ({BASIS_LABEL[basis]})" in line
     if basis is Basis.PRIOR:
         assert "predicted" not in line and "datasheet" in line

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import advisor.service
+from advisor.decision import group_regions
 from advisor.profile import WorkloadProfile
 from advisor.ranking import Recommendation
 from advisor.recommend import recommend
@@ -102,7 +103,8 @@ def test_run_cost_is_shown_to_the_cent(calls: list[Path], mlp_rec: Recommendatio
     assert code == 0, err
     rows = [line for line in out.splitlines() if line.startswith("│")]
     assert len(rows) == 5
-    for row, est in zip(rows, mlp_rec.ranked, strict=False):
+    shown = [group.best for group in group_regions(mlp_rec.ranked)]
+    for row, est in zip(rows, shown, strict=False):
         cells = [c.strip() for c in row.strip("│").split("│")]
         assert cells[-2] == f"{est.run_cost_usd:,.2f}"  # run $, not whole dollars ("0")
         assert est.run_cost_usd < 1
@@ -161,3 +163,51 @@ def test_a_cached_profile_is_not_announced_as_profiling(calls: list[Path]) -> No
     (profile_cache_dir() / f"{spec.fingerprint()}.json").write_text("{}")
     code, _, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "1"})
     assert code == 0 and "profiling" not in err and "ranking offers for mlp-mnist" in err
+
+
+# --- one row per choice, the headline, --rank-by (issue 15) ----------------------------------
+
+def _table_rows(out: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("│").split("│")]
+            for line in out.splitlines() if line.startswith("│") and line[1:4].strip()]
+
+
+def test_table_folds_regions_and_all_regions_lists_every_row(calls: list[Path],
+                                                             mlp_rec: Recommendation) -> None:
+    env = {"COLUMNS": "200"}
+    _, grouped, _ = _run("recommend", str(MLP_YAML), "--top", "8", env=env)
+    _, every, _ = _run("recommend", str(MLP_YAML), "--top", "8", "--all-regions", env=env)
+    groups = group_regions(mlp_rec.ranked)[:8]
+    rows = _table_rows(grouped)
+    assert [r[0] for r in rows] == [str(g.rank) for g in groups]
+    assert [r[2] for r in rows] == [g.best.offer.region + (f" +{g.other_regions}"
+                                                           if g.other_regions else "")
+                                    for g in groups]
+    assert [r[0] for r in _table_rows(every)] == [str(i) for i in range(1, 9)]
+    assert "--all-regions lists every row" in grouped
+
+
+def test_headline_leads_and_json_keeps_every_row(calls: list[Path],
+                                                 mlp_rec: Recommendation) -> None:
+    _, out, _ = _run("recommend", str(MLP_YAML), env={"COLUMNS": "200"})
+    _, text, _ = _run("recommend", str(MLP_YAML), "--json")
+    data = json.loads(text)
+    assert len(data["ranked"]) == len(mlp_rec.ranked)  # not folded
+    assert data["headline"].startswith("pick: ")
+    assert " ".join(out.split()).startswith(data["headline"])  # the first thing printed
+
+
+def test_rank_by_reaches_the_library(monkeypatch: pytest.MonkeyPatch,
+                                     mlp_rec: Recommendation) -> None:
+    seen: list[object] = []
+
+    def fake(path: Path, **kwargs: object) -> Recommendation:
+        seen.append(kwargs["rank_by"])
+        return mlp_rec
+
+    monkeypatch.setattr(advisor.service, "recommend_for_file", fake)
+    assert _run("recommend", str(MLP_YAML), "--rank-by", "estimate", "--json")[0] == 0
+    assert _run("recommend", str(MLP_YAML), "--json")[0] == 0
+    assert [str(s) for s in seen] == ["estimate", "conservative"]
+    code, _, err = _run("recommend", str(MLP_YAML), "--rank-by", "best")
+    assert code == 2 and "'best' is not one of 'conservative', 'estimate'" in err

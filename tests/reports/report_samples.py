@@ -27,11 +27,15 @@ def offer(cloud: Cloud, instance_type: str, region: str, market: Market, acceler
 def estimate(o: InstanceOffer, sps: float, low: float, high: float, basis: Basis,
              memory: float | None = 21.5) -> CostEstimate:
     """A cost estimate computed the way ranking does, for TOTAL_SAMPLES samples."""
-    hours = TOTAL_SAMPLES / sps / 3600 * (1.1 if o.market is Market.SPOT else 1.0) + STARTUP_HOURS
+    def hours(at: float) -> float:
+        return TOTAL_SAMPLES / at / 3600 * (1.1 if o.market is Market.SPOT else 1.0) + STARTUP_HOURS
+
     return CostEstimate(offer=o, throughput=ThroughputEstimate(sps, low, high, basis),
-                        samples_per_dollar=sps * 3600 / o.price_usd_per_hour, run_hours=hours,
-                        run_cost_usd=hours * o.price_usd_per_hour,
-                        memory_needed_gib_per_device=memory)
+                        samples_per_dollar=sps * 3600 / o.price_usd_per_hour, run_hours=hours(sps),
+                        run_cost_usd=hours(sps) * o.price_usd_per_hour,
+                        memory_needed_gib_per_device=memory,
+                        run_cost_usd_low=hours(high) * o.price_usd_per_hour,
+                        run_cost_usd_high=hours(low) * o.price_usd_per_hour)
 
 
 P4D_OD = offer(Cloud.AWS, "p4d.24xlarge", "us-east-1", Market.ON_DEMAND, "A100-40GB-SXM", 8, 32.77)

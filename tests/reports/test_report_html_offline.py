@@ -100,7 +100,10 @@ def test_recommendation_report_states_savings_against_default_baseline() -> None
     document = _recommendation_html()
     # default baseline: cheapest on-demand 8x A100 = p4d us-east-1 at $32.77/h
     assert "aws:p4d.24xlarge:us-east-1:on-demand at $32.77/h" in document
-    assert "The top pick saves $35" in document
+    # a range from both intervals, with the basis of both sides in the same line
+    assert "The top pick saves $" in document and "(point estimate $35" in document
+    assert ("the pick is predicted (a prediction from other models), the baseline predicted "
+            "(a prediction from other models)") in document
 
 
 def test_sweep_report_sections_and_figures() -> None:

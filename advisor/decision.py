@@ -1,0 +1,149 @@
+"""Deciding under uncertainty: what the pick rests on, what a probe could overturn, and the
+ranking folded to one row per choice.
+
+The ranking (``advisor.ranking.rank``) orders offers by a conservative figure of samples per
+dollar, so a guess outranks evidence only when even its pessimistic end is better. What is
+left is said here: each basis's meaning (defined once), the offers whose optimistic end beats
+the pick with what a probe of them costs and is expected to save (the planner's knowledge
+gradient), and the one-line headline every renderer leads with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from advisor.formatting import fmt_money
+from advisor.planner import PROBE_MINUTES, ProbeMinutes, candidates_from, plan
+from advisor.ranking import CONSERVATIVE_QUANTILE, CostEstimate, Opportunity, RankBy, Recommendation
+from advisor.throughput import Basis
+
+__all__ = [
+    "BASIS_LABEL",
+    "BASIS_MEANING",
+    "OfferGroup",
+    "could_be_better",
+    "describe_opportunity",
+    "group_regions",
+    "headline",
+    "rank_by_assumption",
+]
+
+# What each basis means, the one text every renderer uses.
+BASIS_MEANING = {
+    Basis.MEASURED: "a probe of this workload on this accelerator",
+    Basis.PREDICTED: "scaled from reference measurements of other models on this accelerator",
+    Basis.PRIOR: "no measurement of this accelerator: extrapolated from its datasheet; "
+                 "probe it before trusting it",
+}
+# The same, in a few words for a headline.
+BASIS_LABEL = {Basis.PRIOR: "a datasheet guess", Basis.PREDICTED: "a prediction from other models",
+          Basis.MEASURED: "measured"}
+COULD_BE_BETTER_LIMIT = 5
+
+
+def rank_by_assumption(rank_by: RankBy) -> str:
+    """The assumption line that says how the ranking is ordered."""
+    if rank_by is RankBy.CONSERVATIVE:
+        return (f"order: by conservative samples per dollar, the {CONSERVATIVE_QUANTILE:.0%} "
+                "quantile (the low end of the 90% throughput interval), so a guess ranks above "
+                "evidence only when its pessimistic end is better; --rank-by estimate orders by "
+                "the point estimate")
+    return ("order: by the point estimate of samples per dollar, however weak its basis "
+            "(--rank-by conservative orders by the low end of the interval)")
+
+
+def could_be_better(ranked: Sequence[CostEstimate], *,
+                    probe_minutes: ProbeMinutes = PROBE_MINUTES,
+                    limit: int = COULD_BE_BETTER_LIMIT) -> tuple[Opportunity, ...]:
+    """Accelerator types, other than the pick's and not yet measured, whose best offer's
+    optimistic samples per dollar beats the pick's estimate, and which the probe planner finds
+    worth a probe: largest expected saving per probe dollar first, at most ``limit``."""
+    if not ranked:
+        return ()
+    pick = ranked[0]
+    best: dict[str, CostEstimate] = {}
+    for est in ranked:
+        name = est.offer.accelerator
+        if (name != pick.offer.accelerator and est.throughput.basis is not Basis.MEASURED
+                and est.samples_per_dollar_high > pick.samples_per_dollar
+                and (name not in best
+                     or est.samples_per_dollar_high > best[name].samples_per_dollar_high)):
+            best[name] = est
+    if not best:
+        return ()
+    candidates = candidates_from(ranked)
+    suggestions = plan(candidates, len(candidates), probe_minutes=probe_minutes,
+                       run_cost_usd=pick.run_cost_usd)
+    found = []
+    for s in suggestions:
+        if s.accelerator in best:
+            est = best[s.accelerator]
+            found.append(Opportunity(
+                estimate=est, probe_offer_key=s.offer_key, probe_cost_usd=s.probe_cost_usd,
+                expected_saving_usd=s.expected_saving_usd or 0.0,
+                up_to_times_pick=est.samples_per_dollar_high / pick.samples_per_dollar))
+    return tuple(found[:limit])
+
+
+def describe_opportunity(opp: Opportunity) -> str:
+    """One line: what the offer could reach, what its probe costs and is expected to save."""
+    o = opp.estimate.offer
+    return (f"{o.accelerator_count}x {o.accelerator} ({o.cloud}:{o.instance_type} {o.market}, "
+            f"basis {opp.estimate.throughput.basis}): up to {opp.up_to_times_pick:.1f}x the "
+            f"pick's samples/$; probe for {fmt_money(opp.probe_cost_usd)} "
+            f"(--on {opp.probe_offer_key}), expected saving "
+            f"{fmt_money(opp.expected_saving_usd)} on the run")
+
+
+def headline(rec: Recommendation) -> str:
+    """What the pick is, its basis, its run cost as a range, and what the next probe would
+    settle: the first line of the table, the JSON and the reports."""
+    if not rec.ranked:
+        return "no offer meets every constraint (see the rejected offers)"
+    pick = rec.ranked[0]
+    o, basis = pick.offer, pick.throughput.basis
+    line = (f"pick: {o.accelerator_count}x {o.accelerator} on {o.cloud}:{o.instance_type} "
+            f"{o.region} {o.market}, basis {basis} ({BASIS_LABEL[basis]}); run "
+            f"{fmt_money(pick.run_cost_usd)} ({fmt_money(pick.run_cost_usd_low)} to "
+            f"{fmt_money(pick.run_cost_usd_high)}), {pick.run_hours:,.1f} h")
+    if rec.could_be_better:
+        nxt = rec.could_be_better[0]
+        n = nxt.estimate.offer
+        return (line + f"; next probe: {n.accelerator} on {nxt.probe_offer_key} for "
+                f"{fmt_money(nxt.probe_cost_usd)} settles whether it beats the pick (up "
+                f"to {nxt.up_to_times_pick:.1f}x its samples/$)")
+    if basis is Basis.MEASURED:
+        return line + "; no unprobed offer could beat it even at its optimistic end"
+    return line + f"; probe it to confirm (--on {o.key})"
+
+
+@dataclass(frozen=True, slots=True)
+class OfferGroup:
+    """The same choice (cloud, instance type, market) in every region it ranked in: ``rank``
+    is the 1-based position of its best region, ``estimates`` best region first."""
+
+    rank: int
+    estimates: tuple[CostEstimate, ...]
+
+    @property
+    def best(self) -> CostEstimate:
+        """The best-ranked region's estimate (the cheapest where throughput is the same)."""
+        return self.estimates[0]
+
+    @property
+    def other_regions(self) -> int:
+        """How many more regions offer the same choice."""
+        return len(self.estimates) - 1
+
+
+def group_regions(ranked: Sequence[CostEstimate]) -> list[OfferGroup]:
+    """One group per (cloud, instance type, market), in ranking order of its best region."""
+    members: dict[tuple[str, str, str], list[CostEstimate]] = {}
+    first: dict[tuple[str, str, str], int] = {}
+    for i, est in enumerate(ranked, start=1):
+        o = est.offer
+        key = (str(o.cloud), o.instance_type, str(o.market))
+        members.setdefault(key, []).append(est)
+        first.setdefault(key, i)
+    return [OfferGroup(first[key], tuple(members[key])) for key in members]
