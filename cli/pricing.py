@@ -62,7 +62,8 @@ def pricing() -> None:
 @click.option("--spot/--on-demand", "spot", default=None,
               help="Only spot, or only on-demand offers (default: both).")
 @click.option("--zones", is_flag=True, help="Also list per-zone spot prices of snapshots.")
-@click.option("--flagged", "flagged_only", is_flag=True, help="Only rows whose price is doubted.")
+@click.option("--flagged", "flagged_only", is_flag=True,
+              help="Only rows whose price is doubted, with the rule and figures behind each.")
 @json_option
 @handle_errors
 def list_offers(
@@ -97,30 +98,34 @@ def list_offers(
             "count": len(offers), "offers": [_offer_json(o) for o in offers],
         })
         return
-    _render_offers(offers, catalog)
+    _render_offers(offers, catalog, why=flagged_only)
 
 
-def _render_offers(offers: list[InstanceOffer], catalog: Catalog) -> None:
+def _render_offers(offers: list[InstanceOffer], catalog: Catalog, *, why: bool) -> None:
+    """The table; ``why`` adds a column with each flag's rule and the figures it compared."""
     out = console()
     dates = ", ".join(f"{c} {d}" for c, d in _captured(catalog).items())
     table = Table(title=f"{len(offers)} offers (prices captured {dates})", title_justify="left")
-    for name, justify in [("cloud", "left"), ("region", "left"), ("instance type", "left"),
-                          ("accelerators", "left"), ("market", "left"), ("$/h", "right"),
-                          ("$/dev-h", "right"), ("!", "left")]:
-        table.add_column(name, justify=justify, no_wrap=name not in ("accelerators", "region"))  # type: ignore[arg-type]
+    columns = [("cloud", "left"), ("region", "left"), ("instance type", "left"),
+               ("accelerators", "left"), ("market", "left"), ("$/h", "right"),
+               ("$/dev-h", "right"), ("why doubted" if why else "!", "left")]
+    for name, justify in columns:
+        table.add_column(name, justify=justify,  # type: ignore[arg-type]
+                         no_wrap=name not in ("accelerators", "region", "why doubted"))
     for o in offers:
         where = f"{o.region} ({o.zone})" if o.zone else o.region
         table.add_row(
             o.cloud.value, where, o.instance_type,
             f"{o.accelerator_count}x {o.accelerator}",
             o.market.value, f"{o.price_usd_per_hour:,.2f}",
-            f"{o.price_usd_per_accelerator_hour:,.3f}", "!" if o.flagged else "",
+            f"{o.price_usd_per_accelerator_hour:,.3f}",
+            o.flagged if why else ("!" if o.flagged else ""),
         )
     out.print(table)
     flagged = sum(1 for o in offers if o.flagged)
-    if flagged:
-        out.print(f"! = {flagged} rows with a doubted price (see 'advisor pricing list --flagged "
-                  "--json' for the reasons)")
+    if flagged and not why:
+        out.print(f"! = {flagged} rows with a doubted price, never ranked unless asked "
+                  "('advisor pricing list --flagged' shows each rule and the figures it compared)")
     if catalog.approximate_dates:
         out.print("note: the shipped prices' capture date is approximate "
                   f"({', '.join(sorted(c.value for c in catalog.approximate_dates))}); "

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import csv
 import io
+import statistics
 import sys
+from collections import defaultdict
 from pathlib import Path
+
+from pricing.checks import list_cluster
+from pricing.flags import FlagRule, PriceFlag, render_flags
 
 __all__ = [
     "CAPTURED_AT",
@@ -97,7 +102,43 @@ _OFFER_ACCELERATOR: list[tuple[str, str, str, str | None]] = [
     ("gcp", "tpu-v5p", "", "TPU-v5p"), ("gcp", "tpu-v6e", "", "TPU-v6e"),
 ]
 
-_UNVERIFIED_SPOT = {("aws", "trn2.48xlarge"): "spot price from a single AZ, unverified"}
+# Spot prices seen in one availability zone only.
+_SINGLE_ZONE_SPOT = frozenset({("aws", "trn2.48xlarge")})
+
+
+def _on_demand_flags(prices: list[dict[str, str]]) -> dict[tuple[str, str, str], PriceFlag]:
+    """A flag per (cloud, instance type, region) whose on-demand price the table marks
+    untrusted: ``below-list-cluster`` where that check finds it too (so a rebuild and
+    ``pricing.checks`` agree), else ``source-doubt`` against the median of the SKU's trusted
+    regions.
+
+    Only the on-demand price: the table's doubt is about a non-list on-demand price, and the
+    same row's spot price is a market price that stands on its own.
+    """
+    regional: dict[tuple[str, str], list[float]] = defaultdict(list)
+    trusted: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for price in prices:
+        if price["price_on_demand_usd_per_hour"]:
+            sku, value = (price["cloud"], price["instance_type"]), float(
+                price["price_on_demand_usd_per_hour"])
+            regional[sku].append(value)
+            if price["trusted"] == "true":
+                trusted[sku].append(value)
+    flags = {}
+    for price in prices:
+        on_demand = price["price_on_demand_usd_per_hour"]
+        if price["trusted"] == "true" or not on_demand:
+            continue
+        sku, value = (price["cloud"], price["instance_type"]), float(on_demand)
+        cluster = list_cluster(regional[sku])
+        if cluster is not None and value < cluster[2]:
+            flag = PriceFlag(FlagRule.BELOW_LIST_CLUSTER, value, cluster[0], cluster[1])
+        else:
+            others = trusted[sku]
+            flag = PriceFlag(FlagRule.SOURCE_DOUBT, value,
+                             statistics.median(others) if others else None, len(others))
+        flags[(*sku, price["region"])] = flag
+    return flags
 
 
 def _canonical_accelerator(cloud: str, name: str, instance_type: str) -> str | None:
@@ -142,8 +183,10 @@ def build_accelerators(specs_csv: str) -> list[dict[str, str]]:
 def build_offers(prices_csv: str, accelerators: list[dict[str, str]]) -> list[dict[str, str]]:
     """Turn the price table into one catalog row per (instance, region, market)."""
     memory_by_name = {a["name"]: float(a["memory_gib"]) for a in accelerators}
+    prices = list(csv.DictReader(io.StringIO(prices_csv)))
+    doubted = _on_demand_flags(prices)
     rows = []
-    for price in csv.DictReader(io.StringIO(prices_csv)):
+    for price in prices:
         cloud, instance_type = price["cloud"], price["instance_type"]
         accelerator = _canonical_accelerator(cloud, price["accelerator"], instance_type)
         if accelerator is None:
@@ -151,9 +194,7 @@ def build_offers(prices_csv: str, accelerators: list[dict[str, str]]) -> list[di
         count = int(price["accelerator_count"])
         total_memory = price["accelerator_memory_gb"]
         per_device = float(total_memory) / count if total_memory else memory_by_name[accelerator]
-        flagged = "" if price["trusted"] == "true" else (
-            "price in a non-list cluster for this SKU (over 1.6x from other regions)"
-        )
+        doubt = doubted.get((cloud, instance_type, price["region"]))
         base = {
             "cloud": cloud, "region": price["region"], "zone": "",
             "instance_type": instance_type, "accelerator": accelerator,
@@ -166,12 +207,13 @@ def build_offers(prices_csv: str, accelerators: list[dict[str, str]]) -> list[di
         spot = price["price_spot_usd_per_hour"]
         if on_demand:
             rows.append({**base, "market": "on-demand", "price_usd_per_hour": _num(on_demand),
-                         "flagged": flagged})
+                         "flagged": render_flags([doubt] if doubt else [])})
         # spot >= on-demand means the catalog has no usable spot market there
         if spot and (not on_demand or float(spot) < float(on_demand)):
-            spot_flag = _UNVERIFIED_SPOT.get((cloud, instance_type), flagged)
+            single_zone = (cloud, instance_type) in _SINGLE_ZONE_SPOT
+            spot_flags = [PriceFlag(FlagRule.SINGLE_ZONE_SPOT, float(spot))] if single_zone else []
             rows.append({**base, "market": "spot", "price_usd_per_hour": _num(spot),
-                         "flagged": spot_flag})
+                         "flagged": render_flags(spot_flags)})
     rows.sort(key=lambda r: (r["cloud"], r["instance_type"], r["region"], r["market"]))
     return rows
 

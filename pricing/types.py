@@ -65,8 +65,9 @@ class InstanceOffer:
     """One way to rent accelerators: an instance type in a region, on one market, at a price.
 
     ``accelerator_count`` counts devices (GPUs, TPU chips, Trainium chips, Gaudi cards);
-    ``accelerator_memory_gib`` is per device. ``flagged`` carries the reason a consistency
-    check doubts the price (empty when it looks sound).
+    ``accelerator_memory_gib`` is per device. ``flagged`` carries why a consistency
+    check doubts the price, rendered from ``pricing.flags.PriceFlag`` records (rule and the
+    figures compared; empty when it looks sound).
     """
 
     cloud: Cloud

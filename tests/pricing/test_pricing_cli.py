@@ -40,7 +40,7 @@ def test_list_filters_compose() -> None:
 def test_list_on_demand_only_and_flagged_only() -> None:
     assert {o["market"] for o in _list_json("--on-demand")["offers"]} == {"on-demand"}
     flagged = _list_json("--flagged")["offers"]
-    assert len(flagged) == 92 and all(o["flagged"] for o in flagged)
+    assert len(flagged) == 47 and all(o["flagged"] for o in flagged)
 
 
 @pytest.mark.parametrize(("args", "message"), [

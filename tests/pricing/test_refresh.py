@@ -85,4 +85,4 @@ def test_refresh_flags_doubtful_rows(tmp_path: Path) -> None:
                          regions=("us-east-1",))
     out = refresh(_Canned(result), tmp_path)
     (row,) = [o for o in read_offers_csv(out.path) if o.key == spot.key]
-    assert row.flagged.startswith("spot-above-on-demand")
+    assert row.flagged.startswith("spot-not-cheaper: ")

@@ -113,7 +113,7 @@ def test_moto_spot_kept_per_zone_and_flagged_as_sentinel(moto_fetch: Any) -> Non
     assert len(zones) >= 2  # moto offers p5.48xlarge in several us-east-1 zones
     checked = apply_checks(moto_fetch.offers)
     spot = [o for o in checked if o.instance_type == "p5.48xlarge" and o.market is Market.SPOT]
-    assert spot and all("sentinel" in o.flagged for o in spot)  # moto's 0.00001 USD/h
+    assert spot and all("near-zero-price" in o.flagged for o in spot)  # moto's 0.00001 USD/h
 
 
 def test_spot_latest_per_zone_and_region_row_at_cheapest_zone() -> None:
