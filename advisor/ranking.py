@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from advisor.profile import WorkloadProfile
+from advisor.rejections import Rejection, RejectionKind
 from advisor.runtime_overhead import overhead_for_accelerator, overhead_for_vendor
 from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
@@ -24,6 +25,7 @@ __all__ = [
     "RankBy",
     "Recommendation",
     "Rejection",
+    "RejectionKind",
     "check_constraint_names",
     "cost_of",
     "filter_offers",
@@ -120,14 +122,6 @@ class CostEstimate:
 
 
 @dataclass(frozen=True, slots=True)
-class Rejection:
-    """An offer left out, and why."""
-
-    offer: InstanceOffer
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class Opportunity:
     """An accelerator type whose optimistic end beats the pick: what its best offer could
     reach, and what a probe of it (on its cheapest offer) costs and is expected to save."""
@@ -188,37 +182,37 @@ def filter_offers(
     cons = spec.constraints
     include = _accelerator_set(cons.accelerators_include, accelerators, "include")
     exclude = _accelerator_set(cons.accelerators_exclude, accelerators, "exclude")
-    checks: list[tuple[Callable[[InstanceOffer], bool], Callable[[InstanceOffer], str]]] = [
-        (lambda o: bool(cons.clouds) and o.cloud not in cons.clouds,
-         lambda o: f"cloud {o.cloud} not in constraints.clouds"),
-        (lambda o: bool(cons.regions) and o.region not in cons.regions,
-         lambda o: f"region {o.region} not in constraints.regions"),
+    kind = RejectionKind
+    none: dict[str, float | int | str] = {}
+    # (fails, kind, figures it compared), first failure wins
+    checks: list[tuple[Callable[[InstanceOffer], bool], RejectionKind,
+                       Callable[[InstanceOffer], dict[str, float | int | str]]]] = [
+        (lambda o: bool(cons.clouds) and o.cloud not in cons.clouds, kind.CLOUD, lambda _: none),
+        (lambda o: bool(cons.regions) and o.region not in cons.regions, kind.REGION,
+         lambda _: none),
         (lambda o: bool(include) and o.accelerator not in include,
-         lambda o: f"{o.accelerator} not in constraints.accelerators.include"),
-        (lambda o: o.accelerator in exclude,
-         lambda o: f"{o.accelerator} in constraints.accelerators.exclude"),
+         kind.ACCELERATOR_NOT_INCLUDED, lambda _: none),
+        (lambda o: o.accelerator in exclude, kind.ACCELERATOR_EXCLUDED, lambda _: none),
         (lambda o: cons.spot is SpotPolicy.NEVER and o.market is Market.SPOT,
-         lambda _: "spot not allowed (constraints.spot: never)"),
+         kind.SPOT_NOT_ALLOWED, lambda _: none),
         (lambda o: cons.spot is SpotPolicy.ONLY and o.market is Market.ON_DEMAND,
-         lambda _: "on-demand left out (constraints.spot: only)"),
-        (lambda o: not accelerators[o.accelerator].training,
-         lambda o: f"{o.accelerator} is an inference accelerator, not for training"),
+         kind.ON_DEMAND_LEFT_OUT, lambda _: none),
+        (lambda o: not accelerators[o.accelerator].training, kind.INFERENCE_ONLY,
+         lambda _: none),
         (lambda o: cons.max_accelerators is not None and o.accelerator_count > cons.max_accelerators,
-         lambda o: f"{o.accelerator_count} accelerators > constraints.max_accelerators "
-                   f"{cons.max_accelerators}"),
-        (lambda o: spec.batch_size < o.accelerator_count,
-         lambda o: f"batch_size {spec.batch_size} < {o.accelerator_count} accelerators "
-                   "(data parallel needs a sample per device)"),
-        (lambda o: bool(o.flagged) and not include_flagged,
-         lambda o: f"price flagged: {o.flagged} (--include-flagged ranks it)"),
+         kind.TOO_MANY_ACCELERATORS, lambda _: {"max_accelerators": cons.max_accelerators or 0}),
+        (lambda o: spec.batch_size < o.accelerator_count, kind.BATCH_TOO_SMALL,
+         lambda _: {"batch_size": spec.batch_size}),
+        (lambda o: bool(o.flagged) and not include_flagged, kind.PRICE_FLAGGED,
+         lambda o: {"flag": o.flagged}),
     ]
     kept, rejected = [], []
     for offer in offers:
-        reason = next((why(offer) for failed, why in checks if failed(offer)), None)
-        if reason is None:
+        failed = next(((k, figures) for fails, k, figures in checks if fails(offer)), None)
+        if failed is None:
             kept.append(offer)
         else:
-            rejected.append(Rejection(offer, reason))
+            rejected.append(Rejection(offer, failed[0], failed[1](offer)))
     return kept, rejected
 
 
@@ -243,13 +237,18 @@ class MeasuredMemory:
 class MemoryNeed:
     """What one device needs for the step: ``gib`` in all (``step_gib`` for the step's tensors,
     ``overhead_gib`` for the runtime), ``basis`` (``traced step``, ``measured by probe p1 at
-    batch 64``, ...) and ``reason`` it does not fit the offer (None when it fits)."""
+    batch 64``, ...) and the ``rejection`` when it does not fit the offer (None when it fits)."""
 
     gib: float
     step_gib: float
     overhead_gib: float
     basis: str
-    reason: str | None
+    rejection: Rejection | None
+
+    @property
+    def reason(self) -> str | None:
+        """Why it does not fit, in one line (None when it fits)."""
+        return self.rejection.reason if self.rejection is not None else None
 
 
 def memory_need(spec: WorkloadSpec, profile: WorkloadProfile, offer: InstanceOffer,
@@ -271,9 +270,9 @@ def memory_need(spec: WorkloadSpec, profile: WorkloadProfile, offer: InstanceOff
         overhead, _ = assumptions.memory_overhead(offer.accelerator, step)
         return MemoryNeed(
             step + overhead, step, overhead, f"probe {probe.probe_id} ran out of memory",
-            f"needs more than {offer.accelerator_memory_gib:.1f} GiB per device at batch "
-            f"{per_device}: probe {probe.probe_id} ran out of memory at batch "
-            f"{probe.fails_batch} on {offer.accelerator}")
+            Rejection(offer, RejectionKind.MEMORY_PROBE_OOM, {
+                "memory_gib": offer.accelerator_memory_gib, "batch": per_device,
+                "probe_id": probe.probe_id, "failed_batch": probe.fails_batch}))
     if probe is not None and probe.fits_batch is not None:
         if probe.fits_peak_gib is not None:
             step, basis = _moved_peak(profile, probe, per_device)
@@ -287,10 +286,10 @@ def memory_need(spec: WorkloadSpec, profile: WorkloadProfile, offer: InstanceOff
     if needed <= offer.accelerator_memory_gib:
         return MemoryNeed(needed, step, overhead, basis, None)
     short = round(needed, 1) - round(offer.accelerator_memory_gib, 1)  # as the text shows them
-    return MemoryNeed(needed, step, overhead, basis, (
-        f"needs {needed:.1f} GiB per device at batch {per_device} ({basis} {step:.1f} GiB + "
-        f"{overhead:.1f} GiB {runtime}), {offer.accelerator} has "
-        f"{offer.accelerator_memory_gib:.1f} GiB: {max(short, 0.1):.1f} GiB short"))
+    return MemoryNeed(needed, step, overhead, basis, Rejection(offer, RejectionKind.MEMORY, {
+        "needed_gib": needed, "batch": per_device, "basis": basis, "step_gib": step,
+        "overhead_gib": overhead, "runtime": runtime, "memory_gib": offer.accelerator_memory_gib,
+        "short_gib": max(short, 0.1)}))
 
 
 def _moved_peak(profile: WorkloadProfile, probe: MeasuredMemory,
@@ -308,11 +307,11 @@ def _moved_peak(profile: WorkloadProfile, probe: MeasuredMemory,
 
 def memory_rejection(spec: WorkloadSpec, profile: WorkloadProfile, offer: InstanceOffer,
                      assumptions: CostAssumptions,
-                     measured: MeasuredMemory | None = None) -> tuple[float, str | None]:
-    """GiB needed per device, and the reason it does not fit (None when it fits); see
+                     measured: MeasuredMemory | None = None) -> tuple[float, Rejection | None]:
+    """GiB needed per device, and the rejection when it does not fit (None when it fits); see
     ``memory_need``."""
     need = memory_need(spec, profile, offer, assumptions, measured)
-    return need.gib, need.reason
+    return need.gib, need.rejection
 
 
 def samples_that_fit(profile: WorkloadProfile, offer: InstanceOffer,
@@ -368,11 +367,11 @@ def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate], *,
     ranked, rejected = [], []
     for est in estimates:
         if cons.deadline_hours is not None and est.run_hours > cons.deadline_hours:
-            rejected.append(Rejection(est.offer, f"run takes {est.run_hours:,.1f} h > "
-                                      f"constraints.deadline_hours {cons.deadline_hours:g}"))
+            rejected.append(Rejection(est.offer, RejectionKind.DEADLINE, {
+                "run_hours": est.run_hours, "deadline_hours": cons.deadline_hours}))
         elif cons.budget_usd is not None and est.run_cost_usd > cons.budget_usd:
-            rejected.append(Rejection(est.offer, f"run costs ${est.run_cost_usd:,.2f} > "
-                                      f"constraints.budget_usd {cons.budget_usd:,g}"))
+            rejected.append(Rejection(est.offer, RejectionKind.BUDGET, {
+                "run_cost_usd": est.run_cost_usd, "budget_usd": cons.budget_usd}))
         else:
             ranked.append(est)
     ranked.sort(key=lambda e: (-e.ranked_by(rank_by), -e.samples_per_dollar, e.offer.key))

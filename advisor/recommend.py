@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 
 from advisor.decision import BASIS_MEANING, could_be_better, rank_by_assumption
@@ -18,6 +17,7 @@ from advisor.ranking import (
     RankBy,
     Recommendation,
     Rejection,
+    RejectionKind,
     check_constraint_names,
     cost_of,
     filter_offers,
@@ -26,6 +26,7 @@ from advisor.ranking import (
     samples_per_device,
     samples_that_fit,
 )
+from advisor.rejections import KIND_TEXT
 from advisor.spec import Precision, WorkloadSpec
 from advisor.throughput import (
     MIN_STEP_SECONDS,
@@ -64,44 +65,13 @@ def _warnings(catalog: Catalog, ranked: Sequence[CostEstimate], today: date) -> 
     return warnings
 
 
-@dataclass(frozen=True)
-class _Block:
-    """One kind of rejection: the reason it writes (``advisor.ranking``), what it says about the
-    offers, and what to change in model.yaml (None: nothing there changes it)."""
-
-    pattern: re.Pattern[str]
-    what: str
-    fix: str | None
+_MEMORY_KINDS = (RejectionKind.MEMORY, RejectionKind.MEMORY_PROBE_OOM)
 
 
-_MEMORY = _Block(re.compile(r"^needs .* GiB per device"), "lack device memory", None)
-_BLOCKS = (
-    _MEMORY,
-    _Block(re.compile(r"constraints\.deadline_hours"), "run past constraints.deadline_hours",
-           "raise constraints.deadline_hours"),
-    _Block(re.compile(r"constraints\.budget_usd"), "cost more than constraints.budget_usd",
-           "raise constraints.budget_usd"),
-    _Block(re.compile(r"constraints\.clouds"), "are on clouds constraints.clouds leaves out",
-           "allow more clouds in constraints.clouds"),
-    _Block(re.compile(r"constraints\.regions"), "are in regions constraints.regions leaves out",
-           "allow more regions in constraints.regions"),
-    _Block(re.compile(r"constraints\.accelerators\."), "have accelerators constraints."
-           "accelerators leaves out", "widen constraints.accelerators"),
-    _Block(re.compile(r"constraints\.spot"), "are in the market constraints.spot leaves out",
-           "set constraints.spot: allowed"),
-    _Block(re.compile(r"constraints\.max_accelerators"), "have more devices than "
-           "constraints.max_accelerators", "raise constraints.max_accelerators"),
-    _Block(re.compile(r"sample per device"), "have more devices than batch_size has samples",
-           "raise batch_size to at least the device count"),
-    _Block(re.compile(r"^price flagged"), "have a price a consistency check doubts",
-           "check those prices, then pass --include-flagged"),
-    _Block(re.compile(r"inference accelerator"), "are inference-only accelerators", None),
-)
-_OTHER = _Block(re.compile(""), "were rejected for other reasons", None)
-
-
-def _block_of(reason: str) -> _Block:
-    return next((b for b in _BLOCKS if b.pattern.search(reason)), _OTHER)
+def _block_of(rejection: Rejection) -> tuple[str, str | None]:
+    """What offers rejected alike have in common, and the model.yaml change that ranks them."""
+    text = KIND_TEXT[rejection.kind]
+    return text.what, text.fix
 
 
 def _memory_advice(spec: WorkloadSpec, profile: WorkloadProfile, assumptions: CostAssumptions,
@@ -138,21 +108,21 @@ def _memory_advice(spec: WorkloadSpec, profile: WorkloadProfile, assumptions: Co
 def _no_offer_advice(spec: WorkloadSpec, rejected: Sequence[Rejection], profile: WorkloadProfile,
                      assumptions: CostAssumptions, catalog: Catalog) -> list[str]:
     """Why nothing ranked, in the rejections' own terms, and what would rank offers."""
-    counts = Counter(_block_of(r.reason) for r in rejected)
-    summary = ", ".join(f"{n:,} {block.what}" for block, n in counts.most_common())
+    counts = Counter(_block_of(r) for r in rejected)
+    summary = ", ".join(f"{n:,} {what}" for (what, _), n in counts.most_common())
     advice = [f"no offer meets every constraint: {summary or 'the catalog has no offer'}"]
     training = [r for r in rejected if catalog.accelerators[r.offer.accelerator].training]
     # an offer rejected for another reason that would not fit either is a memory problem too
-    no_room = {id(r) for r in training if _block_of(r.reason) is _MEMORY
+    no_room = {id(r) for r in training if r.kind in _MEMORY_KINDS
                or memory_rejection(spec, profile, r.offer, assumptions)[1] is not None}
     if no_room:
         advice.append(_memory_advice(
             spec, profile, assumptions,
-            allowed=[r.offer for r in training if _block_of(r.reason) is _MEMORY],
+            allowed=[r.offer for r in training if r.kind in _MEMORY_KINDS],
             anywhere=[r.offer for r in training]))
-    unblocked = Counter(_block_of(r.reason) for r in training if id(r) not in no_room)
-    fixes = [f"{b.fix} ({n:,} offers that fit in memory fail it)"
-             for b, n in unblocked.most_common() if b.fix]
+    unblocked = Counter(_block_of(r) for r in training if id(r) not in no_room)
+    fixes = [f"{fix} ({n:,} offers that fit in memory fail it)"
+             for (_, fix), n in unblocked.most_common() if fix]
     if fixes:
         advice.append("to rank offers: " + "; ".join(fixes))
     return advice
@@ -223,7 +193,7 @@ def recommend(
         needed, no_fit = memory_rejection(spec, profile, offer, assumptions,
                                           memory.get(offer.accelerator))
         if no_fit:
-            rejected.append(Rejection(offer, no_fit))
+            rejected.append(no_fit)
             continue
         # The operator prior splits per-step work over the samples each device holds.
         on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))

@@ -52,6 +52,8 @@ def rejection_row(rej: Rejection) -> dict[str, Any]:
         "accelerator": o.accelerator,
         "price_usd_per_hour": o.price_usd_per_hour,
         "reason": rej.reason,
+        "reason_kind": str(rej.kind),
+        "figures": dict(rej.figures),
     }
 
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _table import write_table  # noqa: E402
 
-from advisor.ranking import CostEstimate, Recommendation, Rejection  # noqa: E402
+from advisor.ranking import CostEstimate, Recommendation, Rejection, RejectionKind  # noqa: E402
 from advisor.throughput import Basis, ThroughputEstimate  # noqa: E402
 from pricing import Cloud, InstanceOffer, Market  # noqa: E402
 from reports.pdf import OFFLINE_FLAGS, find_chromium  # noqa: E402
@@ -46,10 +46,14 @@ def synthetic_recommendation(n_offers: int, rng: random.Random) -> Recommendatio
             vcpus=8 * count, memory_gib=64.0 * count, accelerator_memory_gib=mem, market=market,
             price_usd_per_hour=round(price, 4), source="synthetic", observed_at=date(2025, 3, 1))
         if i % 5 == 0:
-            rejected.append(Rejection(offer, rng.choice([
-                f"needs {mem + 3:.1f} GiB per device at batch 64, {name} has {mem:.1f} GiB",
-                f"region {offer.region} not in constraints.regions",
-                f"run costs ${price * 900:,.0f} > constraints.budget_usd 3,000"])))
+            rejected.append(rng.choice([
+                Rejection(offer, RejectionKind.MEMORY, {
+                    "needed_gib": mem + 3, "batch": 64, "basis": "traced step",
+                    "step_gib": mem + 2, "overhead_gib": 1.0, "runtime": "CUDA runtime",
+                    "memory_gib": mem, "short_gib": 3.0}),
+                Rejection(offer, RejectionKind.REGION),
+                Rejection(offer, RejectionKind.BUDGET, {"run_cost_usd": price * 900,
+                                                        "budget_usd": 3000})]))
             continue
         sps = price1 * 300 * count * rng.uniform(0.7, 1.3)
         hours = 1e8 / sps / 3600 + 0.25

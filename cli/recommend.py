@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -32,11 +31,6 @@ from cli.render import (
 )
 
 __all__ = ["rank_for_file", "ranking_table", "recommend"]
-
-
-def _reason_kind(reason: str) -> str:
-    """Group rejection reasons for the summary ('needs 41.2 GiB ...' -> 'needs N GiB ...')."""
-    return re.sub(r"\$?[\d,.]+", "N", reason).split(";")[0]
 
 
 @dataclass(frozen=True)
@@ -164,9 +158,9 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
                f" as {choices:,} choices (one row each, in its best region; '+N' more regions "
                "offer it; --all-regions lists every row)")
     out.print(f"{len(rec.ranked)} offers ranked{grouped}, {len(rec.rejected)} rejected.")
-    kinds = Counter(_reason_kind(r.reason) for r in rec.rejected)
+    kinds = Counter(r.kind for r in rec.rejected)
     for kind, n in kinds.most_common(6):
-        example = next(r for r in rec.rejected if _reason_kind(r.reason) == kind)
+        example = next(r for r in rec.rejected if r.kind is kind)
         which = (f"e.g. {example.offer.key}; --json lists each" if n > 1
                  else example.offer.key)
         out.print(f"  rejected {n:>4}: {escape(example.reason)} ({escape(which)})")

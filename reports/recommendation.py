@@ -8,14 +8,13 @@ measured and which predicted, the assumptions, and the CSV columns.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from advisor.decision import BASIS_LABEL, BASIS_MEANING, describe_opportunity, headline
-from advisor.ranking import CostEstimate, Recommendation, Rejection
+from advisor.ranking import CostEstimate, Recommendation, Rejection, RejectionKind
 from advisor.throughput import Basis
 from reports.baseline import Baseline, Savings, choose_baseline, savings
 from reports.charts import Bar, Point, bar_chart, pareto_front, scatter_chart
@@ -29,7 +28,6 @@ from reports.recommendation_csv import COLUMN_DOCS, write_recommendation_csv
 __all__ = [
     "BASIS_COLORS",
     "ReportFiles",
-    "reason_kind",
     "render_recommendation_html",
     "write_recommendation_html",
     "write_recommendation_report",
@@ -39,28 +37,6 @@ BASIS_COLORS = {str(Basis.MEASURED): "#1b7837", str(Basis.PREDICTED): "#2166ac",
                 str(Basis.PRIOR): "#d6842a"}
 _TABLE_ROWS = 25
 _BARS = 20
-
-
-_TOKEN = re.compile(r"[\w.\-]+")
-_NUMBER = re.compile(r"\$?\d+(?:,\d{3})*(?:\.\d+)?")
-
-
-def reason_kind(rejection: Rejection) -> str:
-    """The reason with this offer's names and all numbers replaced, to group alike reasons.
-
-    ``needs 41.2 GiB per device at batch 32, T4 has 15.0 GiB`` ->
-    ``needs N GiB per device at batch N, {accelerator} has N GiB``.
-    """
-    o = rejection.offer
-    names = {o.instance_type: "{instance_type}", o.region: "{region}",
-             o.accelerator: "{accelerator}", str(o.cloud): "{cloud}"}
-
-    def placeholder(match: re.Match[str]) -> str:
-        token = match.group(0)
-        core = token.rstrip(".")
-        return names[core] + token[len(core):] if core in names else token
-
-    return _NUMBER.sub("N", _TOKEN.sub(placeholder, rejection.reason))
 
 
 def _offer_label(est: CostEstimate | None, offer_key: str) -> str:
@@ -220,12 +196,11 @@ def _ranking(rec: Recommendation) -> Markup:
 
 
 def _rejections(rec: Recommendation) -> Markup:
-    kinds = Counter(reason_kind(r) for r in rec.rejected)
-    example: dict[str, Rejection] = {}
+    kinds = Counter(r.kind for r in rec.rejected)
+    example: dict[RejectionKind, Rejection] = {}
     for r in rec.rejected:
-        example.setdefault(reason_kind(r), r)
-    # Grouped by the reason's shape (names and numbers left out); each group shows one real
-    # reason and its offer, never the shape itself.
+        example.setdefault(r.kind, r)
+    # Grouped by the rule each failed; each group shows one real reason and its offer.
     grouped: list[list[Child]] = [[n, example[kind].reason, offer_key(example[kind].offer.key)]
                                    for kind, n in kinds.most_common()]
     full = [[offer_key(r.offer.key), fmt_usd(r.offer.price_usd_per_hour), r.reason]

@@ -11,6 +11,7 @@ from advisor.profile import MemoryBasis, WorkloadProfile
 from advisor.ranking import (
     CostAssumptions,
     MeasuredMemory,
+    RejectionKind,
     cost_of,
     filter_offers,
     memory_need,
@@ -76,9 +77,11 @@ FLAT = CostAssumptions(runtime_memory_overhead_gib=1.0)
 
 
 def test_memory_rejection_says_need_basis_and_shortfall() -> None:
-    needed, reason = memory_rejection(spec(), SUM, offer(), FLAT)
+    needed, rejection = memory_rejection(spec(), SUM, offer(), FLAT)
     assert needed == pytest.approx(16 + 64 / 4 + 1)
-    assert reason == ("needs 33.0 GiB per device at batch 64 (estimated sum 32.0 GiB + 1.0 GiB "
+    assert rejection is not None and rejection.kind is RejectionKind.MEMORY
+    assert rejection.figures["needed_gib"] == needed and rejection.figures["memory_gib"] == 22.35
+    assert rejection.reason == ("needs 33.0 GiB per device at batch 64 (estimated sum 32.0 GiB + 1.0 GiB "
                       "runtime overhead), A10G has 22.4 GiB: 10.6 GiB short")
     # split over 8 devices, each holds 8 samples: 16 + 2 + 1 GiB fits in 22.35
     assert memory_rejection(spec(), SUM, offer(count=8), FLAT)[1] is None
@@ -89,8 +92,9 @@ def test_memory_rejection_says_need_basis_and_shortfall() -> None:
     (replace(SUM, memory_basis=MemoryBasis.USER), "profile.memory_gib in model.yaml 32.0 GiB"),
 ])
 def test_memory_rejection_names_its_basis(profile: WorkloadProfile, basis: str) -> None:
-    reason = memory_rejection(spec(), profile, offer(), FLAT)[1]
-    assert reason is not None and reason.startswith("needs ") and f"({basis} + 1.0 GiB" in reason
+    rejection = memory_rejection(spec(), profile, offer(), FLAT)[1]
+    assert rejection is not None
+    assert rejection.reason.startswith("needs ") and f"({basis} + 1.0 GiB" in rejection.reason
 
 
 def test_runtime_overhead_is_the_vendors() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from advisor.ranking import CostEstimate, Recommendation, Rejection
+from advisor.ranking import CostEstimate, Recommendation, Rejection, RejectionKind
 from advisor.throughput import Basis, ThroughputEstimate
 from pricing import Cloud, InstanceOffer, Market
 from reports.sweep_data import SweepReportData, TrialCost
@@ -62,9 +62,11 @@ def sample_recommendation() -> Recommendation:
     )
     ranked = tuple(sorted(ranked, key=lambda e: (-e.samples_per_dollar, e.offer.key)))
     rejected = (
-        Rejection(G4, "needs 21.5 GiB per device at batch 256, T4 has 15.0 GiB"),
-        Rejection(NC, "cloud azure not in constraints.clouds"),
-        Rejection(EURO, "region europe-west4 not in constraints.regions"),
+        Rejection(G4, RejectionKind.MEMORY, {
+            "needed_gib": 21.5, "batch": 256, "basis": "traced step", "step_gib": 20.4,
+            "overhead_gib": 1.1, "runtime": "CUDA runtime", "memory_gib": 16.0, "short_gib": 5.5}),
+        Rejection(NC, RejectionKind.CLOUD),
+        Rejection(EURO, RejectionKind.REGION),
     )
     return Recommendation(
         workload="resnet50-imagenet", prices_captured_at=date(2025, 3, 1), ranked=ranked,

@@ -16,12 +16,11 @@ from report_samples import (
 )
 
 import reports.baseline
-from advisor.ranking import Rejection
 from pricing import Market
 from probes.offer_keys import OfferRef, parse_offer_key
 from reports.baseline import DEFAULT_BASELINE_TEXT, choose_baseline, parse_baseline, savings
 from reports.errors import ReportError
-from reports.recommendation import reason_kind, render_recommendation_html
+from reports.recommendation import render_recommendation_html
 
 
 @pytest.mark.parametrize(("wanted", "expected"), [
@@ -126,14 +125,3 @@ def test_savings_against_on_demand_p4d() -> None:
     # same accelerator and throughput: the per-sample saving is the price ratio
     assert saved.per_sample_fraction == pytest.approx(1 - 12.5 / 32.77)
     assert saved.per_sample_fraction_low < saved.per_sample_fraction < saved.per_sample_fraction_high
-
-
-@pytest.mark.parametrize(("reason", "kind"), [
-    ("needs 21.5 GiB per device at batch 256, T4 has 15.0 GiB",
-     "needs N GiB per device at batch N, {accelerator} has N GiB"),
-    ("region europe-west4 not in constraints.regions", "region {region} not in constraints.regions"),
-    ("run costs $3,412 > constraints.budget_usd 3,000", "run costs N > constraints.budget_usd N"),
-])
-def test_reason_kind_groups_alike_reasons(reason: str, kind: str) -> None:
-    offer = EURO if "region" in reason else replace(EURO, accelerator="T4")
-    assert reason_kind(Rejection(offer, reason)) == kind
