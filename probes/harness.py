@@ -219,6 +219,11 @@ class Harness:
         if isinstance(device, ProbeResult):
             return device
         base = {"device": _device_label(device), "accelerator": device.accelerator}
+        if request.tune:  # every knob, one at a time, inside the same box
+            from probes.tune import Tuner
+
+            return Tuner(request, device, workload=self._workload, labels=base,
+                         clock=self._clock).run()
         try:
             workload = self._prepare(device)
         except Exception as exc:  # noqa: BLE001 - building the user's model may raise anything

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from probes.errors import ProbeError
+from probes.tune_report import TuneReport
 from probes.workload import WorkloadRecipe
 
 __all__ = [
@@ -81,7 +82,9 @@ class ProbeRequest:
     measuring stops. ``accelerator`` is the catalog name of the accelerator the offer has
     (``H100-SXM``): a probe that finds another device ends ``wrong_device``; None (a local
     probe) accepts whatever device the machine has and records it. ``find_batch`` adds up to
-    one more ``time_box_s`` for the largest-batch search (``max_run_s``).
+    one more ``time_box_s`` for the largest-batch search (``max_run_s``). ``tune`` measures
+    each applicable knob, then the best combination, inside the same box (``probes.tune``);
+    ``allow_numerics`` lets precision and batch changes into that combination.
     """
 
     probe_id: str
@@ -96,6 +99,8 @@ class ProbeRequest:
     memory_limit_gib: float | None = None
     target_rel_halfwidth: float = 0.02
     accelerator: str | None = None
+    tune: bool = False
+    allow_numerics: bool = False
     created_at: datetime = field(default_factory=_utcnow)
 
     @property
@@ -118,6 +123,8 @@ class ProbeRequest:
             raise ProbeError(f"{owner}: price_usd_per_hour must be >= 0, got {self.price_usd_per_hour}")
         if self.recipe.batch_size < 1:
             raise ProbeError(f"{owner}: recipe.batch_size must be >= 1, got {self.recipe.batch_size}")
+        if self.allow_numerics and not self.tune:
+            raise ProbeError(f"{owner}: allow_numerics applies only to a tune; set tune too")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -170,6 +177,9 @@ class ProbeResult:
     ``smallest_batch_that_failed`` bracket the memory limit; ``batch_search_complete`` says the
     bracket is tight (within 2%, or adjacent batches); else the fit is a lower bound (the
     search hit its time box or the harness's batch cap).
+
+    ``tuning`` (a tune only) holds each knob's row, the best combination and the step
+    profile; the figures above are then the baseline's (the spec as written).
     """
 
     probe_id: str
@@ -197,6 +207,7 @@ class ProbeResult:
     wall_time_s: float = 0.0
     cost_usd: float = 0.0
     error: str = ""
+    tuning: TuneReport | None = None
     created_at: datetime = field(default_factory=_utcnow)
 
     def __post_init__(self) -> None:
@@ -241,6 +252,7 @@ class ProbeResult:
         """A JSON-ready dict."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["status"] = str(self.status)
+        data["tuning"] = self.tuning.to_dict() if self.tuning is not None else None
         data["created_at"] = self.created_at.isoformat()
         return data
 
@@ -254,6 +266,8 @@ class ProbeResult:
         data = dict(data)
         try:
             data["status"] = ProbeStatus(data["status"])
+            if data.get("tuning") is not None:  # results stored before tuning have no key
+                data["tuning"] = TuneReport.from_dict(data["tuning"])
             if "created_at" in data:
                 data["created_at"] = datetime.fromisoformat(data["created_at"])
             return cls(**data)

@@ -1,0 +1,380 @@
+"""``advisor probe --tune``: what each checklist knob buys on the user's own step.
+
+Inside the request's time box (and its dollar cap at the offer's price), the tuner
+measures the baseline (the spec as written, on one cached batch, as a plain probe does),
+then each applicable knob of ``probes.knobs`` one at a time (the loader knobs on the real
+loader), then the best combination of the knobs that beat the baseline beyond the noise,
+then profiles the tuned configuration. Every run is timed by the harness's own step and
+steady-state rule (``probes.train_step``, ``probes.steady``) on a freshly built model.
+
+The box is split as it goes: each run gets an even share of what is left after the
+profile's reserve and the set-up time of the runs still to come (compiling); a run whose
+share is too short for a few steps is not started and its row says so. Numerics-changing
+settings (precision, batch) are measured and reported, and enter a combination only with
+``request.allow_numerics``. With ``find_batch`` the largest-batch search follows in a box
+of its own, as in a plain probe.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from probes.batch_search import search_largest_batch
+from probes.devices import Device
+from probes.knobs import (
+    DeviceTraits,
+    Knob,
+    LoaderKind,
+    Precision,
+    StepConfig,
+    Trial,
+    combine,
+    knob_spec,
+    plan_knobs,
+)
+from probes.stats import percentile, relative_halfwidth
+from probes.steady import measure_steady
+from probes.step_profile import profile_steps
+from probes.train_step import OutOfMemory, release_memory, run_timed
+from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
+from probes.tune_runs import BuiltRun, open_run, workload_traits
+from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+from probes.workload import BuiltWorkload, build_workload, first_line
+
+__all__ = ["Tuner"]
+
+_MIN_STEPS_PER_RUN = 8      # a share shorter than this many (predicted) steps is not started
+_PROFILE_RESERVE = 0.10     # of the box, kept for the profile (1 to 30 s)
+
+
+@dataclass
+class _Measured:
+    row: TuneRow
+    times: tuple[float, ...] = ()
+    warmup_steps: int = 0
+    run: BuiltRun | None = None
+
+
+class Tuner:
+    """Tunes one request on one device. ``workload`` (tests) is deep-copied for every run;
+    without it each run builds the request's recipe afresh. ``labels`` are the result's
+    ``device`` and ``accelerator``. ``clock`` is injectable (seconds, monotonic)."""
+
+    def __init__(self, request: ProbeRequest, device: Device, *,
+                 workload: BuiltWorkload | None = None, labels: dict[str, Any] | None = None,
+                 clock: Callable[[], float] = time.perf_counter, cpu_count: int | None = None,
+                 min_steps: int = 15, profile_steps: int = 5) -> None:
+        self.request = request
+        self._device = device
+        self._workload = workload
+        self._labels = dict(labels or {})
+        self._clock = clock
+        self._cpus = cpu_count or len(os.sched_getaffinity(0))
+        self._min_steps = min_steps
+        self._profile_steps = profile_steps
+        self._deadline = 0.0
+        self._reserve_s = 0.0
+        self._step_s: float | None = None  # the baseline's seconds per sample
+        self._baseline: StepConfig | None = None
+        self._precision = request.recipe.precision
+
+    # -- building ---------------------------------------------------------------------
+    def _fresh(self) -> BuiltWorkload:
+        if self._workload is not None:
+            return replace(self._workload, model=copy.deepcopy(self._workload.model))
+        return build_workload(self.request.recipe)
+
+    def _open(self, config: StepConfig) -> BuiltRun:
+        return open_run(config, self._fresh(), self._device)
+
+    # -- measuring --------------------------------------------------------------------
+    def _window_s(self, pending_runs: int, pending_setup_s: float) -> float:
+        """Measuring seconds of the next run: the box left, less the profile's reserve and
+        the set-up of the pending runs (when it fits in half of it), split evenly."""
+        free = self._deadline - self._clock() - self._reserve_s
+        if pending_setup_s > 0.5 * free:  # runs needing set-up will find no room: not kept
+            pending_setup_s = 0.0
+        return (free - pending_setup_s) / max(1, pending_runs)
+
+    def _row(self, kind: RowKind, knob: Knob | None, config: StepConfig, status: RowStatus,
+             **fields: Any) -> TuneRow:
+        base = self._baseline or config
+        numerics = (config.precision is not base.precision
+                    or config.batch_size != base.batch_size)
+        setting = fields.pop("setting", None) or (config.setting(knob) if knob else
+                                                  config.describe())
+        return TuneRow(kind, knob, setting, config, status, numerics, **fields)
+
+    def _measure(self, kind: RowKind, knob: Knob | None, config: StepConfig, *,
+                 window_s: float, setup_s: float, keep: bool = False,
+                 setting: str | None = None, note: str = "") -> _Measured:
+        """One run of ``config``: build, a first (untimed) step, then warm-up and measured
+        steps until stable or ``window_s`` + ``setup_s`` seconds from now."""
+        predicted = (self._step_s or 0.0) * config.batch_size * _MIN_STEPS_PER_RUN
+        left = max(0.0, self._deadline - self._reserve_s - self._clock())
+        why = ""
+        if window_s <= 0 or window_s < predicted:
+            why = f"{left:.0f} s of the time box were left for the runs still to come"
+        elif setup_s > 0 and window_s + setup_s > left:
+            why = f"it may take {setup_s:.0f} s to compile and {left:.0f} s were left"
+        if why:
+            return _Measured(self._row(kind, knob, config, RowStatus.NOT_MEASURED,
+                                       setting=setting, note=f"not measured: {why}; give a "
+                                       "longer --time-box"))
+        deadline = self._clock() + window_s + setup_s
+        device, size = self._device, config.batch_size
+        run: BuiltRun | None = None
+        problem: tuple[RowStatus, str] | None = None
+        try:
+            run = self._open(config)
+            built = run
+            if kind is RowKind.BASELINE:
+                self._precision = run.step.precision  # tf32 without TF32 runs fp32
+
+            def timed() -> float:
+                return run_timed(lambda: built.step(built.feed()), batch_size=size,
+                                 device=device, clock=self._clock,
+                                 memory_limit_gib=self.request.memory_limit_gib)
+
+            timed()  # compiling, loader workers starting, autotuning: not measured
+            steady = measure_steady(timed, clock=self._clock, deadline_s=deadline,
+                                    target_rel_halfwidth=self.request.target_rel_halfwidth,
+                                    min_steps=self._min_steps, min_measure_s=0.5, max_warmup=10,
+                                    on_measure_start=device.reset_peak_memory)
+        except OutOfMemory as exc:
+            problem = (RowStatus.OOM, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the user's step (or the compiler) may raise anything
+            problem = (RowStatus.FAILED, first_line(exc)[:500])
+        if problem is not None:
+            run = None
+            release_memory(device)  # outside the handler: its traceback held the tensors
+            return _Measured(self._row(kind, knob, config, problem[0], setting=setting,
+                                       note=problem[1]))
+        times = steady.step_times_s
+        if len(times) < 3:
+            return _Measured(self._row(
+                kind, knob, config, RowStatus.NOT_MEASURED, setting=setting,
+                note=f"not measured: its first steps took its whole share of the box "
+                     f"({window_s + setup_s:.0f} s); give a longer --time-box"))
+        sps = size * len(times) / sum(times)
+        width = relative_halfwidth(times)
+        base_sps = self._step_s and 1.0 / self._step_s
+        row = self._row(kind, knob, config, RowStatus.MEASURED, setting=setting, note=note,
+                        samples_per_second=sps,
+                        rel_halfwidth=None if width == float("inf") else width,
+                        speedup=sps / base_sps if base_sps else 1.0, measured_steps=len(times),
+                        peak_memory_gib=device.peak_memory_gib() or None)
+        return _Measured(row, times, steady.warmup_steps + 1, run if keep else None)
+
+    # -- the whole tune ---------------------------------------------------------------
+    def _box_s(self) -> float:
+        """The time box, shortened to what the dollar cap buys at the offer's price."""
+        request = self.request
+        if request.max_usd is not None and request.price_usd_per_hour > 0:
+            return min(request.time_box_s, request.max_usd / request.price_usd_per_hour * 3600)
+        return request.time_box_s
+
+    def run(self) -> ProbeResult:
+        """Measure, combine, profile; never raises for the workload's own faults."""
+        start = self._clock()
+        request = self.request
+        box = self._box_s()
+        self._deadline = start + box
+        self._reserve_s = min(30.0, max(1.0, _PROFILE_RESERVE * box))
+        try:
+            traits = workload_traits(self._fresh(), request.recipe.batch_size)
+        except Exception as exc:  # noqa: BLE001 - building the user's model may raise anything
+            return ProbeResult.failure(request, ProbeStatus.ERROR, first_line(exc)[:500],
+                                       wall_time_s=self._clock() - start, **self._labels)
+        baseline = StepConfig(Precision(request.recipe.precision), request.recipe.batch_size)
+        self._baseline = baseline
+        plan = plan_knobs(DeviceTraits.of(self._device), traits, baseline, cpu_count=self._cpus)
+        combos = 1 + int(request.allow_numerics) + int(traits.loader is not LoaderKind.NONE)
+        compile_s = knob_spec(Knob.COMPILER).setup_s if any(
+            t.knob is Knob.COMPILER for t in plan.trials) else 0.0
+
+        def pending(trials: tuple[Trial, ...]) -> tuple[int, float]:
+            setup = sum(knob_spec(t.knob).setup_s for t in trials) + combos * compile_s
+            return len(trials) + combos + 1, setup
+
+        runs, setup = pending(plan.trials)
+        base = self._measure(RowKind.BASELINE, None, baseline, keep=True, setup_s=0.0,
+                             window_s=self._window_s(runs, setup))
+        if base.row.status is not RowStatus.MEASURED:
+            return self._failed(base.row, plan.skipped, start)
+        assert base.row.samples_per_second is not None
+        self._step_s = 1.0 / base.row.samples_per_second
+        measured = [base]
+        for i, trial in enumerate(plan.trials):
+            runs, setup = pending(plan.trials[i + 1:])
+            own = knob_spec(trial.knob).setup_s
+            blocked = self._larger_than_a_failure(trial, measured)
+            if blocked:
+                measured.append(_Measured(self._row(RowKind.TRIAL, trial.knob, trial.config,
+                                                    RowStatus.NOT_MEASURED, note=blocked)))
+                continue
+            measured.append(self._measure(RowKind.TRIAL, trial.knob, trial.config, setup_s=own,
+                                          window_s=self._window_s(runs, setup + own)))
+        measured += self._combinations(measured, compile_s)
+        return self._finish(measured, plan.skipped, start)
+
+    @staticmethod
+    def _larger_than_a_failure(trial: Trial, measured: list[_Measured]) -> str:
+        """Why a batch rung is not tried: a smaller one ran out of memory or was not measured."""
+        if trial.knob is not Knob.BATCH:
+            return ""
+        for done in measured:
+            row = done.row
+            if row.knob is Knob.BATCH and row.status is not RowStatus.MEASURED \
+                    and row.config.batch_size < trial.config.batch_size:
+                return f"not tried: batch {row.config.batch_size} already ended {row.status}"
+        return ""
+
+    def _combinations(self, measured: list[_Measured], compile_s: float) -> list[_Measured]:
+        """The best combination on the cached batch (without numerics changes; with them too
+        when allowed), then the allowed one on the real loader with its best settings."""
+        rows = tuple(m.row for m in measured)
+        chosen = chosen_settings(rows)
+        baseline = rows[0].config
+        combos = [combine(baseline, chosen, allow_numerics=False)]
+        if self.request.allow_numerics:
+            combos.append(combine(baseline, chosen, allow_numerics=True))
+        has_loader = any(r.knob is Knob.INPUT and r.status is RowStatus.MEASURED for r in rows)
+        workers, pin = chosen.get(Knob.LOADER_WORKERS), chosen.get(Knob.PIN_MEMORY)
+        plans: list[tuple[StepConfig, str, str]] = []
+        seen = {baseline}
+        for combo in combos:
+            if combo.config in seen:
+                continue
+            seen.add(combo.config)
+            held = ", ".join(chosen[k].setting(k) for k in combo.held_back)
+            note = (f"held back (changes numerics; --allow-numerics applies it): {held}"
+                    if held else "")
+            plans.append((combo.config, " + ".join(combo.config.setting(k)
+                                                     for k in combo.applied), note))
+        best = combos[-1]
+        if has_loader and (best.applied or workers or pin):
+            on_loader = replace(best.config, cached_input=False,
+                                num_workers=workers.num_workers if workers else None,
+                                pin_memory=pin.pin_memory if pin else None)
+            applied = [best.config.setting(k) for k in best.applied] + [
+                on_loader.setting(k) for k, c in ((Knob.LOADER_WORKERS, workers),
+                                                  (Knob.PIN_MEMORY, pin)) if c is not None]
+            plans.append((on_loader, " + ".join(["real loader", *applied]), ""))
+        found: list[_Measured] = []
+        for i, (config, setting, note) in enumerate(plans):
+            same = next((m for m in measured if m.row.config == config
+                         and m.row.status is RowStatus.MEASURED), None)
+            if same is not None:  # one knob won: its trial is the combination
+                note = note or "the same configuration as its trial"
+                found.append(_Measured(replace(same.row, kind=RowKind.COMBINATION, knob=None,
+                                               setting=setting, note=note)))
+                continue
+            setup = compile_s if config.compiler else 0.0
+            left = len(plans) - i - 1
+            found.append(self._measure(RowKind.COMBINATION, None, config, keep=True,
+                                       setting=setting, note=note, setup_s=setup,
+                                       window_s=self._window_s(left + 1, left * compile_s)))
+        return found
+
+    def _profile(self, report: TuneReport, measured: list[_Measured]) -> TuneReport:
+        """``report`` with the profile of its tuned configuration (else the baseline's),
+        reusing that run when it is still built."""
+        row = report.tuned(allow_numerics=self.request.allow_numerics) or report.baseline
+        run = next((m.run for m in measured if m.run is not None and m.row.config == row.config),
+                   None)
+        try:
+            if run is None:
+                run = self._open(row.config)
+                run.step(run.feed())  # warm
+            profile = profile_steps(run.step, run.feed, device=self._device, clock=self._clock,
+                                    setting=row.setting, steps=self._profile_steps,
+                                    deadline_s=self._deadline)
+        except Exception:  # noqa: BLE001 - a profile is extra: its failure keeps the measurements
+            return report
+        return replace(report, profile=profile)
+
+    def _largest_batch(self, measured: list[_Measured]) -> dict[str, Any]:
+        """The result's largest-batch fields: from the batch trials, or from the search in
+        a box of its own when the request asks for it (``find_batch``)."""
+        rows = [m.row for m in measured
+                if m.row.kind is RowKind.BASELINE or m.row.knob is Knob.BATCH]
+        fits = [r.config.batch_size for r in rows if r.status is RowStatus.MEASURED]
+        fails = [r.config.batch_size for r in rows if r.status is RowStatus.OOM]
+        largest = max(fits)
+        failed = min((b for b in fails if b > largest), default=None)
+        if not self.request.find_batch:
+            return {"largest_batch_that_fits": largest, "smallest_batch_that_failed": failed}
+        run = self._open(self._baseline_config)
+        deadline = self._clock() + self.request.time_box_s
+
+        def try_batch(size: int) -> tuple[bool, float | None]:
+            self._device.reset_peak_memory()
+            fits = False
+            try:
+                batch = run.make_batch(size)
+                run_timed(lambda: run.step(batch), batch_size=size, device=self._device,
+                          clock=self._clock, memory_limit_gib=self.request.memory_limit_gib)
+                fits = True
+            except OutOfMemory:
+                pass
+            batch = None  # noqa: F841 - drops the batch before the allocator is emptied
+            release_memory(self._device)
+            return fits, self._device.peak_memory_gib() if fits else None
+
+        found = search_largest_batch(
+            try_batch, start=largest, start_fits=True,
+            limit_gib=self.request.memory_limit_gib or self._device.total_memory_gib(),
+            out_of_time=lambda: self._clock() >= deadline)
+        return {"largest_batch_that_fits": found.largest_fit,
+                "largest_batch_peak_memory_gib": found.largest_fit_peak_gib,
+                "smallest_batch_that_failed": found.smallest_failure,
+                "batch_search_complete": found.complete}
+
+    @property
+    def _baseline_config(self) -> StepConfig:
+        assert self._baseline is not None
+        return self._baseline
+
+    def _report(self, measured: list[_Measured], skipped: Any, start: float) -> TuneReport:
+        return TuneReport(tuple(m.row for m in measured), tuple(skipped),
+                          self.request.allow_numerics, self.request.time_box_s,
+                          self._clock() - start)
+
+    def _failed(self, row: TuneRow, skipped: Any, start: float) -> ProbeResult:
+        """The baseline did not run: the probe ends as a plain probe would (oom, error,
+        timeout), with the baseline's row as its tuning."""
+        status = {RowStatus.OOM: ProbeStatus.OOM, RowStatus.FAILED: ProbeStatus.ERROR}.get(
+            row.status, ProbeStatus.TIMEOUT)
+        report = self._report([_Measured(row)], skipped, start)
+        return ProbeResult.failure(self.request, status, row.note, tuning=report,
+                                   wall_time_s=self._clock() - start, **self._labels)
+
+    def _finish(self, measured: list[_Measured], skipped: Any, start: float) -> ProbeResult:
+        request, base = self.request, measured[0]
+        times = base.times
+        width = relative_halfwidth(times)
+        given = next((m.row for m in measured if m.row.knob is Knob.INPUT
+                      and m.row.status is RowStatus.MEASURED), None)
+        ratio = (base.row.samples_per_second / given.samples_per_second
+                 if given and base.row.samples_per_second and given.samples_per_second else None)
+        report = self._profile(self._report(measured, skipped, start), measured)
+        for done in measured:
+            done.run = None  # frees the kept models before the batch search
+        batch_fields = self._largest_batch(measured)
+        return ProbeResult(
+            probe_id=request.probe_id, offer_key=request.offer_key,
+            workload_fingerprint=request.workload_fingerprint, status=ProbeStatus.OK,
+            batch_size=request.recipe.batch_size, samples_per_second=base.row.samples_per_second,
+            step_time_p50_s=percentile(times, 50), step_time_p90_s=percentile(times, 90),
+            measured_steps=len(times), warmup_steps=base.warmup_steps,
+            rel_halfwidth=base.row.rel_halfwidth,
+            stable=width < request.target_rel_halfwidth, peak_memory_gib=base.row.peak_memory_gib,
+            input_bound_ratio=ratio, precision=self._precision,
+            **batch_fields, tuning=replace(report, elapsed_s=self._clock() - start),
+            wall_time_s=self._clock() - start, **self._labels)

@@ -1,0 +1,176 @@
+"""What a tune measured: one row per configuration, the knobs skipped, the step profile.
+
+Plain records with a JSON round trip (they ride inside ``ProbeResult.tuning``) and the pure
+rules that read them: which trial beats the baseline beyond the noise, which settings
+the best combination takes, and which measured configuration counts as the tuned one.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from probes.knobs import Knob, Skipped, StepConfig, knob_spec
+from probes.step_profile import StepProfile
+
+__all__ = ["RowKind", "RowStatus", "TuneReport", "TuneRow", "beats", "chosen_settings"]
+
+_NOISE_FREE_SPEEDUP = 1.10  # a gain that counts when a row has no interval (too few steps)
+
+
+class RowKind(enum.StrEnum):
+    """The baseline (the spec as written), a one-knob trial, or a combination of knobs."""
+
+    BASELINE = "baseline"
+    TRIAL = "trial"
+    COMBINATION = "combination"
+
+
+class RowStatus(enum.StrEnum):
+    """How a row's run ended."""
+
+    MEASURED = "measured"
+    OOM = "oom"
+    FAILED = "failed"
+    NOT_MEASURED = "not_measured"
+
+
+@dataclass(frozen=True)
+class TuneRow:
+    """One configuration and what it measured.
+
+    ``setting`` is the change in words (``bf16``, ``num_workers=4``, the combination's
+    settings joined by ``+``); ``speedup`` is samples/s over the baseline's (both on the
+    same device); ``rel_halfwidth`` the relative 95% half-width of the mean step time (None:
+    too few steps for an interval). ``changes_numerics``: the row runs another precision
+    or batch than the spec, so it needs a convergence check before anyone trains with it.
+    ``note`` says why a row was not measured, failed, or what it held back.
+    """
+
+    kind: RowKind
+    knob: Knob | None
+    setting: str
+    config: StepConfig
+    status: RowStatus
+    changes_numerics: bool
+    samples_per_second: float | None = None
+    rel_halfwidth: float | None = None
+    speedup: float | None = None
+    measured_steps: int = 0
+    peak_memory_gib: float | None = None
+    note: str = ""
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """Samples/s at the ends of the step time's 95% interval; None without one."""
+        sps, width = self.samples_per_second, self.rel_halfwidth
+        if sps is None or width is None:
+            return None
+        return sps / (1.0 + width), (sps / (1.0 - width) if width < 1.0 else float("inf"))
+
+    def samples_per_usd(self, price_usd_per_hour: float) -> float | None:
+        """Samples per dollar at ``price_usd_per_hour`` (None when free or not measured)."""
+        if self.samples_per_second is None or price_usd_per_hour <= 0:
+            return None
+        return self.samples_per_second * 3600.0 / price_usd_per_hour
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        data = asdict(self)
+        data.update(kind=str(self.kind), knob=str(self.knob) if self.knob else None,
+                    status=str(self.status), config=self.config.to_dict())
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TuneRow:
+        """The row back from ``to_dict``."""
+        return cls(**{**data, "kind": RowKind(data["kind"]),
+                      "knob": Knob(data["knob"]) if data.get("knob") else None,
+                      "status": RowStatus(data["status"]),
+                      "config": StepConfig.from_dict(data["config"])})
+
+
+def beats(row: TuneRow, baseline: TuneRow) -> bool:
+    """True when ``row`` is faster than ``baseline`` beyond the noise: its interval lies
+    wholly above the baseline's, or (without intervals) it is at least 10% faster."""
+    if row.status is not RowStatus.MEASURED or row.speedup is None:
+        return False
+    mine, theirs = row.interval, baseline.interval
+    if mine is not None and theirs is not None:
+        return mine[0] > theirs[1]
+    return row.speedup >= _NOISE_FREE_SPEEDUP
+
+
+def chosen_settings(rows: tuple[TuneRow, ...]) -> dict[Knob, StepConfig]:
+    """Per step knob, the configuration of its fastest trial that beats the baseline; per
+    loader knob, the fastest trial that beats the real loader as given (the input row)."""
+    baseline = rows[0]
+    given = next((r for r in rows if r.knob is Knob.INPUT and r.kind is RowKind.TRIAL), None)
+    chosen: dict[Knob, TuneRow] = {}
+    for row in rows:
+        if row.kind is not RowKind.TRIAL or row.knob is None:
+            continue
+        spec = knob_spec(row.knob)
+        reference = given if spec.on_loader and spec.settable else baseline
+        if not spec.settable or reference is None or not beats(row, reference):
+            continue
+        held = chosen.get(row.knob)
+        if held is None or (row.samples_per_second or 0.0) > (held.samples_per_second or 0.0):
+            chosen[row.knob] = row
+    return {knob: row.config for knob, row in chosen.items()}
+
+
+@dataclass(frozen=True)
+class TuneReport:
+    """A tune of one probe: ``rows`` (the baseline first), the knobs that do not apply and
+    why, whether numerics-changing settings were allowed into combinations, the box it ran
+    in and how long it took, the largest batch found to fit (None: not searched), and the
+    profile of the tuned configuration."""
+
+    rows: tuple[TuneRow, ...]
+    skipped: tuple[Skipped, ...]
+    allow_numerics: bool
+    time_box_s: float
+    elapsed_s: float
+    largest_batch_note: str = ""
+    profile: StepProfile | None = None
+
+    @property
+    def baseline(self) -> TuneRow:
+        """The spec's own configuration."""
+        return self.rows[0]
+
+    def tuned(self, *, allow_numerics: bool) -> TuneRow | None:
+        """The fastest measured combination on the cached batch (so comparable with a plain
+        probe) that is faster than the baseline; one that changes numerics only when
+        ``allow_numerics``. None when no combination gained anything."""
+        found = [r for r in self.rows
+                 if r.kind is RowKind.COMBINATION and r.status is RowStatus.MEASURED
+                 and r.config.cached_input and (r.speedup or 0.0) > 1.0
+                 and (allow_numerics or not r.changes_numerics)]
+        return max(found, key=lambda r: r.samples_per_second or 0.0, default=None)
+
+    def not_measured(self) -> tuple[TuneRow, ...]:
+        """Rows the time box left unmeasured."""
+        return tuple(r for r in self.rows if r.status is RowStatus.NOT_MEASURED)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"rows": [r.to_dict() for r in self.rows],
+                "skipped": [{"knob": str(s.knob), "reason": s.reason} for s in self.skipped],
+                "allow_numerics": self.allow_numerics, "time_box_s": self.time_box_s,
+                "elapsed_s": self.elapsed_s, "largest_batch_note": self.largest_batch_note,
+                "profile": self.profile.to_dict() if self.profile else None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TuneReport:
+        """The report back from ``to_dict``."""
+        profile = data.get("profile")
+        return cls(rows=tuple(TuneRow.from_dict(r) for r in data["rows"]),
+                   skipped=tuple(Skipped(Knob(s["knob"]), s["reason"]) for s in data["skipped"]),
+                   allow_numerics=bool(data["allow_numerics"]),
+                   time_box_s=float(data["time_box_s"]), elapsed_s=float(data["elapsed_s"]),
+                   largest_batch_note=str(data.get("largest_batch_note", "")),
+                   profile=StepProfile.from_dict(profile) if profile else None)
