@@ -114,6 +114,10 @@ def _summary(data: SweepReportData, best: TrialCost | None) -> Markup:
     facts = [f"Trials were charged at {data.instance} (${data.price_usd_per_hour:,.4g}/h"
              + (f", prices captured {data.prices_captured_at.isoformat()}"
                 if data.prices_captured_at else "") + ")."]
+    if data.worker_instances:
+        facts.append(f"Instance time billed beyond the trials on the {data.worker_instances} "
+                     "cloud worker instance(s) (boot, set-up, idle, shut-down): "
+                     f"{_money(data.instance_overhead_usd)}, in 'spent'.")
     if running:
         facts.append(f"Running trials have used {_money(running)} so far (not in 'spent').")
     if data.stop_reason:

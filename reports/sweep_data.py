@@ -1,7 +1,7 @@
 """What the sweep report shows, as plain values: one ``TrialCost`` per trial plus the totals.
 
 ``sweep_report_data(study)`` builds it from an Optuna study run by ``advisor sweep``: the
-totals (savings by pruning, bytes cleaned, instance, price) come from
+totals (savings by pruning, bytes cleaned, instance, price, instance overhead) come from
 ``advisor.sweep.status.sweep_status``, each trial's dollars from ``advisor.sweep.budget.cost_of``
 (the cost recorded on the trial at the price it ran at, never re-priced). Tests and benchmarks
 build ``SweepReportData`` by hand.
@@ -62,7 +62,11 @@ class TrialCost:
 
 @dataclass(frozen=True)
 class SweepReportData:
-    """A sweep for a budget review: planned budget, every trial's cost, and the savings."""
+    """A sweep for a budget review: planned budget, every trial's cost, and the savings.
+
+    ``instance_overhead_usd`` is the instance time billed beyond the trials of the
+    ``worker_instances`` launched cloud workers (``advisor.sweep.instances``), part of spent.
+    """
 
     study: str
     direction: str
@@ -74,11 +78,15 @@ class SweepReportData:
     bytes_cleaned: int = 0
     stop_reason: str = ""
     prices_captured_at: date | None = None
+    instance_overhead_usd: float = 0.0
+    worker_instances: int = 0
 
     @property
     def spent_usd(self) -> float:
-        """Dollars of all trials that have ended (complete, pruned, failed)."""
-        return sum(t.cost_usd for t in self.trials if t.state in ("complete", "pruned", "fail"))
+        """Dollars of all trials that have ended (complete, pruned, failed), plus the
+        instance overhead of launched workers."""
+        ended = ("complete", "pruned", "fail")
+        return sum(t.cost_usd for t in self.trials if t.state in ended) + self.instance_overhead_usd
 
     def usd_by_state(self) -> dict[str, float]:
         """Dollars per trial state, in :data:`STATES` order, states with trials only."""
@@ -150,7 +158,8 @@ def sweep_report_data(study: optuna.Study, *, budget_usd: float | None = None,
         study=status.study, direction=status.direction, instance=status.instance,
         price_usd_per_hour=status.price_usd_per_hour, trials=trials, budget_usd=budget_usd,
         saved_by_pruning_usd=status.saved_by_pruning_usd, bytes_cleaned=status.bytes_cleaned,
-        stop_reason=status.stop_reason,
+        stop_reason=status.stop_reason, instance_overhead_usd=status.instance_overhead_usd,
+        worker_instances=status.worker_instances,
         prices_captured_at=date.fromisoformat(captured) if isinstance(captured, str) else None)
 
 

@@ -7,10 +7,10 @@ attributes (``advisor:cost_usd`` ...), so every worker and ``advisor sweep statu
 A trial whose worker died (failed by heartbeat, ``advisor.sweep.heartbeat``) is charged from
 its start to ``killed_trial_end_s``: the moment it was found dead, or its last heartbeat plus
 the heartbeat interval, whichever is later, in sub-second seconds, so its charge is never
-less than the time it ran. A cloud worker is charged the same way, at its instance's catalog
-price: the launch path does not record when the cloud started and stopped the instance, so
-boot, set-up and idle time between trials are not in the ledger (the dead-man's switch and
-``run_launched`` bound them).
+less than the time it ran. A launched cloud worker is charged for the instance time its cloud
+bills as well: the instance time beyond the trials it ran (boot, set-up, idle time between
+trials, shut-down; ``advisor.sweep.instances``) is part of ``spent`` in the ledger, and an
+instance still running accrues until it is terminated.
 
 The gate lets a new trial start only while the worst case still fits: ``spent + worst-case
 charge of each running trial + worst-case charge of one more <= max_usd``, where a trial's

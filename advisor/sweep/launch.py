@@ -4,175 +4,57 @@ Built on the probe launchers (``probes.launchers``): ``SweepAwsLauncher`` is the
 launcher with another payload. Each instance gets the same tags as a probe (so ``advisor
 probes gc`` also finds a forgotten one), the same dead-man's switch (power-off, which
 terminates, after the sweep's ``max_hours`` or a day) and capacity fallback across zones;
-its boot script fetches a bundle through a presigned S3 URL (the ``advisor``, ``pricing``
-and ``probes`` packages, the explicit ``bundle_files`` of the sweep.yaml folder and the
-storage URL without its password), installs the packages pinned to the client's versions,
-reads the password from an SSM SecureString into ``PGPASSWORD``, and runs ``python -m
-advisor.sweep.workers SWEEP_YAML --storage URL``, then powers off.
+its boot script fetches a bundle through a presigned S3 URL (``advisor.sweep.bundle``: our
+packages, the explicit ``bundle_files`` of the sweep.yaml folder and the storage URL without
+its password), installs the packages pinned to the client's versions, reads the password
+from an SSM SecureString into ``PGPASSWORD``, and runs ``python -m advisor.sweep.workers
+SWEEP_YAML --storage URL --worker-id ID``, then powers off.
 
 ``run_launched`` starts N instances, shows progress from the study, and terminates every
 instance when the workers are done, when the budget stops the study (once no trial is
-running, or after a grace period) or when the command is interrupted.
+running, or after a grace period) or when the command is interrupted. It records each
+instance on the study (``WorkerInstance``: EC2's ``LaunchTime``, and when it ended: when we
+terminated it, the time in its ``StateTransitionReason``, or when we saw it gone), so the
+instance time the cloud bills beyond the trials is charged (``advisor.sweep.instances``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
-import io
 import logging
 import math
 import os
 import shlex
-import tarfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import optuna
 
 from advisor.errors import AdvisorError
+from advisor.sweep.bundle import make_worker_bundle, url_password
+from advisor.sweep.instances import WorkerInstance, transition_time_s
+from advisor.sweep.ledger import record_instance
 from advisor.sweep.spec import SweepSpec
 from probes.errors import ProbeError
-from probes.launchers import Launcher, LaunchHandle
+from probes.launchers import LaunchHandle
 from probes.launchers.aws import AwsLauncher
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
 from probes.urls import sqlalchemy_url
 from probes.workload import WorkloadRecipe
 
-__all__ = ["IGNORE_FILE", "SweepAwsLauncher", "bundle_files", "launch_requests",
-           "make_sweep_launcher", "run_launched", "url_password", "url_without_password",
+__all__ = ["SweepAwsLauncher", "launch_requests", "make_sweep_launcher", "run_launched",
            "worker_boot_script", "worker_packages"]
 
 log = logging.getLogger("advisor.sweep")
 
 REMOTE_DIR = "/opt/advisor-sweep"
 _DEFAULT_BOX_S = 24 * 3600.0
-_PACKAGES = ("advisor", "pricing", "probes")
-_MAX_BUNDLE_BYTES = 50 * 2**20
-IGNORE_FILE = ".advisorignore"
-# never shipped, whatever the entrypoint's package holds
-_ALWAYS_IGNORED = (".*", "__pycache__", "*.pyc", "*.db", "credentials*", "*secret*", "*.pem",
-                   "*.key", "id_rsa*", "*.env")
-
-
-def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    name = Path(info.name).name
-    skipped = name == "__pycache__" or name.startswith(".") or name.endswith((".pyc", ".db"))
-    return None if skipped else info
-
-
-def _ignored(relative: str, patterns: Sequence[str]) -> bool:
-    """True when ``relative`` (a path under the sweep folder) or one of its folders matches."""
-    parts = Path(relative).parts
-    candidates = [relative, *parts, *("/".join(parts[:i]) for i in range(1, len(parts)))]
-    return any(fnmatch.fnmatch(c, p.rstrip("/")) for c in candidates for p in patterns)
-
-
-def _ignore_patterns(folder: Path) -> list[str]:
-    path = folder / IGNORE_FILE
-    lines = path.read_text().splitlines() if path.is_file() else []
-    return [*_ALWAYS_IGNORED, *(ln.strip() for ln in lines
-                                if ln.strip() and not ln.lstrip().startswith("#"))]
-
-
-def bundle_files(spec: SweepSpec, sweep_yaml_name: str = "sweep.yaml") -> list[str]:
-    """The files of the sweep folder that travel to the workers, relative to it, sorted.
-
-    Only what the sweep needs: sweep.yaml, the entrypoint's module (``train.py``) or the
-    whole top-level package it lives in (``mypkg/``), and the ``model`` file sweep.yaml names;
-    less whatever ``.advisorignore`` (shell patterns, one per line) and the built-in patterns
-    (dotfiles, ``credentials*``, keys, ``*.db``, caches) exclude. Nothing else beside
-    sweep.yaml is sent.
-    """
-    if not spec.source_dir:
-        return []
-    folder = Path(spec.source_dir)
-    top = spec.entrypoint.split(":")[0].split(".")[0]
-    wanted = [sweep_yaml_name, f"{top}.py", top]
-    if spec.model and not Path(spec.model).is_absolute():
-        wanted.append(spec.model)
-    patterns = _ignore_patterns(folder)
-    found: set[str] = set()
-    for name in wanted:
-        path = folder / name
-        paths = sorted(path.rglob("*")) if path.is_dir() else [path]
-        found.update(p.relative_to(folder).as_posix() for p in paths if p.is_file())
-    return sorted(f for f in found if f == sweep_yaml_name or not _ignored(f, patterns))
-
-
-def make_worker_bundle(spec: SweepSpec, storage_url: str, *,
-                       sweep_yaml_name: str = "sweep.yaml") -> bytes:
-    """tar.gz of our packages, ``bundle_files`` (under ``sweep/``) and ``storage.txt``: the
-    storage URL without its password (workers read that from ``PGPASSWORD``)."""
-    root = Path(__file__).resolve().parents[2]
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for package in _PACKAGES:
-            tar.add(root / package, arcname=package, filter=_skip)
-        files: dict[str, bytes] = {}
-        if spec.source_dir:
-            for relative in bundle_files(spec, sweep_yaml_name):
-                files[f"sweep/{relative}"] = (Path(spec.source_dir) / relative).read_bytes()
-            yaml_name = f"sweep/{sweep_yaml_name}"
-            if yaml_name in files:
-                files[yaml_name] = _without_storage_password(files[yaml_name])
-        files["storage.txt"] = url_without_password(storage_url).encode()
-        password = url_password(storage_url)
-        for name, data in files.items():
-            if password and password.encode() in data:
-                raise AdvisorError(f"--launch: {name.removeprefix('sweep/')} holds the storage "
-                                   "password; keep it out of the files the workers get (they "
-                                   f"read it from SSM), or list the file in {IGNORE_FILE}")
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
-    bundle = buffer.getvalue()
-    if len(bundle) > _MAX_BUNDLE_BYTES:
-        raise AdvisorError(f"--launch: the worker bundle is {len(bundle) / 2**20:.0f} MiB (limit "
-                           f"{_MAX_BUNDLE_BYTES // 2**20} MiB); list large files in "
-                           f"{Path(spec.source_dir or '.') / IGNORE_FILE} (load data on the "
-                           "instance)")
-    return bundle
-
-
-def _without_storage_password(sweep_yaml: bytes) -> bytes:
-    """sweep.yaml with the password of its ``storage`` URL removed (the workers are given the
-    URL with ``--storage`` anyway)."""
-    import yaml
-
-    data = yaml.safe_load(sweep_yaml)
-    storage = data.get("storage") if isinstance(data, dict) else None
-    if not isinstance(storage, str) or "://" not in storage or url_password(storage) is None:
-        return sweep_yaml
-    data["storage"] = url_without_password(storage)
-    return yaml.safe_dump(data, sort_keys=False).encode()
-
-
-def url_without_password(url: str) -> str:
-    """``url`` with its password removed (the rest, user included, kept)."""
-    from sqlalchemy.engine import URL, make_url
-
-    parsed = make_url(url)
-    if parsed.password is None:
-        return url
-    bare = URL.create(parsed.drivername, username=parsed.username, host=parsed.host,
-                      port=parsed.port, database=parsed.database, query=parsed.query)
-    return bare.render_as_string(hide_password=False)
-
-
-def url_password(url: str) -> str | None:
-    """The password in ``url``, if any."""
-    from sqlalchemy.engine import make_url
-
-    password = make_url(url).password
-    return None if password is None else str(password)
 
 
 def worker_packages() -> list[str]:
@@ -206,11 +88,13 @@ def _password_lines(parameter: str | None, region: str | None) -> list[str]:
 
 def worker_boot_script(*, fetch: list[str], python: str, sweep_yaml_name: str,
                        shutdown_after_s: float, packages: Sequence[str] | None = None,
-                       password_parameter: str | None = None, region: str | None = None) -> str:
+                       password_parameter: str | None = None, region: str | None = None,
+                       worker_id: str = "") -> str:
     """Bash: arm the dead-man's switch, fetch the bundle, install the client's pinned
     ``packages``, read the database password from SSM into ``PGPASSWORD`` (when the storage
-    has one), run one sweep worker, power off."""
+    has one), run one sweep worker (named ``worker_id`` on its trials), power off."""
     minutes = max(1, math.ceil(shutdown_after_s / 60.0))
+    named = f" --worker-id {shlex.quote(worker_id)}" if worker_id else ""
     pins = " ".join(shlex.quote(p) for p in (packages if packages is not None
                                               else worker_packages()))
     return "\n".join([
@@ -223,7 +107,7 @@ def worker_boot_script(*, fetch: list[str], python: str, sweep_yaml_name: str,
         f"\"$PY\" -m pip install -q {pins} > pip.log 2>&1",
         *_password_lines(password_parameter, region),
         f"cd sweep && PYTHONPATH={REMOTE_DIR} \"$PY\" -m advisor.sweep.workers "
-        f"{sweep_yaml_name} --storage \"$(cat {REMOTE_DIR}/storage.txt)\" > worker.log 2>&1",
+        f"{sweep_yaml_name} --storage \"$(cat {REMOTE_DIR}/storage.txt)\"{named} > worker.log 2>&1",
         "shutdown -h now",
     ]) + "\n"
 
@@ -271,6 +155,7 @@ class SweepAwsLauncher(AwsLauncher):
         return worker_boot_script(
             fetch=[f"curl -fsS --retry 5 -o bundle.tar.gz '{url}'"], python=runtime.python,
             sweep_yaml_name=self.sweep_yaml_name, password_parameter=parameter, region=region,
+            worker_id=request.probe_id,
             shutdown_after_s=self.boot_overhead_s + request.max_run_s + self.grace_s)
 
     def launch(self, request: ProbeRequest) -> LaunchHandle:
@@ -288,6 +173,26 @@ class SweepAwsLauncher(AwsLauncher):
         finally:
             self._forget(handle.details["region"], handle.probe_id)
 
+    def instance_times(self, handle: LaunchHandle) -> tuple[float | None, float | None]:
+        """EC2's ``LaunchTime`` of the worker's instance and, once it is shutting down or
+        gone, the time in its ``StateTransitionReason`` (Unix seconds; None where EC2 does
+        not say). Raises ProbeError when EC2 cannot be asked."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            reply = self._client("ec2", handle.details["region"]).describe_instances(
+                InstanceIds=[handle.resource_id])
+        except (BotoCoreError, ClientError) as exc:
+            raise ProbeError(f"aws: cannot describe {handle.resource_id}: {exc}") from exc
+        found = [i for r in reply["Reservations"] for i in r["Instances"]]
+        if not found:
+            return None, None
+        launched = found[0].get("LaunchTime")
+        ended = None
+        if found[0]["State"]["Name"] in ("shutting-down", "terminated", "stopping", "stopped"):
+            ended = transition_time_s(str(found[0].get("StateTransitionReason", "")))
+        return (launched.timestamp() if isinstance(launched, datetime) else None), ended
+
     def _forget(self, region: str, probe_id: str) -> None:
         self._delete_objects(region, probe_id)
         if url_password(self.storage_url):
@@ -299,7 +204,7 @@ class SweepAwsLauncher(AwsLauncher):
 
 
 def make_sweep_launcher(spec: SweepSpec, storage_url: str, *, sweep_yaml_name: str,
-                        bucket: str = "", **options: Any) -> Launcher:
+                        bucket: str = "", **options: Any) -> SweepAwsLauncher:
     """The launcher for the sweep's offer (AWS offers only, for now).
 
     A storage URL with a password needs an instance profile (``ADVISOR_AWS_INSTANCE_PROFILE``)
@@ -346,30 +251,40 @@ def check_reachable(storage_url: str, artifacts: str | None = None) -> None:
                     "will not reach it (give a storage URL they can reach)", host or "local")
 
 
-def run_launched(launcher: Launcher, requests: list[ProbeRequest],
+def run_launched(launcher: SweepAwsLauncher, requests: list[ProbeRequest],
                  study: optuna.Study, *, stopped: Callable[[], bool],
                  on_poll: Callable[[], None] | None = None, poll_s: float = 10.0,
-                 drain_s: float = 600.0, sleep: Callable[[float], None] = time.sleep) -> str:
+                 drain_s: float = 600.0, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time) -> str:
     """Start one instance per request and watch them; always terminate them all on the way out.
 
     ``stopped()`` says whether the budget ended the study; then the instances are terminated
-    as soon as no trial is running (at most ``drain_s`` later). Returns why it ended.
+    as soon as no trial is running (at most ``drain_s`` later). Returns why it ended. Each
+    instance is recorded on the study when launched and when it ends (``clock``: Unix
+    seconds), so its billed time is charged (``advisor.sweep.ledger.record_instance``).
     """
     handles: list[LaunchHandle] = []
+    book = _InstanceBook(launcher, study, clock)
     try:
         for request in requests:
+            before_s = clock()
             try:
                 handles.append(launcher.launch(request))
             except ProbeError as exc:
                 raise AdvisorError(f"--launch: could not start worker {len(handles) + 1} of "
                                    f"{len(requests)}: {exc}") from exc
+            book.launched(handles[-1], request, before_s)
         log.info("launched %s", ", ".join(h.resource_id for h in handles))
         drain_until: float | None = None
         running = (optuna.trial.TrialState.RUNNING,)
         while True:
             if on_poll is not None:
                 on_poll()
-            if not any(launcher.is_alive(h) for h in handles):
+            alive = [h for h in handles if launcher.is_alive(h)]
+            for handle in handles:
+                if handle not in alive:
+                    book.ended(handle)
+            if not alive:
                 return "workers finished"
             if stopped():
                 drain_until = drain_until or time.monotonic() + drain_s
@@ -387,3 +302,52 @@ def run_launched(launcher: Launcher, requests: list[ProbeRequest],
                 errors.append(str(exc))
         if errors:
             log.error("could not terminate every worker instance: %s", "; ".join(errors))
+        book.terminated(handles)
+
+
+class _InstanceBook:
+    """The launched instances' records on the study, each written when it changes."""
+
+    def __init__(self, launcher: SweepAwsLauncher, study: optuna.Study,
+                 clock: Callable[[], float]) -> None:
+        self.launcher, self.study, self.clock = launcher, study, clock
+        self.records: dict[str, WorkerInstance] = {}
+
+    def launched(self, handle: LaunchHandle, request: ProbeRequest, before_s: float) -> None:
+        """Record a new instance from EC2's LaunchTime (else the moment before launching)."""
+        try:
+            launched_s, _ = self.launcher.instance_times(handle)
+        except ProbeError:
+            launched_s = None
+        self._write(WorkerInstance(
+            worker_id=handle.probe_id, instance_id=handle.resource_id,
+            offer_key=request.offer_key, price_usd_per_hour=request.price_usd_per_hour,
+            launched_at_s=before_s if launched_s is None else launched_s))
+
+    def ended(self, handle: LaunchHandle, *, terminated_s: float | None = None) -> None:
+        """Record when an instance ended: ``terminated_s``, else the time EC2 gives, else now."""
+        record = self.records.get(handle.probe_id)
+        if record is None or record.ended_at_s is not None:
+            return
+        end_s = terminated_s
+        if end_s is None:
+            with contextlib.suppress(ProbeError):
+                end_s = self.launcher.instance_times(handle)[1]
+        end_s = self.clock() if end_s is None else end_s
+        self._write(replace(record, ended_at_s=max(end_s, record.launched_at_s)))
+
+    def terminated(self, handles: Sequence[LaunchHandle]) -> None:
+        """Record the end of every instance still running, as terminated now."""
+        now_s = self.clock()
+        for handle in handles:
+            self.ended(handle, terminated_s=now_s)
+
+    def _write(self, record: WorkerInstance) -> None:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        self.records[record.worker_id] = record
+        try:
+            record_instance(self.study, record)
+        except SQLAlchemyError as exc:  # the instances are terminated all the same
+            log.error("could not record worker instance %s on the study: %s",
+                      record.instance_id, str(exc).splitlines()[0])

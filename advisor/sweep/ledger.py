@@ -7,7 +7,9 @@ trial with all its attributes (several queries per call); ``read_ledger`` instea
 database for a grouped sum over the ``advisor:cost_usd`` attribute plus the start times of
 the trials that have no cost yet (running ones and those a dead worker left behind), so one
 check costs about a millisecond whatever the study's size, and every worker sees the others'
-spend at once.
+spend at once. A launched sweep's worker instances (``record_instance``, stored on the study)
+add the instance time their cloud bills beyond the trials each ran (``instance_overhead_usd``,
+``advisor.sweep.instances``), read with two more small queries.
 
 ``record_charge`` records a trial's cost attributes in one transaction (Optuna's
 ``set_user_attr`` commits once per key, and refuses a finished trial), keeping the larger
@@ -27,9 +29,13 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.budget import COST_ATTR, WALL_ATTR, cost_of, trial_cost_usd
+from advisor.sweep.budget import COST_ATTR, WALL_ATTR, WORKER_ATTR, cost_of, trial_cost_usd
+from advisor.sweep.instances import WorkerInstance, overhead_usd
 
-__all__ = ["Ledger", "ledger_from_trials", "rdb_of", "read_ledger", "record_charge"]
+__all__ = ["INSTANCE_ATTR_PREFIX", "Ledger", "instances_of", "ledger_from_trials", "rdb_of",
+           "read_ledger", "record_charge", "record_instance"]
+
+INSTANCE_ATTR_PREFIX = "advisor:worker_instance:"  # + worker id: a WorkerInstance, as JSON
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 _RAISED = frozenset({COST_ATTR, WALL_ATTR})  # charge attributes: a second write keeps the larger
@@ -41,7 +47,9 @@ class Ledger:
 
     ``max_complete_usd`` / ``max_finished_usd`` are the largest cost of a completed trial and
     of any finished trial (None when there is none); ``running_elapsed_s`` has one entry per
-    running trial.
+    running trial. ``spent_usd`` is the finished trials' charges plus
+    ``instance_overhead_usd``, the instance time billed beyond the trials of each launched
+    worker (running instances accrue until terminated; 0 without launched workers).
     """
 
     counts: Mapping[TrialState, int] = field(default_factory=dict)
@@ -49,6 +57,7 @@ class Ledger:
     max_complete_usd: float | None = None
     max_finished_usd: float | None = None
     running_elapsed_s: tuple[float, ...] = ()
+    instance_overhead_usd: float = 0.0
 
     def count(self, *states: TrialState) -> int:
         """Trials in any of ``states``."""
@@ -63,8 +72,10 @@ class Ledger:
 
 
 def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float,
-                       share: int = 1, now_s: float | None = None) -> Ledger:
-    """The ledger of a list of trials (any storage; also what the tests build by hand)."""
+                       share: int = 1, now_s: float | None = None,
+                       instances: Sequence[WorkerInstance] = ()) -> Ledger:
+    """The ledger of a list of trials (any storage; also what the tests build by hand), with
+    the overhead of the launched worker ``instances``."""
     now = time.time() if now_s is None else now_s
     counts: dict[TrialState, int] = {}
     spent, max_complete, max_finished = 0.0, None, None
@@ -81,7 +92,33 @@ def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: flo
         max_finished = cost if max_finished is None else max(max_finished, cost)
         if t.state is TrialState.COMPLETE:
             max_complete = cost if max_complete is None else max(max_complete, cost)
-    return Ledger(counts, spent, max_complete, max_finished, tuple(running))
+    overhead = overhead_usd(instances, usd_by_worker(
+        trials, price_usd_per_hour=price_usd_per_hour, share=share, now_s=now), now_s=now)
+    return Ledger(counts, spent + overhead, max_complete, max_finished, tuple(running), overhead)
+
+
+def usd_by_worker(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float, share: int = 1,
+                  now_s: float) -> dict[str, float]:
+    """Charges of the trials each launched worker ran (``advisor:worker``), running ones at
+    what they cost by ``now_s``."""
+    out: dict[str, float] = {}
+    for t in trials:
+        worker = t.user_attrs.get(WORKER_ATTR)
+        if isinstance(worker, str):
+            out[worker] = out.get(worker, 0.0) + cost_of(
+                t, price_usd_per_hour=price_usd_per_hour, share=share, now_s=now_s)
+    return out
+
+
+def instances_of(study_attrs: Mapping[str, Any]) -> list[WorkerInstance]:
+    """The worker instances recorded among a study's user attributes, by worker id."""
+    return [WorkerInstance.from_json(value) for key, value in sorted(study_attrs.items())
+            if key.startswith(INSTANCE_ATTR_PREFIX) and isinstance(value, dict)]
+
+
+def record_instance(study: optuna.Study, instance: WorkerInstance) -> None:
+    """Store (or update) the record of a launched worker instance on the study."""
+    study.set_user_attr(INSTANCE_ATTR_PREFIX + instance.worker_id, instance.to_json())
 
 
 def rdb_of(study: optuna.Study) -> Any:
@@ -100,13 +137,14 @@ def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 
     """The study's ledger from two aggregate queries (RDB storages), else from its trials.
 
     Finished trials without a recorded cost (failed by heartbeat) are charged start to end at
-    ``price_usd_per_hour / share``; running trials report their elapsed wall time.
+    ``price_usd_per_hour / share``; running trials report their elapsed wall time. With
+    launched worker instances on the study, their overhead is added (two more queries).
     """
     rdb = rdb_of(study)
     if rdb is None:
         return ledger_from_trials(study.get_trials(deepcopy=False),
                                   price_usd_per_hour=price_usd_per_hour, share=share,
-                                  now_s=now_s)
+                                  now_s=now_s, instances=instances_of(study.user_attrs))
     import sqlalchemy as sa
     from optuna.storages._rdb import models
 
@@ -121,14 +159,22 @@ def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 
     uncosted = (sa.select(trials.c.state, trials.c.datetime_start, trials.c.datetime_complete)
                 .select_from(joined).where(where, attrs.c.value_json.is_(None),
                                            trials.c.state != TrialState.WAITING))
+    study_attrs = models.StudyUserAttributeModel.__table__
+    recorded = sa.select(study_attrs.c.value_json).where(
+        study_attrs.c.study_id == study._study_id,  # noqa: SLF001
+        study_attrs.c.key.startswith(INSTANCE_ATTR_PREFIX, autoescape=True))
+    now = time.time() if now_s is None else now_s
     with rdb.engine.connect() as conn:
         groups = conn.execute(grouped).all()
         loose = conn.execute(uncosted).all()
-    now = time.time() if now_s is None else now_s
+        instances = [WorkerInstance.from_json(json.loads(v)) for v in conn.execute(recorded)
+                     .scalars()]
+        by_worker = _rdb_usd_by_worker(conn, where, price_usd_per_hour, share,
+                                       now) if instances else {}
     counts: dict[TrialState, int] = {}
     spent, max_complete, max_finished = 0.0, None, None
     for state_value, count, total, largest in groups:
-        state = state_value if isinstance(state_value, TrialState) else TrialState[state_value]
+        state = _state(state_value)
         counts[state] = int(count)
         if state in _FINISHED and largest is not None:
             spent += float(total)
@@ -137,18 +183,59 @@ def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 
                 max_complete = float(largest)
     running: list[float] = []
     for state_value, started, completed in loose:
-        state = state_value if isinstance(state_value, TrialState) else TrialState[state_value]
-        start_s, end_s = _utc_seconds(started), _utc_seconds(completed)
+        state = _state(state_value)
         if state is TrialState.RUNNING:
-            running.append(max(now - start_s, 0.0) if start_s is not None else 0.0)
+            running.append(_wall_s(state, started, completed, now))
         elif state in _FINISHED:
-            wall = max(end_s - start_s, 0.0) if start_s is not None and end_s is not None else 0.0
-            estimated = trial_cost_usd(wall, price_usd_per_hour, share)
+            estimated = trial_cost_usd(_wall_s(state, started, completed, now),
+                                       price_usd_per_hour, share)
             spent += estimated
             max_finished = max(estimated, max_finished or 0.0)
             if state is TrialState.COMPLETE:
                 max_complete = max(estimated, max_complete or 0.0)
-    return Ledger(counts, spent, max_complete, max_finished, tuple(running))
+    overhead = overhead_usd(instances, by_worker, now_s=now)
+    return Ledger(counts, spent + overhead, max_complete, max_finished, tuple(running), overhead)
+
+
+def _state(value: Any) -> TrialState:
+    return value if isinstance(value, TrialState) else TrialState[value]
+
+
+def _wall_s(state: TrialState, started: datetime | None, completed: datetime | None,
+            now_s: float) -> float:
+    """Seconds a trial without a recorded cost ran: until now while running, else to its end."""
+    start_s, end_s = _utc_seconds(started), _utc_seconds(completed)
+    end_s = now_s if state is TrialState.RUNNING else end_s
+    return max(end_s - start_s, 0.0) if start_s is not None and end_s is not None else 0.0
+
+
+def _rdb_usd_by_worker(conn: Any, where: Any, price_usd_per_hour: float, share: int,
+                       now_s: float) -> dict[str, float]:
+    """``usd_by_worker`` with two queries: recorded costs summed per worker, and the trials
+    without one (running, or failed by heartbeat) estimated from their times."""
+    import sqlalchemy as sa
+    from optuna.storages._rdb import models
+
+    trials = models.TrialModel.__table__
+    worker = models.TrialUserAttributeModel.__table__.alias("worker")
+    charge = models.TrialUserAttributeModel.__table__.alias("charge")
+    on_workers = trials.join(worker, sa.and_(worker.c.trial_id == trials.c.trial_id,
+                                             worker.c.key == WORKER_ATTR)).outerjoin(
+        charge, sa.and_(charge.c.trial_id == trials.c.trial_id, charge.c.key == COST_ATTR))
+    summed = (sa.select(worker.c.value_json, sa.func.sum(sa.cast(charge.c.value_json, sa.Float)))
+              .select_from(on_workers).where(where, charge.c.value_json.is_not(None))
+              .group_by(worker.c.value_json))
+    loose = (sa.select(worker.c.value_json, trials.c.state, trials.c.datetime_start,
+                       trials.c.datetime_complete)
+             .select_from(on_workers).where(where, charge.c.value_json.is_(None)))
+    out: dict[str, float] = {}
+    for name, total in conn.execute(summed):
+        out[json.loads(name)] = float(total)
+    for name, state, started, completed in conn.execute(loose):
+        usd = trial_cost_usd(_wall_s(_state(state), started, completed, now_s),
+                             price_usd_per_hour, share)
+        out[json.loads(name)] = out.get(json.loads(name), 0.0) + usd
+    return out
 
 
 def record_charge(study: optuna.Study, trial: FrozenTrial | optuna.Trial,

@@ -17,6 +17,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from advisor.sweep.budget import ERROR_ATTR, PRICE_ATTR, cost_of
 from advisor.sweep.cleanup import bytes_cleaned
+from advisor.sweep.instances import overhead_usd
+from advisor.sweep.ledger import instances_of, usd_by_worker
 
 __all__ = ["SweepStatus", "load_status", "pruning_savings_usd", "sweep_status"]
 
@@ -26,7 +28,12 @@ _INSTANCE_ATTR = "advisor:instance"
 
 @dataclass(frozen=True)
 class SweepStatus:
-    """A sweep's progress and spend; ``to_json()`` gives plain types for ``--json``."""
+    """A sweep's progress and spend; ``to_json()`` gives plain types for ``--json``.
+
+    ``spent_usd`` is the ended trials' charges plus ``instance_overhead_usd``: the instance
+    time the cloud billed beyond the trials of the sweep's ``worker_instances`` launched
+    workers (boot, set-up, idle, shut-down; running instances until now).
+    """
 
     study: str
     direction: str
@@ -42,6 +49,8 @@ class SweepStatus:
     best_trial: int | None = None
     stop_reason: str = ""
     last_error: str = ""
+    instance_overhead_usd: float = 0.0
+    worker_instances: int = 0
 
     @property
     def finished(self) -> int:
@@ -83,8 +92,9 @@ def pruning_savings_usd(trials: Sequence[FrozenTrial], *, price_usd_per_hour: fl
 def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepStatus:
     """Summarize a study run by ``advisor sweep`` (any Optuna study works, at price 0).
 
-    ``spent_usd`` counts ended trials; running ones show in ``usd_by_state`` at what they
-    cost so far. ``last_error`` is the recorded error of the latest failed trial.
+    ``spent_usd`` counts ended trials and the instance overhead of launched workers; running
+    trials show in ``usd_by_state`` at what they cost so far. ``last_error`` is the recorded
+    error of the latest failed trial.
     """
     attrs = study.user_attrs
     price = float(attrs.get(PRICE_ATTR) or 0.0)
@@ -96,6 +106,9 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepSta
         name = t.state.name.lower()
         by_state[name] = by_state.get(name, 0) + 1
         usd[name] = usd.get(name, 0.0) + cost_of(t, price_usd_per_hour=price, now_s=now)
+    instances = instances_of(attrs)
+    overhead = overhead_usd(instances, usd_by_worker(trials, price_usd_per_hour=price, now_s=now),
+                            now_s=now)
     errors = [t.user_attrs.get(ERROR_ATTR) for t in trials if t.state is TrialState.FAIL]
     last_error = next((str(e) for e in reversed(errors) if e), "")
     best_value, best_params, best_number = None, {}, None
@@ -107,11 +120,12 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepSta
         instance=str(attrs.get(_INSTANCE_ATTR, "local")), price_usd_per_hour=price,
         trials_by_state=dict(sorted(by_state.items())),
         usd_by_state={k: round(v, 6) for k, v in sorted(usd.items())},
-        spent_usd=round(sum(v for k, v in usd.items() if k != "running"), 6),
+        spent_usd=round(sum(v for k, v in usd.items() if k != "running") + overhead, 6),
         saved_by_pruning_usd=round(pruning_savings_usd(trials, price_usd_per_hour=price), 6),
         bytes_cleaned=bytes_cleaned(study), best_value=best_value, best_params=best_params,
         best_trial=best_number, stop_reason=str(attrs.get(_STOP_ATTR, "")),
-        last_error=last_error,
+        last_error=last_error, instance_overhead_usd=round(overhead, 6),
+        worker_instances=len(instances),
     )
 
 

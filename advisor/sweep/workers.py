@@ -38,7 +38,7 @@ from advisor.sweep.status import SweepStatus, sweep_status
 from probes.urls import shown_url
 
 if TYPE_CHECKING:
-    from probes.launchers import Launcher
+    from advisor.sweep.launch import SweepAwsLauncher
 
 __all__ = [
     "SweepOutcome",
@@ -122,7 +122,7 @@ def _has_fileno(stream: object) -> bool:
 
 
 def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str,
-                  launcher: Launcher | None, on_progress: ProgressFn | None,
+                  launcher: SweepAwsLauncher | None, on_progress: ProgressFn | None,
                   poll_s: float) -> tuple[optuna.Study, str]:
     """``--launch``: the workers run on cloud instances of the offer (see advisor.sweep.launch)."""
     from advisor.sweep.budget import BudgetGate
@@ -224,7 +224,7 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
               storage_url: str | None = None, launch: bool = False,
               on_progress: ProgressFn | None = None, poll_s: float = 1.0,
               stop: threading.Event | None = None,
-              launcher: Launcher | None = None) -> SweepOutcome:
+              launcher: SweepAwsLauncher | None = None) -> SweepOutcome:
     """Run (or resume) the sweep described by sweep.yaml until its budget or trials end.
 
     Everything is checked (spec, workers, storage URL, instance, entrypoint) before the first
@@ -272,15 +272,17 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m advisor.sweep.workers SWEEP_YAML [--storage URL]``: one worker loop."""
+    """``python -m advisor.sweep.workers SWEEP_YAML [--storage URL] [--worker-id ID]``: one
+    worker loop (``--worker-id``: the launched cloud worker it runs on, recorded on its trials)."""
     parser = argparse.ArgumentParser(prog="advisor sweep worker")
     parser.add_argument("sweep_yaml")
     parser.add_argument("--storage", default=None)
+    parser.add_argument("--worker-id", default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     try:
         spec = load_sweep_spec(args.sweep_yaml)
-        result = run_worker(spec, storage_url=args.storage)
+        result = run_worker(spec, storage_url=args.storage, worker_id=args.worker_id)
     except AdvisorError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

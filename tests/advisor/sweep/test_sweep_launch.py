@@ -15,13 +15,21 @@ import pytest
 from sweep_helpers import AMI_PARAMETER, BUCKET, OFFER, write_sweep
 
 from advisor.errors import AdvisorError
-from advisor.sweep.launch import SweepAwsLauncher, worker_boot_script
-from advisor.sweep.runner import run_worker
+from advisor.sweep.budget import COST_ATTR, WALL_ATTR, WORKER_ATTR
+from advisor.sweep.instance import resolve_instance
+from advisor.sweep.instances import transition_time_s
+from advisor.sweep.launch import (
+    SweepAwsLauncher,
+    launch_requests,
+    run_launched,
+    worker_boot_script,
+)
+from advisor.sweep.ledger import instances_of, read_ledger
+from advisor.sweep.runner import open_study, run_worker
 from advisor.sweep.spec import load_sweep_spec
 from advisor.sweep.workers import run_sweep
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
-
 
 
 def _instances(ec2: Any, states: list[str]) -> list[dict[str, Any]]:
@@ -159,3 +167,65 @@ def test_unreachable_storage_and_local_artifacts_are_warned(
     assert len(messages) == 2
     assert any("loopback" in m for m in messages)
     assert any("lost at termination" in m for m in messages)
+
+
+def test_launched_instances_are_recorded_and_charged_until_terminated(
+        tmp_path: Path, aws: Any) -> None:
+    """Each instance is recorded with EC2's LaunchTime; terminated (here after Ctrl-C) at the
+    injected clock's 600 s later; its worker's trials are set against it: each worker is
+    charged its 600 billed seconds, not the few its trials ran."""
+    path = write_sweep(tmp_path, study="billed", instance=OFFER, entrypoint="objectives:plain",
+                       budget={"max_trials": 2})
+    spec = load_sweep_spec(path)
+    price = resolve_instance(spec).price_usd_per_hour  # the catalog's, as run_sweep uses
+    study = open_study(spec, price_usd_per_hour=price)
+    requests = launch_requests(spec, 2, price)
+    clock = {"now": 0.0}
+
+    def as_the_instances_then_ctrl_c() -> None:
+        launched = [i["LaunchTime"].timestamp() for i in _instances(aws, ["running"])]
+        clock["now"] = max(launched) + 600.0
+        run_worker(spec, worker_id=requests[0].probe_id)  # what the first instance does
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_launched(_launcher(path, spec.storage or ""), requests, study,
+                     stopped=lambda: False, on_poll=as_the_instances_then_ctrl_c,
+                     clock=lambda: clock["now"])
+    running = {i["InstanceId"]: i["LaunchTime"].timestamp()
+               for i in _instances(aws, ["shutting-down", "terminated"])}
+    records = instances_of(study.user_attrs)
+    assert {r.instance_id: r.launched_at_s for r in records} == running
+    assert {r.ended_at_s for r in records} == {clock["now"]}
+    assert all(t.user_attrs[WORKER_ATTR] == requests[0].probe_id for t in study.trials)
+    trials_s = sum(t.user_attrs[WALL_ATTR] for t in study.trials)
+    trials_usd = sum(t.user_attrs[COST_ATTR] for t in study.trials)
+    assert trials_s < 5.0
+    assert [r.billed_s(clock["now"]) >= 600.0 for r in records] == [True, True]
+    billed_usd = sum(r.billed_usd(clock["now"]) for r in records)
+    ledger = read_ledger(study, price_usd_per_hour=price, now_s=clock["now"] + 60)
+    assert ledger.spent_usd == pytest.approx(billed_usd)
+    assert ledger.instance_overhead_usd == pytest.approx(billed_usd - trials_usd)
+
+
+def test_an_instance_that_powered_itself_off_ends_at_ec2s_transition_time(
+        tmp_path: Path, aws: Any) -> None:
+    path = write_sweep(tmp_path, study="self-off", instance=OFFER)
+    spec = load_sweep_spec(path)
+    study = open_study(spec, price_usd_per_hour=1.0)
+    launcher = _launcher(path, spec.storage or "")
+
+    def power_off() -> None:  # the worker's 'shutdown -h now' (the instance terminates)
+        aws.terminate_instances(InstanceIds=[i["InstanceId"]
+                                             for i in _instances(aws, ["running"])])
+
+    reason = run_launched(launcher, launch_requests(spec, 1, 1.0), study,
+                          stopped=lambda: False, on_poll=power_off, sleep=lambda _s: None,
+                          clock=lambda: 4e9)  # "now" far later: never used for the end
+    assert reason == "workers finished"
+    (record,) = instances_of(study.user_attrs)
+    (gone,) = _instances(aws, ["terminated"])
+    assert record.ended_at_s == transition_time_s(gone["StateTransitionReason"])
+    assert record.ended_at_s is not None and record.ended_at_s < 4e9
+    assert "--worker-id sweep-" in base64.b64decode(aws.describe_instance_attribute(
+        InstanceId=gone["InstanceId"], Attribute="userData")["UserData"]["Value"]).decode()

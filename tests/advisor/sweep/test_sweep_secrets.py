@@ -14,12 +14,11 @@ import pytest
 from sweep_helpers import AMI_PARAMETER, BUCKET, OFFER, write_sweep
 
 from advisor.errors import AdvisorError
+from advisor.sweep.bundle import bundle_files, make_worker_bundle, url_without_password
 from advisor.sweep.launch import (
     SweepAwsLauncher,
-    bundle_files,
     launch_requests,
     make_sweep_launcher,
-    url_without_password,
     worker_boot_script,
     worker_packages,
 )
@@ -164,8 +163,6 @@ def test_url_without_password(url: str, expected: str) -> None:
 
 
 def test_a_shipped_file_holding_the_password_is_refused(tmp_path: Path) -> None:
-    from advisor.sweep.launch import make_worker_bundle
-
     path = _sweep(tmp_path)
     (tmp_path / "objectives.py").write_text(f"PASSWORD = {PASSWORD!r}\n")
     with pytest.raises(AdvisorError, match="objectives.py holds the storage password") as info:
