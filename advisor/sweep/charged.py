@@ -69,10 +69,10 @@ def charged_objective(objective: Objective, spec: SweepSpec, price: float, *,
     def run(trial: optuna.Trial) -> Any:
         on_start()
         started = clock()
-        if worker_id:
-            trial.set_user_attr(WORKER_ATTR, worker_id)
         error: dict[str, str] = {}
         try:
+            if worker_id:
+                trial.set_user_attr(WORKER_ATTR, worker_id)
             suggest(trial, spec.search_space)
             return checked_value(objective(trial))
         except optuna.TrialPruned:

@@ -92,8 +92,9 @@ def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: flo
         max_finished = cost if max_finished is None else max(max_finished, cost)
         if t.state is TrialState.COMPLETE:
             max_complete = cost if max_complete is None else max(max_complete, cost)
-    overhead = overhead_usd(instances, usd_by_worker(
-        trials, price_usd_per_hour=price_usd_per_hour, share=share, now_s=now), now_s=now)
+    by_worker = usd_by_worker(trials, price_usd_per_hour=price_usd_per_hour, share=share,
+                              now_s=now) if instances else {}
+    overhead = overhead_usd(instances, by_worker, now_s=now)
     return Ledger(counts, spent + overhead, max_complete, max_finished, tuple(running), overhead)
 
 
@@ -232,9 +233,9 @@ def _rdb_usd_by_worker(conn: Any, where: Any, price_usd_per_hour: float, share: 
     for name, total in conn.execute(summed):
         out[json.loads(name)] = float(total)
     for name, state, started, completed in conn.execute(loose):
-        usd = trial_cost_usd(_wall_s(_state(state), started, completed, now_s),
-                             price_usd_per_hour, share)
-        out[json.loads(name)] = out.get(json.loads(name), 0.0) + usd
+        worker = json.loads(name)
+        out[worker] = out.get(worker, 0.0) + trial_cost_usd(
+            _wall_s(_state(state), started, completed, now_s), price_usd_per_hour, share)
     return out
 
 
