@@ -12,6 +12,7 @@ from advisor.profile import WorkloadProfile
 from advisor.rejections import Rejection, RejectionKind
 from advisor.runtime_overhead import overhead_for_accelerator, overhead_for_vendor
 from advisor.spec import SpotPolicy, WorkloadSpec
+from advisor.spot_risk import SpotOverhead, spot_overhead
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
 
@@ -47,7 +48,6 @@ class CostAssumptions:
     """
 
     startup_hours: float = 0.25
-    spot_overhead_fraction: float = 0.10
     runtime_memory_overhead_gib: float | None = None
 
     def memory_overhead(self, accelerator: str, step_gib: float) -> tuple[float, str]:
@@ -70,8 +70,13 @@ class CostAssumptions:
                         "advisor/data/runtime_overhead.csv)")
         return [
             f"start-up (provisioning, image, data staging): {self.startup_hours:g} h per run",
-            f"spot: +{self.spot_overhead_fraction:.0%} run time for interruptions and restarts "
-            "from checkpoints",
+            "spot: expected run time lost to interruptions = interruptions expected from the "
+            "instance type's published monthly interruption band (AWS Spot Advisor; the top band "
+            "where none is published: GCP, Azure and unlisted types) x (half of "
+            "checkpoint_minutes + the start-up time to restart); a monthly band read as a "
+            "constant hourly rate is a lower bound for runs much shorter than a month "
+            "(pricing/data/spot_interruption.csv; the table shows the band beside 'spot', "
+            "'?' where it is assumed)",
             "memory: the peak of one training step (AdamW, autocast at the spec's precision) "
             "traced on fake tensors as CUDA's caching allocator counts it, or a probe's measured "
             "peak on that accelerator, or profile.memory_gib from model.yaml; plus " + overhead,
@@ -104,6 +109,7 @@ class CostEstimate:
     memory_needed_gib_per_device: float | None
     run_cost_usd_low: float
     run_cost_usd_high: float
+    spot: SpotOverhead | None = None
 
     @property
     def samples_per_dollar_low(self) -> float:
@@ -338,11 +344,17 @@ def samples_that_fit(profile: WorkloadProfile, offer: InstanceOffer,
 def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEstimate,
             assumptions: CostAssumptions, memory_gib: float | None = None) -> CostEstimate:
     """Samples per dollar, run hours and run cost of the whole job on one offer."""
+    def spot_at(samples_per_second: float) -> SpotOverhead | None:
+        if offer.market is not Market.SPOT:
+            return None
+        return spot_overhead(offer, spec.total_samples / samples_per_second / 3600,
+                             checkpoint_minutes=spec.checkpoint_minutes,
+                             restart_hours=assumptions.startup_hours)
+
     def hours_at(samples_per_second: float) -> float:
         hours = spec.total_samples / samples_per_second / 3600
-        if offer.market is Market.SPOT:
-            hours *= 1 + assumptions.spot_overhead_fraction
-        return hours + assumptions.startup_hours
+        spot = spot_at(samples_per_second)
+        return hours + (spot.overhead_hours if spot else 0.0) + assumptions.startup_hours
 
     price = offer.price_usd_per_hour
     hours = hours_at(throughput.samples_per_second)
@@ -355,6 +367,7 @@ def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEsti
         memory_needed_gib_per_device=memory_gib,
         run_cost_usd_low=hours_at(throughput.samples_per_second_high) * price,
         run_cost_usd_high=hours_at(throughput.samples_per_second_low) * price,
+        spot=spot_at(throughput.samples_per_second),
     )
 
 

@@ -210,6 +210,7 @@ def recommend(
         f"batch_size {spec.batch_size} is global; split evenly across an instance's devices",
         _scaling_line(ranked, catalog, model),
         *assumptions.describe(),
+        *([f"the pick's {ranked[0].spot.describe()}"] if ranked and ranked[0].spot else []),
         "throughput: ratios transferred from the reference workloads that behave most like this "
         "one on the probed accelerators; with no probe, from FLOPs per sample and the measured "
         "reference workloads of the same kind (convolutional or attention); intervals are 90% "

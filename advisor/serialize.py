@@ -35,8 +35,21 @@ def estimate_row(est: CostEstimate) -> dict[str, Any]:
         "memory_needed_gib_per_device": est.memory_needed_gib_per_device,
         "accelerator_memory_gib": o.accelerator_memory_gib,
         "basis": str(t.basis),
+        **_spot_fields(est),
         "price_observed_at": o.observed_at.isoformat(),
         "price_source": o.source,
+    }
+
+
+def _spot_fields(est: CostEstimate) -> dict[str, Any]:
+    """The interruption band of a spot offer, its basis and source (None on-demand)."""
+    spot = est.spot
+    return {
+        "spot_interruption_band": spot.bucket_label if spot else None,
+        "spot_band_basis": str(spot.basis) if spot else None,
+        "spot_overhead_fraction": spot.overhead_fraction if spot else None,
+        "spot_band_source": spot.source if spot else None,
+        "spot_band_captured": spot.captured.isoformat() if spot else None,
     }
 
 

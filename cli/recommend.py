@@ -15,8 +15,9 @@ from rich.text import Text
 
 from advisor.decision import describe_opportunity, group_regions, headline
 from advisor.errors import AdvisorError
-from advisor.ranking import RankBy, Recommendation
+from advisor.ranking import CostEstimate, RankBy, Recommendation
 from advisor.serialize import recommendation_to_dict
+from advisor.spot_risk import SpotRiskBasis
 from cli.errors import handle_errors
 from cli.options import json_option, spec_file_argument
 from cli.render import (
@@ -46,11 +47,20 @@ _KEY = "instance"  # cloud:instance_type, the part of the offer key that must st
 _RANGE = "samples/$ range"
 _COLUMNS = (_Col("#"), _Col(_KEY, numeric=False), _Col("region", numeric=False, wraps=True),
             _Col("accelerators", numeric=False, wraps=True),
-            _Col("market", numeric=False, wraps=True), _Col("$/h"), _Col("samples/s"),
+            _Col("market", numeric=False), _Col("$/h"), _Col("samples/s"),
             _Col("samples/$"), _Col(_RANGE, wraps=True), _Col("run h"), _Col("run $"),
             _Col("basis", numeric=False, wraps=True))
 # Left out, in this order, when the table cannot fit otherwise (JSON, CSV and HTML keep them).
 _OPTIONAL = ("samples/s", _RANGE)
+
+
+def _market(est: CostEstimate) -> str:
+    """``on-demand``, or ``spot`` with its monthly interruption band (``?`` when none is
+    published and the top band is assumed)."""
+    spot = est.spot
+    if spot is None:
+        return str(est.offer.market)
+    return f"spot {spot.bucket.value}" + ("?" if spot.basis is SpotRiskBasis.ASSUMED else "")
 
 
 def _cells(rec: Recommendation, top: int, *, all_regions: bool) -> list[dict[str, str]]:
@@ -66,7 +76,7 @@ def _cells(rec: Recommendation, top: int, *, all_regions: bool) -> list[dict[str
         rows.append({
             "#": str(i), _KEY: f"{o.cloud}:{o.instance_type}",
             "region": o.region + (f" +{more}" if more else ""),
-            "accelerators": f"{o.accelerator_count}x {o.accelerator}", "market": str(o.market),
+            "accelerators": f"{o.accelerator_count}x {o.accelerator}", "market": _market(est),
             "$/h": fmt_usd(o.price_usd_per_hour), "samples/s": fmt_number(t.samples_per_second),
             "samples/$": fmt_number(est.samples_per_dollar),
             _RANGE: f"{fmt_compact(est.samples_per_dollar_low)}-"

@@ -147,11 +147,19 @@ def test_cost_formulas() -> None:
     assert est.run_cost_usd == pytest.approx(est.run_hours * 2.0)
 
 
-def test_spot_adds_restart_overhead() -> None:
+def test_spot_adds_the_interruption_overhead_of_its_band() -> None:
     tput = ThroughputEstimate(1000.0, 800.0, 1200.0, Basis.PREDICTED)
-    assumptions = CostAssumptions(startup_hours=0, spot_overhead_fraction=0.1)
-    est = cost_of(spec(), offer(market=Market.SPOT), tput, assumptions)
-    assert est.run_hours == pytest.approx(1.1)
+    assumptions = CostAssumptions(startup_hours=0.25)
+    on_demand = cost_of(spec(), offer("p4d.24xlarge"), tput, assumptions)
+    est = cost_of(spec(), offer("p4d.24xlarge", market=Market.SPOT), tput, assumptions)
+    assert on_demand.spot is None and est.spot is not None
+    assert est.spot.bucket_label == "5-10%/month" and est.spot.checkpoint_minutes == 30
+    assert est.run_hours == pytest.approx(on_demand.run_hours + est.spot.overhead_hours)
+    assert est.spot.overhead_hours == pytest.approx(1.0 * est.spot.overhead_fraction)
+    # an unlisted type is assumed in the top band: a larger overhead, said in its text
+    unlisted = cost_of(spec(), offer("g5.xlarge", market=Market.SPOT), tput, assumptions)
+    assert unlisted.spot is not None and unlisted.spot.overhead_fraction > est.spot.overhead_fraction
+    assert "no published interruption frequency" in unlisted.spot.describe()
 
 
 def test_rank_orders_by_samples_per_dollar_and_applies_budget_and_deadline() -> None:

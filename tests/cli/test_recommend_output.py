@@ -101,11 +101,10 @@ def test_written_files_are_listed_on_stderr(calls: list[Path], tmp_path: Path) -
 def test_run_cost_is_shown_to_the_cent(calls: list[Path], mlp_rec: Recommendation) -> None:
     code, out, err = _run("recommend", str(MLP_YAML), "--top", "5")
     assert code == 0, err
-    rows = [line for line in out.splitlines() if line.startswith("│")]
+    rows = _table_rows(out)
     assert len(rows) == 5
     shown = [group.best for group in group_regions(mlp_rec.ranked)]
-    for row, est in zip(rows, shown, strict=False):
-        cells = [c.strip() for c in row.strip("│").split("│")]
+    for cells, est in zip(rows, shown, strict=False):
         assert cells[-2] == f"{est.run_cost_usd:,.2f}"  # run $, not whole dollars ("0")
         assert est.run_cost_usd < 1
 
