@@ -379,12 +379,15 @@ def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate], *,
     cons = spec.constraints
     ranked, rejected = [], []
     for est in estimates:
+        spot = est.spot
+        band = (f" (spot, interruption band {spot.bucket_label} {spot.basis})" if spot else "")
         if cons.deadline_hours is not None and est.run_hours > cons.deadline_hours:
             rejected.append(Rejection(est.offer, RejectionKind.DEADLINE, {
-                "run_hours": est.run_hours, "deadline_hours": cons.deadline_hours}))
+                "run_hours": est.run_hours, "deadline_hours": cons.deadline_hours,
+                "spot": band}))
         elif cons.budget_usd is not None and est.run_cost_usd > cons.budget_usd:
             rejected.append(Rejection(est.offer, RejectionKind.BUDGET, {
-                "run_cost_usd": est.run_cost_usd, "budget_usd": cons.budget_usd}))
+                "run_cost_usd": est.run_cost_usd, "budget_usd": cons.budget_usd, "spot": band}))
         else:
             ranked.append(est)
     ranked.sort(key=lambda e: (-e.ranked_by(rank_by), -e.samples_per_dollar, e.offer.key))

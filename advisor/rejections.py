@@ -89,10 +89,10 @@ KIND_TEXT: Mapping[RejectionKind, KindText] = MappingProxyType({
     _M.MEMORY_PROBE_OOM: KindText(
         "needs more than {memory_gib:.1f} GiB per device at batch {batch}: probe {probe_id} ran "
         "out of memory at batch {failed_batch} on {accelerator}", "lack device memory", None),
-    _M.DEADLINE: KindText("run takes {run_hours:,.1f} h > constraints.deadline_hours "
+    _M.DEADLINE: KindText("run takes {run_hours:,.1f} h{spot} > constraints.deadline_hours "
                           "{deadline_hours:g}", "run past constraints.deadline_hours",
                           "raise constraints.deadline_hours"),
-    _M.BUDGET: KindText("run costs ${run_cost_usd:,.2f} > constraints.budget_usd "
+    _M.BUDGET: KindText("run costs ${run_cost_usd:,.2f}{spot} > constraints.budget_usd "
                         "{budget_usd:,g}", "cost more than constraints.budget_usd",
                         "raise constraints.budget_usd"),
 })
