@@ -100,7 +100,7 @@ def recipe_for(spec: WorkloadSpec, *, samples_per_device: int) -> WorkloadRecipe
 def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadProfile:
     """Measure (or read from the cache) what one training sample of ``spec`` costs.
 
-    FLOPs: torch's FlopCounterMode over one forward + backward of a batch of 2, divided by 2,
+    FLOPs: torch's FlopCounterMode over one forward + backward of a batch of 4, divided by 4,
     run without allocating memory on fake CPU tensors (backed by the meta device; plain meta
     tensors would skip autocast and take the unfused attention kernel). If that fails, the
     plain meta device; an entrypoint that runs on neither gets one real CPU step.
@@ -108,8 +108,8 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     fp32 gradients (4 bytes per parameter each), Adam's two fp32 moments (8 bytes per
     parameter) and, under bf16/fp16 autocast, the half-precision weight copies autocast keeps
     during the step (2 bytes per parameter, counted in ``weight_bytes``). Activations per
-    sample are the bytes of the tensors autograd saves for backward at batch 2 minus those at
-    batch 1, measured under the spec's precision; temporary buffers are not counted. That sum
+    sample are the bytes of the tensors autograd saves for backward at batch 4 minus those at
+    batch 2, halved, measured under the spec's precision; temporary buffers are not counted. That sum
     is kept for reference (and used where tracing fails): the memory need is traced from two
     full training steps on fake tensors at ``batch_size`` and half of it
     (``advisor.memory_trace.trace_peak_bytes``), peak live bytes as CUDA's allocator counts them.
@@ -301,6 +301,11 @@ class _SavedBytes:
         return sum(int(s.nbytes()) for s in self.storages.values())
 
 
+# Batches of the FLOP count and the saved-tensor difference: at least 2, since batch norm in
+# training needs more than one value per channel (a 1x1 feature map at batch 1 has one).
+_PROFILE_BATCHES = (2, 4)
+
+
 def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> WorkloadProfile:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
@@ -315,7 +320,7 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
         if hasattr(model, "train"):
             model.train()
         device = "meta" if mode == "meta" else "cpu"
-        for batch_size in (1, 2):
+        for batch_size in _PROFILE_BATCHES:
             batch = built.make_batch(batch_size, device)
             saver = _SavedBytes()
             with torch.autograd.graph.saved_tensors_hooks(saver.pack, _identity), \
@@ -330,7 +335,8 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
             saved[batch_size] = saver.nbytes
             del loss, batch, saver
         params, weight_bytes = _parameters(model)
-    activation = max(0, saved[2] - saved[1])
+    small, large = _PROFILE_BATCHES
+    activation = max(0, saved[large] - saved[small]) // (large - small)
     method = f"flop_counter:{mode}"
     if precision.low_precision:
         weight_bytes += params * _HALF_BYTES
@@ -338,10 +344,10 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
             activation //= 2
             method += " (activations halved for low precision)"
     return WorkloadProfile(
-        flops_per_sample=flops[2] / 2, params=params, weight_bytes=weight_bytes,
+        flops_per_sample=flops[large] / large, params=params, weight_bytes=weight_bytes,
         gradient_bytes=params * _FP32_BYTES, optimizer_bytes=params * _ADAM_BYTES_PER_PARAM,
         activation_bytes_per_sample=activation, method=method,
-        conv_flops_fraction=conv / flops[2] if flops[2] else None)
+        conv_flops_fraction=conv / flops[large] if flops[large] else None)
 
 
 def _cpu_attention_flops() -> dict[Any, Any]:

@@ -284,3 +284,11 @@ def test_traced_lines_answer_any_batch() -> None:
                               memory_lines=((3 * 2**30, 0.0), (2**30, 2**29)),
                               memory_basis=MemoryBasis.TRACED)
     assert [profile.memory_gib(b) for b in (1, 4, 8)] == [3.0, 3.0, 5.0]
+
+
+def test_batch_norm_on_a_one_pixel_feature_map_profiles() -> None:
+    # ResNet-50 at 32x32 ends in a 1x1 feature map: batch norm in training needs more than one
+    # value per channel, so a batch of 1 cannot be profiled (examples/resnet50_tune.yaml).
+    profile = profile_workload(_spec("resnet50", options={"image_size": 32, "num_classes": 10},
+                                     batch_size=8), use_cache=False)
+    assert profile.flops_per_sample > 0 and profile.activation_bytes_per_sample > 0
