@@ -1,5 +1,88 @@
-"""Workload spec, profile, throughput model, ranking and sweeps."""
+"""Workload spec, profile, throughput model, ranking and sweeps: the Python API.
+
+    from advisor import headline, recommend_for_file
+    rec = recommend_for_file("examples/resnet50.yaml")
+    print(headline(rec))
+
+The names below are imported on first use, so that ``import advisor`` (and ``advisor --help``)
+stays fast and never imports torch; sweeps live in ``advisor.sweep``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from advisor.errors import AdvisorError, SpecError
 
-__all__ = ["AdvisorError", "SpecError"]
+if TYPE_CHECKING:
+    from advisor.decision import BASIS_MEANING, could_be_better, group_regions, headline
+    from advisor.evidence import ProbeEvidence, evidence_from_probes
+    from advisor.profile import WorkloadProfile, profile_workload
+    from advisor.ranking import CostEstimate, Opportunity, RankBy, Recommendation
+    from advisor.recommend import recommend
+    from advisor.rejections import Rejection, RejectionKind
+    from advisor.serialize import recommendation_to_dict
+    from advisor.service import current_catalog, recommend_for_file, stored_probe_evidence
+    from advisor.spec import Precision, WorkloadSpec, load_workload_spec, parse_workload_spec
+    from advisor.throughput import Basis, ThroughputEstimate
+
+__all__ = [
+    "BASIS_MEANING",
+    "AdvisorError",
+    "Basis",
+    "CostEstimate",
+    "Opportunity",
+    "Precision",
+    "ProbeEvidence",
+    "RankBy",
+    "Recommendation",
+    "Rejection",
+    "RejectionKind",
+    "SpecError",
+    "ThroughputEstimate",
+    "WorkloadProfile",
+    "WorkloadSpec",
+    "could_be_better",
+    "current_catalog",
+    "evidence_from_probes",
+    "group_regions",
+    "headline",
+    "load_workload_spec",
+    "parse_workload_spec",
+    "profile_workload",
+    "recommend",
+    "recommend_for_file",
+    "recommendation_to_dict",
+    "stored_probe_evidence",
+]
+
+_HOME = {
+    "BASIS_MEANING": "decision", "could_be_better": "decision", "group_regions": "decision",
+    "headline": "decision",
+    "ProbeEvidence": "evidence", "evidence_from_probes": "evidence",
+    "WorkloadProfile": "profile", "profile_workload": "profile",
+    "CostEstimate": "ranking", "Opportunity": "ranking", "RankBy": "ranking",
+    "Recommendation": "ranking",
+    "recommend": "recommend",
+    "Rejection": "rejections", "RejectionKind": "rejections",
+    "recommendation_to_dict": "serialize",
+    "current_catalog": "service", "recommend_for_file": "service",
+    "stored_probe_evidence": "service",
+    "Precision": "spec", "WorkloadSpec": "spec", "load_workload_spec": "spec",
+    "parse_workload_spec": "spec",
+    "Basis": "throughput", "ThroughputEstimate": "throughput",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'advisor' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"advisor.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -52,11 +52,11 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog) -> ProbeEvidence
     return evidence_from_probes(stored, catalog)
 
 
-def recommend_for_file(path: Path, *, include_flagged: bool = False,
+def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
                        rank_by: RankBy = RankBy.CONSERVATIVE) -> Recommendation:
     """``advisor recommend``: spec from ``path``, current catalog, cached profile and
     operator mix, and the stored probes of this workload (measured throughput and findings)."""
-    spec = load_workload_spec(path)
+    spec = load_workload_spec(Path(path))
     catalog = current_catalog()
     evidence = stored_probe_evidence(spec, catalog)
     limit = spec.profile.timeout_s
