@@ -24,9 +24,9 @@ from advisor.storage import profile_cache_dir
 from probes.errors import ProbeError
 from probes.workload import WorkloadRecipe, build_workload
 
-__all__ = ["MemoryBasis", "WorkloadProfile", "profile_workload", "recipe_for"]
+__all__ = ["MemoryBasis", "WorkloadProfile", "needs_measuring", "profile_workload", "recipe_for"]
 
-_CACHE_VERSION = 3
+_CACHE_VERSION = 4  # 4: FLOPs and activations profiled at batches 2 and 4
 _FP32_BYTES = 4
 _HALF_BYTES = 2
 _ADAM_BYTES_PER_PARAM = 2 * _FP32_BYTES  # first and second moment, fp32
@@ -120,7 +120,7 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     (changing an entrypoint's code does not invalidate it: pass ``use_cache=False``).
     Raises AdvisorError with what to change.
     """
-    path = profile_cache_dir() / f"{spec.fingerprint()}.json"
+    path = _cache_path(spec)
     if use_cache:
         cached = _read_cache(path)
         if cached is not None:
@@ -130,10 +130,25 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     return profile
 
 
+def _cache_path(spec: WorkloadSpec) -> Path:
+    return profile_cache_dir() / f"{spec.fingerprint()}.json"
+
+
+def _override_is_complete(spec: WorkloadSpec) -> bool:
+    given = spec.profile
+    return None not in (given.flops_per_sample, given.params, given.memory_gib)
+
+
+def needs_measuring(spec: WorkloadSpec) -> bool:
+    """Whether ``profile_workload(spec)`` will run the model with torch: model.yaml does not
+    state every figure and no cached profile exists (a hint for progress messages)."""
+    return not _override_is_complete(spec) and not _cache_path(spec).exists()
+
+
 def _measure_spec(spec: WorkloadSpec) -> WorkloadProfile | None:
     """The measured profile, or None when the override says everything needed."""
     override = spec.profile
-    if None not in (override.flops_per_sample, override.params, override.memory_gib):
+    if _override_is_complete(spec):
         return None
     try:
         import torch  # noqa: F401  (only checks that torch is installed)

@@ -189,17 +189,14 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
 
 def _status_message(model_yaml: Path) -> str:
     """'profiling NAME with torch ...' when the profile is not cached yet, else 'ranking ...'."""
+    from advisor.profile import needs_measuring
     from advisor.spec import load_workload_spec
-    from advisor.storage import profile_cache_dir
 
     try:
         spec = load_workload_spec(model_yaml)
     except AdvisorError:  # recommend_for_file reports it in a moment
         return f"ranking offers for {model_yaml} ..."
-    given = spec.profile
-    measured = None in (given.flops_per_sample, given.params, given.memory_gib)
-    # the cache file advisor.profile.profile_workload reads and writes
-    if measured and not (profile_cache_dir() / f"{spec.fingerprint()}.json").exists():
+    if needs_measuring(spec):
         return (f"profiling {spec.name} with torch (first run for this model; cached "
                 "afterwards) ...")
     return f"ranking offers for {spec.name} ..."
