@@ -15,6 +15,7 @@ from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.spot_risk import SpotOverhead, spot_overhead
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
+from probes.batch_search import search_largest_batch
 
 __all__ = [
     "CONSERVATIVE_QUANTILE",
@@ -323,22 +324,17 @@ def memory_rejection(spec: WorkloadSpec, profile: WorkloadProfile, offer: Instan
 def samples_that_fit(profile: WorkloadProfile, offer: InstanceOffer,
                      assumptions: CostAssumptions, *, limit: int = 2**24) -> int:
     """The most samples per device whose step and runtime overhead fit ``offer``'s device
-    memory by the profile's figure (0: not even one; at most ``limit``)."""
-    def fits(samples: int) -> bool:
+    memory by the profile's figure (0: not even one; at most ``limit``): the probes' batch
+    search, run exactly over the memory model."""
+    def try_batch(samples: int) -> tuple[bool, float]:
         step = profile.memory_gib(samples)
-        return step + assumptions.memory_overhead(offer.accelerator, step)[0] \
-            <= offer.accelerator_memory_gib
+        need = step + assumptions.memory_overhead(offer.accelerator, step)[0]
+        return need <= offer.accelerator_memory_gib, need
 
-    if not fits(1):
-        return 0
-    low, high = 1, 2
-    while high <= limit and fits(high):
-        low, high = high, 2 * high
-    high = min(high, limit + 1)
-    while high - low > 1:  # fits(low), not fits(high) (or past the limit)
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return low
+    found = search_largest_batch(try_batch, start=1, start_fits=try_batch(1)[0],
+                                 limit_gib=offer.accelerator_memory_gib, max_batch=limit,
+                                 exact=True)
+    return found.largest_fit or 0
 
 
 def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEstimate,

@@ -32,9 +32,10 @@ class BatchSearch:
     trials: int
 
 
-def is_tight(low: int, high: int) -> bool:
-    """A bracket is tight when its ends are adjacent or within 2% of the fitting end."""
-    return high - low <= max(1, low // 50)
+def is_tight(low: int, high: int, *, exact: bool = False) -> bool:
+    """A bracket is tight when its ends are adjacent or (unless ``exact``) within 2% of the
+    fitting end."""
+    return high - low <= (1 if exact else max(1, low // 50))
 
 
 def _guess(points: dict[int, float], limit_gib: float | None) -> int | None:
@@ -57,11 +58,13 @@ def search_largest_batch(
     limit_gib: float | None = None,
     max_batch: int = 1 << 16,
     out_of_time: Callable[[], bool] = lambda: False,
+    exact: bool = False,
 ) -> BatchSearch:
     """Search from ``start`` (known to fit or not): halve until one fits, double until one
     fails (or ``max_batch``), then narrow until tight. ``limit_gib`` (the memory cap or the
     device's memory) only steers guesses; ``try_batch`` decides. Stops early, with what it
-    has, once ``out_of_time()``."""
+    has, once ``out_of_time()``. ``exact`` narrows to adjacent batches, and past the last
+    doubling up to ``max_batch`` itself (for a cheap ``try_batch``, e.g. a memory model)."""
     low: int | None = start if start_fits else None
     high: int | None = None if start_fits else start
     points: dict[int, float] = {start: start_peak_gib} if start_fits and start_peak_gib else {}
@@ -79,15 +82,20 @@ def search_largest_batch(
         else:
             high = batch
 
+    def upper() -> int | None:  # the bracket's failing end (past max_batch when exact)
+        return high if high is not None or not exact else max_batch + 1
+
     while low is None and high is not None and high > 1 and not out_of_time():
         attempt(high // 2)
     while low is not None and high is None and low * 2 <= max_batch and not out_of_time():
         attempt(low * 2)
-    while low is not None and high is not None and not is_tight(low, high) and not out_of_time():
-        middle = (low + high) // 2
+    while (low is not None and (top := upper()) is not None
+           and not is_tight(low, top, exact=exact) and not out_of_time()):
+        middle = (low + top) // 2
         guess = _guess(points, limit_gib) if guess_next else None
-        attempt(guess if guess is not None and low < guess < high else middle)
+        attempt(guess if guess is not None and low < guess < top else middle)
         guess_next = not guess_next
+    top = upper()
     complete = (high == 1 and low is None) or (
-        low is not None and high is not None and is_tight(low, high))
+        low is not None and top is not None and is_tight(low, top, exact=exact))
     return BatchSearch(low, points.get(low) if low is not None else None, high, complete, trials)

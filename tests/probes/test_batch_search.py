@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from probes.batch_search import is_tight, search_largest_batch
 
@@ -69,3 +71,12 @@ def test_running_out_of_time_keeps_what_was_found() -> None:
     found = search_largest_batch(_Device(80.0), start=256, start_fits=True,
                                  out_of_time=lambda: next(calls) >= 2)
     assert found.largest_fit == 1024 and not found.complete
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5000), st.integers(1, 4096))
+def test_exact_search_finds_the_largest_fit_up_to_the_cap(limit: int, max_batch: int) -> None:
+    # memory model: 1 GiB per sample against a ``limit`` GiB device, batches up to max_batch
+    found = search_largest_batch(lambda b: (b <= limit, float(b)), start=1, start_fits=True,
+                                 limit_gib=float(limit), max_batch=max_batch, exact=True)
+    assert found.largest_fit == min(limit, max_batch) and found.complete
