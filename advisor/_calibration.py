@@ -1,4 +1,9 @@
-"""Residual quantiles for ``TransferModel`` intervals, measured on the reference data.
+"""Residual quantiles for ``TransferModel`` intervals, measured on held-out folds.
+
+Split-conformal style: every fold is one reference *model* (all its precisions and
+generations), predicted by a model that never saw it, and the interval's ends are the
+finite-sample conformal quantiles of the held-out residuals per case (``conformal_bounds``),
+so a 90% interval covers about 90% of new workloads drawn like the folds.
 
 Every reference workload is predicted with all workloads of the same model (any precision,
 any generation) left out, from 1, 2 and 3 random probes of its own (the factorization is
@@ -10,8 +15,9 @@ leak). Residuals are ``log(measured) - log(predicted)`` of the blended predictio
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -20,12 +26,13 @@ from advisor._krige import SpecPrior
 from advisor._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict
 from advisor._transfer_core import TransferSettings, blend_predict
 
-if TYPE_CHECKING:
-    from advisor.transfer import TransferModel
+__all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_quantiles"]
 
-__all__ = ["residual_quantiles"]
-
+MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
 _PROBE_COUNTS = (1, 2, 3)
+_MIN_RESIDUALS = 20
+_FALLBACK = {"prior_unseen": "prior", "unseen3": "unseen2", "unseen2": "unseen1",
+             "seen3": "seen2", "seen2": "seen1"}
 
 
 def _model_name(workload: str) -> str:
@@ -70,40 +77,67 @@ def _prior_residuals(table: ReferenceTable, coefs: FloatArray, out: dict[str, li
         out[case].append(float(table.log_sps[w, target] - (weight * pred).sum() / weight.sum()))
 
 
-def residual_quantiles(model: TransferModel, coverage: float) -> dict[str, tuple[float, float]]:
-    """Central ``coverage`` quantiles of log residuals per case (seen1..3, unseen1..3, prior,
-    prior_unseen); cases with fewer than 20 residuals are left out."""
-    table, coefs = model.table_, model.coefs_
-    settings = model._settings()  # noqa: SLF001 - the model's own settings
-    rng = np.random.default_rng(model.random_state)
+def conformal_bounds(residuals: list[float], coverage: float) -> tuple[float, float]:
+    """(low, high) log offsets: the split-conformal quantiles of held-out residuals.
+
+    Each tail gets (1 - coverage) / 2; the finite-sample rank ceil((n + 1)(1 - tail)) makes
+    the interval cover at least ``coverage`` of a new exchangeable residual. Zero is always
+    inside."""
+    values = np.sort(np.asarray(residuals, dtype=float))
+    n = len(values)
+    tail = (1.0 - coverage) / 2
+    rank = min(n, math.ceil((n + 1) * (1 - tail)))  # 1-based rank of the upper end
+    return min(0.0, float(values[n - rank])), max(0.0, float(values[rank - 1]))
+
+
+def residual_quantiles(table: ReferenceTable, coefs: FloatArray, *,
+                       settings: TransferSettings, coverage: float, ridge_alpha: float,
+                       fit_factors: Callable[[FloatArray], FactorFit], seed: int,
+                       ) -> dict[str, tuple[float, float]]:
+    """Conformal bounds of held-out log residuals per case (seen1..3, unseen1..3, prior,
+    prior_unseen); cases with fewer than 20 residuals are left out. ``fit_factors`` refits
+    the factorization on a masked copy of ``table.log_sps``."""
+    rng = np.random.default_rng(seed)
     out: dict[str, list[float]] = defaultdict(list)
     seen_columns = np.flatnonzero(table.seen() & np.isfinite(table.features).all(axis=1))
     names = np.array([_model_name(w) for w in table.workloads])
     blend = settings.factor_weight > 0 or settings.factor_weight_unseen > 0
     left_out: dict[str, FactorFit | None] = {
-        str(name): model._fit_factors(np.where((names == name)[:, None], np.nan,  # noqa: SLF001
-                                               table.log_sps)) if blend else None
-        for name in set(names)}
+        str(name): fit_factors(np.where((names == name)[:, None], np.nan, table.log_sps))
+        if blend else None for name in set(names)}
     for target in seen_columns:
         _probe_residuals(table, coefs, settings, rng, out, target=int(target), unseen=False,
                          truth=table, factors=left_out)
         _prior_residuals(table, coefs, out, target=int(target), case="prior",
-                         mismatch_weight=model.precision_mismatch_weight,
+                         mismatch_weight=settings.precision_mismatch_weight,
                          measured=table.log_sps[:, target])
         hidden = ReferenceTable(table.workloads, table.precisions, table.flops,
                                 table.accelerators, table.log_sps.copy(), table.features)
         hidden.log_sps[:, target] = np.nan
-        hidden_coefs = fit_ridge(hidden, alpha=model.ridge_alpha, exclude_column=int(target))
-        hidden_factors = (model._fit_factors(hidden.log_sps)  # noqa: SLF001
+        hidden_coefs = fit_ridge(hidden, alpha=ridge_alpha, exclude_column=int(target))
+        hidden_factors = (fit_factors(hidden.log_sps)
                           if settings.factor_weight_unseen > 0 else None)
         _probe_residuals(hidden, hidden_coefs, settings, rng, out, target=int(target),
                          unseen=True, truth=table,
                          factors=dict.fromkeys(left_out, hidden_factors),
                          spec_prior=SpecPrior(hidden) if settings.spec_prior_weight > 0 else None)
         _prior_residuals(table, hidden_coefs, out, target=int(target), case="prior_unseen",
-                         mismatch_weight=model.precision_mismatch_weight,
+                         mismatch_weight=settings.precision_mismatch_weight,
                          measured=np.full(len(table.workloads), np.nan))
-    tail = (1.0 - coverage) / 2
-    return {case: (min(0.0, float(np.quantile(values, tail))),
-                   max(0.0, float(np.quantile(values, 1 - tail))))
-            for case, values in out.items() if len(values) >= 20}
+    return {case: conformal_bounds(values, coverage)
+            for case, values in out.items() if len(values) >= _MIN_RESIDUALS}
+
+
+def interval(quantiles: Mapping[str, tuple[float, float]], case: str, *,
+             foreign_widening: float) -> tuple[float, float]:
+    """Log-space (low, high) offsets for a residual case: the case's conformal bounds, or
+    the nearest case with fewer probes that has them; vendors absent from the reference
+    (``foreign``) get the unseen bounds widened by ``foreign_widening``."""
+    if case == "measured":
+        return -MEASURED_HALF_WIDTH, MEASURED_HALF_WIDTH
+    if case == "foreign":
+        low, high = quantiles.get("unseen3", quantiles.get("prior_unseen", (-0.4, 0.4)))
+        return low * foreign_widening, high * foreign_widening
+    while case not in quantiles and case in _FALLBACK:
+        case = _FALLBACK[case]
+    return quantiles.get(case, (-0.5, 0.5))

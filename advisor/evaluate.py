@@ -6,7 +6,9 @@ other workload of the benchmark (plus any extra reference rows); with ``unseen_t
 row of X is removed from the reference first. X is predicted (APE = |pred - meas| / meas)
 and, per probe set, the priced accelerators of W are ranked by samples per dollar using the
 measured value for probes and predictions for the rest (regret = 1 - measured samples/$ of
-the pick / best measured samples/$).
+the pick / best measured samples/$). Coverage is the share of held-out targets inside the
+model's interval (the transfer model's 90% interval is calibrated on folds of its reference
+only, never on the held-out workload).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from advisor._fields import decode_utf8
+from advisor._tiers import BENCH_GENERATION
 from advisor.errors import AdvisorError
 from advisor.reference import ReferenceRow
 from advisor.throughput import Measurement, ThroughputModel, WorkloadFeatures
@@ -59,6 +62,7 @@ class EvaluationResult:
     median_ape: float
     top1_pct: float
     mean_regret_pct: float
+    coverage_pct: float = math.nan  # held-out targets inside the model's interval
 
     def to_dict(self) -> dict[str, float | int | None]:
         """The JSON object ``advisor model evaluate --json`` prints (NaN as null)."""
@@ -124,7 +128,7 @@ def read_bench(path: Path, accelerators: Mapping[str, AcceleratorSpec]) -> list[
 
 def bench_reference_rows(rows: Sequence[BenchRow]) -> list[ReferenceRow]:
     """Benchmark rows as single-device reference rows (each workload its own model)."""
-    return [ReferenceRow(generation="bench", model=r.workload, precision="unknown",
+    return [ReferenceRow(generation=BENCH_GENERATION, model=r.workload, precision="unknown",
                          accelerator=r.accelerator, accelerator_count=1,
                          batch_size_per_accelerator=0, samples_per_second=r.samples_per_second,
                          sample_unit="sample") for r in rows]
@@ -170,8 +174,8 @@ def evaluate(
 
     ``bench_reference=False`` leaves the benchmark's other workloads out of the reference
     (to measure transfer from ``reference`` alone, e.g. another software generation).
-    ``covered``, when given, receives per prediction whether the model's interval holds the
-    measured value (to check the intervals' coverage).
+    ``covered``, when given, also receives per prediction whether the model's interval holds
+    the measured value (``coverage_pct`` of the result).
     """
     if probes < 1:
         raise AdvisorError(f"--probes must be >= 1, got {probes}: with no probe a benchmark "
@@ -181,6 +185,7 @@ def evaluate(
     table = _by_workload(rows)
     rng = random.Random(seed)
     apes: list[float] = []
+    inside: list[bool] = []
     regrets: list[float] = []
     hits = 0
     for done, workload in enumerate(sorted(table)):
@@ -204,13 +209,13 @@ def evaluate(
             for _ in range(repeats):
                 chosen = rng.sample(pool, probes)
                 shots = [Measurement(a, measured[a][0]) for a in chosen]
+                estimate = model.predict(features, accelerators[target], measurements=shots)
                 predicted = {a: (measured[a][0] if a in chosen else model.predict(
                     features, accelerators[a], measurements=shots).samples_per_second)
-                    for a in measured if a in chosen or a == target or measured[a][1]}
-                if covered is not None:
-                    estimate = model.predict(features, accelerators[target], measurements=shots)
-                    covered.append(estimate.samples_per_second_low <= measured[target][0]
-                                   <= estimate.samples_per_second_high)
+                    for a in measured if a in chosen or (a != target and measured[a][1])}
+                predicted[target] = estimate.samples_per_second
+                inside.append(estimate.samples_per_second_low <= measured[target][0]
+                              <= estimate.samples_per_second_high)
                 apes.append(abs(predicted[target] - measured[target][0]) / measured[target][0])
                 outcome = _regret(measured, predicted)
                 if outcome is not None:
@@ -218,20 +223,23 @@ def evaluate(
                     hits += outcome[1]
         if progress is not None:
             progress(done + 1, len(table))
+    if covered is not None:
+        covered.extend(inside)
     if not apes:
         raise AdvisorError(f"no workload has more than {probes} accelerators measured; lower "
                            "--probes or add rows")
     return EvaluationResult(
         n=len(apes), mape=100 * statistics.mean(apes), median_ape=100 * statistics.median(apes),
         top1_pct=100 * hits / len(regrets) if regrets else math.nan,
-        mean_regret_pct=100 * statistics.mean(regrets) if regrets else math.nan)
+        mean_regret_pct=100 * statistics.mean(regrets) if regrets else math.nan,
+        coverage_pct=100 * statistics.mean(inside))
 
 
 def _model_factories() -> dict[str, Callable[[], ThroughputModel]]:
     from advisor.baseline import MedianRatioModel
     from advisor.transfer import TransferModel
 
-    return {"transfer": lambda: TransferModel(calibrate=False), "median-ratio": MedianRatioModel}
+    return {"transfer": TransferModel, "median-ratio": MedianRatioModel}
 
 
 def evaluate_file(

@@ -13,55 +13,52 @@ its misses on the reference workloads measured there (``advisor.roofline``); it 
 the FLOPs prior (``roofline_weight`` = 1) or is blended with it in log space.
 Parts from a vendor with no reference rows at all (TPU, Gaudi, Trainium) keep the probed
 fraction of datasheet peak; their interval is the unseen one widened, since no data can
-measure that error.
+measure that error. When the reference holds the evaluated table's own rows next to shipped
+ones, the own rows lead and shipped rows count by their similarity (``advisor._tiers``).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Self
+from typing import Any, Self
 
 import numpy as np
 
+from advisor._calibration import MEASURED_HALF_WIDTH, interval, residual_quantiles
 from advisor._factor import FactorFit, fit_factors
 from advisor._krige import SpecPrior, Twin, twin_and_shifts
+from advisor._no_probe import NoProbePrior
 from advisor._table import (
     FloatArray,
     ReferenceTable,
     fit_ridge,
     precision_twin,
-    ridge_predict,
     spec_features,
     split_precision,
 )
+from advisor._tiers import BENCH_GENERATION, mix_tiers, shipped_similarity
 from advisor._transfer_core import TransferSettings, blend_predict
 from advisor.errors import AdvisorError
-from advisor.op_profile import reference_op_mixes
-from advisor.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
-from advisor.roofline import AnchoredRoofline, reference_samples
+from advisor.reference import ReferenceRow
 from advisor.scaling import ScalingModel
-from advisor.spec import Precision
 from advisor.throughput import (
     Basis,
     Measurement,
     ThroughputEstimate,
     ThroughputModel,
     WorkloadFeatures,
-    peak_flops,
     precision_key,
 )
 from pricing import AcceleratorSpec
 
 __all__ = ["TransferModel"]
 
-_MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
-_DEFAULT_BATCH = 32  # per-device batch assumed when the workload does not say
-_MIN_ROOFLINE_SAMPLES = 10  # reference rows with an operator mix needed to fit the roofline
 
 
-class TransferModel(ThroughputModel):
+class TransferModel(NoProbePrior, ThroughputModel):
     """Ratio transfer from similar reference workloads, spec regression as fallback.
 
     Hyper-parameters: ``tau`` (log-space dispersion at which a reference workload's weight
@@ -95,6 +92,10 @@ class TransferModel(ThroughputModel):
     ``roofline_weight``: weight of the operator roofline prior against the FLOPs prior for a
     workload with an operator mix and no probe (1 = roofline alone, 0 = off); the roofline
     is fitted on first use (``roofline()``), so fits for tables without mixes stay fast.
+    Tiers (``advisor._tiers``): reference rows of generation ``own_generation`` (None = off)
+    lead when other rows are present too; the pooled model is mixed in with weight
+    ``shipped_weight`` (target seen in the own rows) or ``shipped_weight_unseen`` times the
+    probes' similarity to the best shipped workload (``similarity_tau``).
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -107,9 +108,12 @@ class TransferModel(ThroughputModel):
                  factor_alpha: float = 0.1, factor_shrinkage: float = 0.3,
                  spec_alpha: float = 1.0, twin_shrinkage: float = 0.3,
                  krige_weight: float = 0.5, spec_prior_weight: float = 0.5,
-                 row_krige_slope: float = 0.1, roofline_weight: float = 1.0) -> None:
+                 row_krige_slope: float = 0.1, roofline_weight: float = 1.0,
+                 own_generation: str | None = BENCH_GENERATION, shipped_weight: float = 0.3,
+                 shipped_weight_unseen: float = 0.6, similarity_tau: float = 0.1) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
-                            ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening)]:
+                            ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening),
+                            ("similarity_tau", similarity_tau)]:
             if not value > 0:
                 raise AdvisorError(f"{name} must be > 0, got {value}")
         for name, value in [("factor_weight", factor_weight),
@@ -117,7 +121,9 @@ class TransferModel(ThroughputModel):
                             ("krige_weight", krige_weight),
                             ("spec_prior_weight", spec_prior_weight),
                             ("row_krige_slope", row_krige_slope),
-                            ("roofline_weight", roofline_weight)]:
+                            ("roofline_weight", roofline_weight),
+                            ("shipped_weight", shipped_weight),
+                            ("shipped_weight_unseen", shipped_weight_unseen)]:
             if not 0 <= value <= 1:
                 raise AdvisorError(f"{name} must be in [0, 1], got {value}")
         if twin_shrinkage < 0:
@@ -152,6 +158,15 @@ class TransferModel(ThroughputModel):
         self.spec_prior_weight = spec_prior_weight
         self.row_krige_slope = row_krige_slope
         self.roofline_weight = roofline_weight
+        self.own_generation = own_generation
+        self.shipped_weight = shipped_weight
+        self.shipped_weight_unseen = shipped_weight_unseen
+        self.similarity_tau = similarity_tau
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyper-parameters, by name (scikit-learn style)."""
+        names = list(inspect.signature(type(self).__init__).parameters)[1:]
+        return {name: getattr(self, name) for name in names}
 
     # -- fitting ---------------------------------------------------------------------------
 
@@ -175,8 +190,17 @@ class TransferModel(ThroughputModel):
 
     def fit(self, reference: Sequence[ReferenceRow],
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
-        """Build the reference table, spec regressions, scaling and residual quantiles."""
-        self.table_ = ReferenceTable.build(reference, accelerators)
+        """Build the reference table, spec regressions, scaling and residual quantiles; with
+        own rows and shipped rows (see the class), also the pooled model of all rows."""
+        own = [r for r in reference if r.generation == self.own_generation]
+        self.pooled_: TransferModel | None = None
+        if own and len(own) < len(reference):
+            self.pooled_ = TransferModel(**{**self.get_params(), "own_generation": None,
+                                            "calibrate": False}).fit(reference, accelerators)
+            table = self.pooled_.table_
+            self.shipped_rows_ = np.array([not w.startswith(f"{self.own_generation}/")
+                                           for w in table.workloads])
+        self.table_ = ReferenceTable.build(own if self.pooled_ else reference, accelerators)
         self.reference_ = tuple(reference)
         self.__dict__.pop("roofline_", None)
         if not self.table_.workloads:
@@ -190,29 +214,14 @@ class TransferModel(ThroughputModel):
         self.seen_ = {a for a, s in zip(self.table_.accelerators, seen, strict=True) if s}
         self.vendors_ = {accelerators[a].vendor for a in self.seen_ if a in accelerators}
         self.scaling_ = ScalingModel().fit(reference, accelerators)
-        self.fraction_ = self._achieved_fractions()
+        self.fraction_ = self.achieved_fractions()
         self.residual_quantiles_: dict[str, tuple[float, float]] = {}
         if self.calibrate:
-            from advisor._calibration import residual_quantiles
-
-            self.residual_quantiles_ = residual_quantiles(self, self.interval_coverage)
+            self.residual_quantiles_ = residual_quantiles(
+                self.table_, self.coefs_, settings=self._settings(),
+                coverage=self.interval_coverage, ridge_alpha=self.ridge_alpha,
+                fit_factors=self._fit_factors, seed=self.random_state)
         return self
-
-    def _achieved_fractions(self) -> dict[str, float]:
-        """Median achieved fraction of peak per precision key over FLOPs-known references."""
-        values: dict[str, list[float]] = {"fp32": [], "mixed": []}
-        table = self.table_
-        for w, flops in enumerate(table.flops):
-            if not math.isfinite(flops):
-                continue
-            for a, name in enumerate(table.accelerators):
-                spec = self.specs_.get(name)
-                if spec is None or not math.isfinite(table.log_sps[w, a]):
-                    continue
-                peak = peak_flops(spec, table.precisions[w])
-                values.setdefault(table.precisions[w], []).append(
-                    math.exp(table.log_sps[w, a]) * flops / peak)
-        return {k: statistics.median(v) if v else 0.3 for k, v in values.items()}
 
     # -- prediction ------------------------------------------------------------------------
 
@@ -236,6 +245,24 @@ class TransferModel(ThroughputModel):
 
         ``probes`` maps accelerator names to measured log single-device samples/s.
         """
+        if self.pooled_ is None:
+            return self._predict_log(workload, accelerator, probes)
+        pooled = self.pooled_.predict_log(workload, accelerator, probes)
+        table = self.pooled_.table_
+        columns = {c: y for a, y in probes.items() if (c := table.column(a)) is not None}
+        if not columns:  # nothing for the own rows to carry: the pooled model's prior
+            return pooled
+        similarity = shipped_similarity(table.log_sps, self.shipped_rows_, columns,
+                                        tau=self.similarity_tau)
+        try:
+            own = self._predict_log(workload, accelerator, probes)
+        except AdvisorError:  # own rows give no ratio and know no FLOPs: the pooled answer
+            return pooled
+        return mix_tiers(own, pooled, similarity, seen_weight=self.shipped_weight,
+                         unseen_weight=self.shipped_weight_unseen)
+
+    def _predict_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                     probes: Mapping[str, float]) -> tuple[float, str]:
         if accelerator.name in probes:
             return probes[accelerator.name], "measured"
         key = precision_key(workload.precision, accelerator) if workload.precision else None
@@ -255,36 +282,6 @@ class TransferModel(ThroughputModel):
                 kind = "unseen" if result.regression else "seen"
                 return result.log_sps, f"{kind}{min(len(columns), 3)}"
         return self._no_probe(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
-
-    def roofline(self) -> AnchoredRoofline | None:
-        """The anchored roofline prior fitted on the reference rows that have a shipped
-        operator mix (None when too few have); fitted on first use, then kept."""
-        if "roofline_" not in self.__dict__:
-            samples = reference_samples(self.reference_, self.specs_, reference_op_mixes())
-            self.roofline_ = None if len(samples) < _MIN_ROOFLINE_SAMPLES else AnchoredRoofline(
-                conv_fractions=REFERENCE_CONV_FLOPS_FRACTION, kind_width=self.kind_width,
-                precision_mismatch_weight=self.precision_mismatch_weight).fit(samples)
-        return self.roofline_
-
-    def _no_probe(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                  key: str | None) -> float:
-        """No probe: the operator roofline (with an op mix), the FLOPs prior, or a blend."""
-        roofline = None
-        if workload.op_mix is not None and self.roofline_weight > 0:
-            fitted = self.roofline()
-            try:
-                roofline = None if fitted is None else fitted.predict_log(
-                    workload.op_mix, accelerator,
-                    batch_size=workload.batch_size_per_device or _DEFAULT_BATCH,
-                    tf32=workload.precision is Precision.TF32, precision_key=key or "mixed")
-            except AdvisorError:  # a part with no bandwidth or TFLOPS figure
-                roofline = None
-        if roofline is None:
-            return self._prior(workload, accelerator, key)
-        if self.roofline_weight >= 1 or not workload.flops_per_sample:
-            return roofline
-        return (self.roofline_weight * roofline
-                + (1 - self.roofline_weight) * self._prior(workload, accelerator, key))
 
     def _twin(self, workload: WorkloadFeatures) -> Twin | None:
         """The reference rows of the same model at the other precision, with the model pairs;
@@ -309,90 +306,6 @@ class TransferModel(ThroughputModel):
         found = twin_and_shifts(params, twin, np.asarray(np.isfinite(params).all(axis=1)))
         return None if found is None else np.asarray(found[0] + found[1].mean(axis=0))
 
-    def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-               key: str | None) -> float:
-        """No probe: FLOPs-known reference workloads, scaled by FLOPs per sample."""
-        if not workload.flops_per_sample:
-            raise AdvisorError("the workload has no FLOPs per sample and no probe; profile it, "
-                               "give profile.flops_per_sample in model.yaml, or probe it")
-        table = self.table_
-        known = np.isfinite(table.flops)
-        column = table.column(accelerator.name)
-        measured = table.log_sps[:, column] if column is not None else np.full(len(known), np.nan)
-        regressed = ridge_predict(self.coefs_, spec_features(accelerator))
-        base = np.where(np.isfinite(measured), measured, regressed)
-        pred = base + np.log(np.where(known, table.flops, np.nan) / workload.flops_per_sample)
-        same_precision = np.array(table.precisions) == (key or "fp32")
-        weight = np.where(same_precision, 1.0, self.precision_mismatch_weight)
-        weight = weight * self._kind_similarity(workload)
-        usable = known & np.isfinite(pred)
-        # Prefer the strongest evidence present: measured on this accelerator over regressed,
-        # rows of the workload's precision over the other precision.
-        for better in (np.isfinite(measured), same_precision):
-            if (usable & better & (weight > 0.05)).any():
-                usable &= better
-        if not usable.any():
-            return self._foreign(workload, accelerator, {}, key)
-        return float((weight[usable] * pred[usable]).sum() / weight[usable].sum())
-
-    def _kind_similarity(self, workload: WorkloadFeatures) -> FloatArray:
-        """Per reference workload: how alike its convolution share is to the workload's.
-
-        Convolutional and attention workloads reach very different fractions of peak, so a
-        ResNet-like workload should lean on ResNet-50's measurements, a transformer on BERT's.
-        """
-        ours = workload.conv_flops_fraction
-        theirs = np.array([REFERENCE_CONV_FLOPS_FRACTION.get(w.split("/")[1], np.nan)
-                           for w in self.table_.workloads])
-        if ours is None:
-            return np.ones(len(theirs))
-        distance = np.where(np.isfinite(theirs), np.abs(theirs - ours), 0.5)
-        return np.asarray(np.exp(-((distance / self.kind_width) ** 2)))
-
-    def _foreign(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                 probes: Mapping[str, float], key: str | None) -> float:
-        """Same achieved fraction of datasheet peak as the probes (or the reference median)."""
-        peak = peak_flops(accelerator, key or "mixed")
-        fractions = []
-        for name, log_sps in probes.items():
-            spec = self.specs_.get(name)
-            if spec is not None:
-                probe_key = precision_key(workload.precision, spec) if workload.precision else key
-                fractions.append(log_sps - math.log(peak_flops(spec, probe_key or "mixed")))
-        if fractions:
-            return sum(fractions) / len(fractions) + math.log(peak)
-        proxy = self._nearest_seen(peak, key or "mixed")
-        if proxy is None:
-            if not workload.flops_per_sample:
-                raise AdvisorError("the workload has no FLOPs per sample and no probe; profile "
-                                   "it, give profile.flops_per_sample in model.yaml, or probe it")
-            fraction = self.fraction_.get(key or "mixed", 0.3)
-            return math.log(fraction * peak / workload.flops_per_sample)
-        proxy_key = precision_key(workload.precision, proxy) if workload.precision else key
-        return (self._no_probe(workload, proxy, proxy_key)
-                + math.log(peak / peak_flops(proxy, proxy_key or "mixed")))
-
-    def _nearest_seen(self, peak: float, key: str) -> AcceleratorSpec | None:
-        """The measured accelerator whose datasheet peak is closest (log scale) to ``peak``."""
-        seen = [self.specs_[a] for a in sorted(self.seen_) if a in self.specs_]
-        if not seen:
-            return None
-        return min(seen, key=lambda s: abs(math.log(peak_flops(s, key) / peak)))
-
-    def _interval(self, case: str) -> tuple[float, float]:
-        """Log-space (low, high) offsets for a residual case."""
-        if case == "measured":
-            return -_MEASURED_HALF_WIDTH, _MEASURED_HALF_WIDTH
-        quantiles = self.residual_quantiles_
-        if case == "foreign":
-            low, high = quantiles.get("unseen3", quantiles.get("prior_unseen", (-0.4, 0.4)))
-            return low * self.foreign_widening, high * self.foreign_widening
-        fallback = {"prior_unseen": "prior", "unseen3": "unseen2", "unseen2": "unseen1",
-                    "seen3": "seen2", "seen2": "seen1"}
-        while case not in quantiles and case in fallback:
-            case = fallback[case]
-        return quantiles.get(case, (-0.5, 0.5))
-
     def predict(
         self,
         workload: WorkloadFeatures,
@@ -407,10 +320,11 @@ class TransferModel(ThroughputModel):
                  if m.accelerator == accelerator.name and m.accelerator_count == count]
         if exact:
             value = statistics.mean(m.samples_per_second for m in exact)
-            return ThroughputEstimate(value, value * math.exp(-_MEASURED_HALF_WIDTH),
-                                      value * math.exp(_MEASURED_HALF_WIDTH), Basis.MEASURED)
+            return ThroughputEstimate(value, value * math.exp(-MEASURED_HALF_WIDTH),
+                                      value * math.exp(MEASURED_HALF_WIDTH), Basis.MEASURED)
         log_sps, case = self.predict_log(workload, accelerator, probes)
-        low, high = self._interval(case)
+        low, high = interval(self.residual_quantiles_, case,
+                             foreign_widening=self.foreign_widening)
         spread = self.scaling_.log_spread(accelerator, count)
         low, high = -math.hypot(low, spread), math.hypot(high, spread)
         scale = count * self.scaling_efficiency(accelerator, count)

@@ -75,6 +75,9 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
               f"reference: {reference}{', unseen target' if unseen_target else ''})")
     out.print(f"  MAPE              {result.mape:6.1f} %")
     out.print(f"  median APE        {result.median_ape:6.1f} %")
+    if not math.isnan(result.coverage_pct):
+        out.print(f"  interval coverage {result.coverage_pct:6.1f} %  (held-out targets inside "
+                  "the predicted low-high range)")
     if math.isnan(result.top1_pct):  # no workload with two priced accelerators to rank
         out.print("  top-1 pick / mean regret: - (needs a price_usd_per_hour column with prices "
                   "for 2+ accelerators of a workload)")

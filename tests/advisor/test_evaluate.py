@@ -35,7 +35,8 @@ def test_exact_ratios_are_predicted_exactly(tmp_path: Path) -> None:
                                           "--repeats", "3", "--reference", "none", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert set(data) == {"n", "mape", "median_ape", "top1_pct", "mean_regret_pct"}
+    assert set(data) == {"n", "mape", "median_ape", "top1_pct", "mean_regret_pct",
+                         "coverage_pct"}
     assert data["n"] == 4 * 5 * 3
     assert data["mape"] < 1.0
     assert data["mean_regret_pct"] < 0.5 and data["top1_pct"] > 99
