@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from advisor.storage import data_dir, default_storage_url
+from cli._tune_table import print_tuning, tune_options
 from cli.errors import handle_errors
 from cli.options import json_option, spec_file_argument
 from cli.probe_table import probe_table
@@ -18,9 +19,10 @@ from cli.render import console, echo_json, fmt_number
 from probes.errors import ProbeError
 from probes.types import LOCAL_OFFER_KEY, ProbeRequest, ProbeResult, ProbeStatus
 
-__all__ = ["probe", "probes"]
+__all__ = ["offer_price", "probe", "probes"]
 
 _DEFAULT_TIME_BOX_S = 30.0
+_TUNE_TIME_BOX_S = 300.0  # every knob, the combination and the profile share it
 _MAX_USD_DECIMALS = 8  # how far _usd_pair goes to tell two amounts apart
 
 
@@ -61,6 +63,14 @@ def _target(text: str) -> _Target:
         raise ProbeError(f"offer {ref.key!r}: probes run on aws or gcp, not {ref.cloud}")
     return _Target(ref.key, launcher, offer.price_usd_per_hour, offer.accelerator,
                    offer.accelerator_count)
+
+
+def offer_price(offer_key: str) -> float:
+    """USD per hour of the offer a stored probe ran on (0 for local and unknown offers)."""
+    try:
+        return _target(offer_key).price_usd_per_hour
+    except ProbeError:
+        return 0.0
 
 
 def _store() -> Any:
@@ -154,8 +164,10 @@ def _usd_pair(first: float, second: float) -> tuple[str, str]:
 @click.option("--max-usd", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Refuse to start when the estimated cost of all probes is above this "
                    "(default: probes.max_usd of the model.yaml).")
-@click.option("--time-box", "time_box_s", type=click.FloatRange(min=1), default=_DEFAULT_TIME_BOX_S,
-              show_default=True, help="Seconds of measuring per probe (boot time is extra).")
+@click.option("--time-box", "time_box_s", type=click.FloatRange(min=1), default=None,
+              help=f"Seconds of measuring per probe (boot time is extra) [default: "
+                   f"{_DEFAULT_TIME_BOX_S:g}, {_TUNE_TIME_BOX_S:g} with --tune].")
+@tune_options
 @click.option("--find-batch", is_flag=True,
               help="Also search the largest per-device batch that fits: doubling until out of "
                    "memory (or --memory-limit-gib), then narrowing to within 2%; it gets a time "
@@ -172,10 +184,11 @@ def _usd_pair(first: float, second: float) -> tuple[str, str]:
               help="GCS bucket for GCP probe bundles and results [env ADVISOR_GCP_BUCKET].")
 @json_option
 @handle_errors
-def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_box_s: float,
-          find_batch: bool, no_input_check: bool, memory_limit_gib: float | None,
-          aws_bucket: str | None, gcp_project: str | None, gcp_bucket: str | None,
-          as_json: bool, plan_n: int | None) -> None:
+def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
+          time_box_s: float | None, tune: bool, allow_numerics: bool, find_batch: bool,
+          no_input_check: bool, memory_limit_gib: float | None, aws_bucket: str | None,
+          gcp_project: str | None, gcp_bucket: str | None, as_json: bool,
+          plan_n: int | None) -> None:
     """Measure the training step of MODEL_YAML on real instances (or on this machine).
 
     Each probe warms up, then measures steps until samples/s is known within 2% (or the
@@ -189,6 +202,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     Examples:
       advisor probe examples/mlp.yaml --on local
       advisor probe examples/mlp.yaml --on local --find-batch --json
+      advisor probe examples/resnet50_tune.yaml --on local --tune
       advisor probe model.yaml --on aws:g5.xlarge:us-east-1:spot --max-usd 2 --aws-bucket my-bkt
       advisor probe model.yaml --plan 2 --max-usd 1 --aws-bucket my-bkt
 
@@ -208,6 +222,9 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
     from advisor.spec import load_workload_spec
     from probes.launchers import launcher_class
 
+    if allow_numerics and not tune:
+        raise click.UsageError("--allow-numerics applies to --tune; add --tune")
+    time_box_s = time_box_s or (_TUNE_TIME_BOX_S if tune else _DEFAULT_TIME_BOX_S)
     spec = load_workload_spec(model_yaml)
     if plan_n:
         offers = offers + _planned_offers(model_yaml, plan_n, time_box_s, as_json=as_json)
@@ -229,7 +246,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
             workload_fingerprint=spec.fingerprint(), time_box_s=time_box_s,
             price_usd_per_hour=target.price_usd_per_hour, find_batch=find_batch,
             input_check=not no_input_check, memory_limit_gib=memory_limit_gib,
-            accelerator=target.accelerator)
+            accelerator=target.accelerator, tune=tune, allow_numerics=allow_numerics)
         requests.append(request)
         accelerators[request.probe_id] = (target.launcher, target.accelerator)
     opts = {"aws_bucket": aws_bucket, "gcp_project": gcp_project, "gcp_bucket": gcp_bucket}
@@ -260,6 +277,8 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None, time_
                    "probes": rows})
     else:
         probe_table(rows, f"probes of {spec.name} (spent ${spent:.4f} of an estimated ${_usd(estimate)})")
+        for target, result in zip(targets, results, strict=True):
+            print_tuning(result, price_usd_per_hour=target.price_usd_per_hour)
     _exit_if_any_failed(results)
 
 
@@ -379,6 +398,8 @@ def show_probe(probe_id: str, as_json: bool) -> None:
         echo_json(row)
         return
     probe_table([row], f"probe {probe_id}")
+    result = store.get(probe_id)
+    print_tuning(result, price_usd_per_hour=offer_price(result.offer_key))
     out = console()
     for key in ("workload_fingerprint", "device", "accelerator", "precision", "measured_steps",
                 "warmup_steps", "stable", "utilization_pct", "largest_batch_that_fits",

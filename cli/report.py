@@ -44,6 +44,7 @@ def report() -> None:
       advisor report recommend examples/resnet50.yaml --out resnet50-report/
       advisor report recommend model.yaml --out r/ --baseline aws:p4d.24xlarge --pdf
       advisor report sweep digits-mlp --out digits-report/
+      advisor report probe 3f2a9c1b7d4e --out probe-report/
     """
 
 
@@ -117,3 +118,35 @@ def sweep_report(study: str, out_dir: Path, storage: str | None, budget_usd: flo
     check_output_path(out_dir, option="--out", folder=True)
     data = load_sweep_report_data(study, storage_url=storage, budget_usd=budget_usd)
     _done(write_sweep_report(data, out_dir, pdf=pdf), as_json)
+
+
+@report.command("probe")
+@click.argument("probe_id")
+@_OUT
+@_PDF
+@_JSON
+@handle_errors
+def probe_report(probe_id: str, out_dir: Path, pdf: bool, as_json: bool) -> None:
+    """Write probe.html and probe_tuning.csv / probe_profile.csv of a tuned probe into --out.
+
+    The tuning table (each knob's samples/s with its interval, speed-up, samples per dollar
+    on the offer, and whether it changes the numerics), a bar chart of the speed-ups, the
+    knobs that do not apply and why, and the profile of the tuned configuration. PROBE_ID
+    may be the first characters of the id.
+
+    \b
+    Examples:
+      advisor probe examples/resnet50_tune.yaml --on local --tune
+      advisor report probe 3f2a9c1b7d4e --out probe-report/
+    """
+    from advisor.storage import default_storage_url
+    from cli.probe import offer_price
+    from probes.store import ProbeStore
+    from reports.output import check_output_path
+    from reports.probe import write_probe_report
+
+    check_output_path(out_dir, option="--out", folder=True)
+    store = ProbeStore(default_storage_url())
+    result = store.get(store.resolve_id(probe_id))
+    _done(write_probe_report(result, out_dir, price_usd_per_hour=offer_price(result.offer_key),
+                             pdf=pdf), as_json)

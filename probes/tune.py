@@ -1,6 +1,7 @@
 """``advisor probe --tune``: what each checklist knob buys on the user's own step.
 
-Inside the request's time box (and its dollar cap at the offer's price), the tuner
+Inside the request's time box (and its dollar cap at the offer's price), which starts
+after the baseline's first step as a plain probe's does, the tuner
 measures the baseline (the spec as written, on one cached batch, as a plain probe does),
 then each applicable knob of ``probes.knobs`` one at a time (the loader knobs on the real
 loader), then the best combination of the knobs that beat the baseline beyond the noise,
@@ -40,7 +41,7 @@ from probes.knobs import (
 from probes.stats import percentile, relative_halfwidth
 from probes.steady import measure_steady
 from probes.step_profile import profile_steps
-from probes.train_step import OutOfMemory, release_memory, run_timed
+from probes.train_step import OutOfMemory, is_oom_error, oom_summary, release_memory, run_timed
 from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
 from probes.tune_runs import BuiltRun, open_run, workload_traits
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
@@ -117,15 +118,13 @@ class Tuner:
         steps until stable or ``window_s`` + ``setup_s`` seconds from now."""
         predicted = (self._step_s or 0.0) * config.batch_size * _MIN_STEPS_PER_RUN
         left = max(0.0, self._deadline - self._reserve_s - self._clock())
-        why = ""
+        window_s = min(window_s, left - setup_s)
         if window_s <= 0 or window_s < predicted:
-            why = f"{left:.0f} s of the time box were left for the runs still to come"
-        elif setup_s > 0 and window_s + setup_s > left:
-            why = f"it may take {setup_s:.0f} s to compile and {left:.0f} s were left"
-        if why:
+            why = (f"it may take {setup_s:.0f} s to compile and {left:.0f} s were left"
+                   if setup_s else f"{left:.0f} s of the time box were left for the runs "
+                   "still to come")
             return _Measured(self._row(kind, knob, config, RowStatus.NOT_MEASURED,
-                                       setting=setting, note=f"not measured: {why}; give a "
-                                       "longer --time-box"))
+                                       setting=setting, note=f"{why}; give a longer --time-box"))
         deadline = self._clock() + window_s + setup_s
         device, size = self._device, config.batch_size
         run: BuiltRun | None = None
@@ -142,6 +141,9 @@ class Tuner:
                                  memory_limit_gib=self.request.memory_limit_gib)
 
             timed()  # compiling, loader workers starting, autotuning: not measured
+            if kind is RowKind.BASELINE:  # as in a plain probe, the box starts after this step
+                self._deadline = self._clock() + self._box_s()
+                deadline = self._clock() + window_s + setup_s
             steady = measure_steady(timed, clock=self._clock, deadline_s=deadline,
                                     target_rel_halfwidth=self.request.target_rel_halfwidth,
                                     min_steps=self._min_steps, min_measure_s=0.5, max_warmup=10,
@@ -149,7 +151,8 @@ class Tuner:
         except OutOfMemory as exc:
             problem = (RowStatus.OOM, str(exc))
         except Exception as exc:  # noqa: BLE001 - the user's step (or the compiler) may raise anything
-            problem = (RowStatus.FAILED, first_line(exc)[:500])
+            problem = ((RowStatus.OOM, f"out of memory at batch {size}: {oom_summary(str(exc))}")
+                       if is_oom_error(exc) else (RowStatus.FAILED, first_line(exc)[:500]))
         if problem is not None:
             run = None
             release_memory(device)  # outside the handler: its traceback held the tensors
@@ -159,7 +162,7 @@ class Tuner:
         if len(times) < 3:
             return _Measured(self._row(
                 kind, knob, config, RowStatus.NOT_MEASURED, setting=setting,
-                note=f"not measured: its first steps took its whole share of the box "
+                note=f"its first steps took its whole share of the box "
                      f"({window_s + setup_s:.0f} s); give a longer --time-box"))
         sps = size * len(times) / sum(times)
         width = relative_halfwidth(times)
@@ -308,8 +311,9 @@ class Tuner:
         fails = [r.config.batch_size for r in rows if r.status is RowStatus.OOM]
         largest = max(fits)
         failed = min((b for b in fails if b > largest), default=None)
-        if not self.request.find_batch:
-            return {"largest_batch_that_fits": largest, "smallest_batch_that_failed": failed}
+        if not self.request.find_batch:  # a bracket only where a batch ran out of memory
+            return {"largest_batch_that_fits": largest,
+                    "smallest_batch_that_failed": failed} if failed else {}
         run = self._open(self._baseline_config)
         deadline = self._clock() + self.request.time_box_s
 

@@ -126,15 +126,14 @@ def chosen_settings(rows: tuple[TuneRow, ...]) -> dict[Knob, StepConfig]:
 class TuneReport:
     """A tune of one probe: ``rows`` (the baseline first), the knobs that do not apply and
     why, whether numerics-changing settings were allowed into combinations, the box it ran
-    in and how long it took, the largest batch found to fit (None: not searched), and the
-    profile of the tuned configuration."""
+    in and how long it took, and the profile of the tuned configuration (None: no time or
+    the profiler failed)."""
 
     rows: tuple[TuneRow, ...]
     skipped: tuple[Skipped, ...]
     allow_numerics: bool
     time_box_s: float
     elapsed_s: float
-    largest_batch_note: str = ""
     profile: StepProfile | None = None
 
     @property
@@ -161,7 +160,7 @@ class TuneReport:
         return {"rows": [r.to_dict() for r in self.rows],
                 "skipped": [{"knob": str(s.knob), "reason": s.reason} for s in self.skipped],
                 "allow_numerics": self.allow_numerics, "time_box_s": self.time_box_s,
-                "elapsed_s": self.elapsed_s, "largest_batch_note": self.largest_batch_note,
+                "elapsed_s": self.elapsed_s,
                 "profile": self.profile.to_dict() if self.profile else None}
 
     @classmethod
@@ -172,5 +171,4 @@ class TuneReport:
                    skipped=tuple(Skipped(Knob(s["knob"]), s["reason"]) for s in data["skipped"]),
                    allow_numerics=bool(data["allow_numerics"]),
                    time_box_s=float(data["time_box_s"]), elapsed_s=float(data["elapsed_s"]),
-                   largest_batch_note=str(data.get("largest_batch_note", "")),
                    profile=StepProfile.from_dict(profile) if profile else None)

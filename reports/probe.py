@@ -1,0 +1,250 @@
+"""The probe report of a tuned probe: its tuning table and step profile as CSV, and one
+self-contained HTML page with a bar chart of the speed-ups.
+
+``write_probe_report(result, out_dir, price_usd_per_hour=...)`` writes ``probe.html``,
+``probe_tuning.csv`` (one row per configuration) and ``probe_profile.csv`` (the time split
+and the top operators), each CSV with its ``.columns.md``. Pure: values in, files out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from probes.step_profile import StepProfile
+from probes.tune_report import RowKind, RowStatus, TuneRow
+from probes.types import ProbeResult
+from reports.charts import Bar, StackedBar, bar_chart, stacked_bar_chart
+from reports.columns import Column, columns_html, write_columns_doc
+from reports.errors import ReportError
+from reports.formatting import fmt_number
+from reports.html import Markup, el, page, table
+from reports.output import ReportFiles, ensure_folder, write_text
+from reports.pdf import print_pdf
+
+__all__ = ["PROFILE_COLUMNS", "TUNING_COLUMNS", "ProbeReportFiles", "profile_rows",
+           "tuning_rows", "write_probe_report"]
+
+TUNING_COLUMNS: tuple[Column, ...] = (
+    Column("probe_id", "", "the probe that ran the tune"),
+    Column("offer", "", "offer key the probe ran on (`local`: this machine)"),
+    Column("device", "", "the device as its runtime names it"),
+    Column("kind", "", "`baseline` (the spec as written), `trial` (one knob changed) or "
+           "`combination` (the knobs that beat the baseline, together)"),
+    Column("knob", "", "the knob a trial changes (empty for the baseline and combinations)"),
+    Column("setting", "", "the configuration's change in words"),
+    Column("status", "", "`measured`, `oom`, `failed` or `not_measured` (the time box ran out)"),
+    Column("samples_per_second", "samples/s", "steady-state training throughput"),
+    Column("samples_per_second_low", "samples/s", "low end of the 95% interval"),
+    Column("samples_per_second_high", "samples/s", "high end of the 95% interval"),
+    Column("speedup", "x", "samples/s over the baseline's"),
+    Column("samples_per_usd", "samples/USD", "samples per dollar at the offer's price (empty "
+           "when the offer is free, as local probes are)"),
+    Column("changes_numerics", "", "`true` when precision or batch differ from the spec: "
+           "needs a convergence check before training with it"),
+    Column("precision", "", "fp32, tf32, bf16 or fp16"),
+    Column("batch_size", "samples", "per-device batch"),
+    Column("channels_last", "", "`true` for channels-last memory format"),
+    Column("compiler", "", "torch.compile backend (empty: eager)"),
+    Column("input", "", "`cached` (one batch reused) or `loader` (the entrypoint's loader)"),
+    Column("num_workers", "", "DataLoader workers (empty: as the loader has them)"),
+    Column("pin_memory", "", "DataLoader pinned memory (empty: as the loader has it)"),
+    Column("measured_steps", "steps", "steps measured after warm-up"),
+    Column("peak_memory_gib", "GiB", "peak device memory (process RSS growth on the CPU)"),
+    Column("note", "", "why a row was not measured or failed, or what a combination held back"),
+)
+PROFILE_COLUMNS: tuple[Column, ...] = (
+    Column("section", "", "`phase` (input wait, forward, backward, optimizer) or `operator`"),
+    Column("name", "", "the phase, or the operator as torch.profiler names it"),
+    Column("seconds_per_step", "seconds", "mean time per profiled step (operators: self time)"),
+    Column("share", "fraction", "of the step (phases) or of all operators' self time"),
+    Column("calls_per_step", "calls", "operator calls per step (empty for phases)"),
+)
+_GROUP_COLORS = {"baseline": "#6b7785", "same numerics": "#1b7837",
+                 "changes numerics": "#d6842a", "combination": "#2166ac"}
+_PHASE_COLORS = {"input wait": "#b2182b", "forward": "#2166ac", "backward": "#4393c3",
+                 "optimizer": "#1b7837"}
+
+
+@dataclass(frozen=True)
+class ProbeReportFiles(ReportFiles):
+    """Paths the probe report wrote: ``csv`` is the tuning table, ``profile_csv`` the profile."""
+
+    profile_csv: Path | None = None
+    profile_columns: Path | None = None
+
+
+def _blank(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def tuning_rows(result: ProbeResult, price_usd_per_hour: float) -> list[dict[str, Any]]:
+    """The tuning CSV rows as dicts keyed by the column names, baseline first."""
+    assert result.tuning is not None
+    rows = []
+    for row in result.tuning.rows:
+        low, high = row.interval or (None, None)
+        cfg = row.config
+        rows.append({
+            "probe_id": result.probe_id, "offer": result.offer_key, "device": result.device,
+            "kind": str(row.kind), "knob": _blank(row.knob), "setting": row.setting,
+            "status": str(row.status), "samples_per_second": _blank(row.samples_per_second),
+            "samples_per_second_low": _blank(low), "samples_per_second_high": _blank(high),
+            "speedup": _blank(row.speedup),
+            "samples_per_usd": _blank(row.samples_per_usd(price_usd_per_hour)),
+            "changes_numerics": str(row.changes_numerics).lower(),
+            "precision": str(cfg.precision), "batch_size": cfg.batch_size,
+            "channels_last": str(cfg.channels_last).lower(), "compiler": _blank(cfg.compiler),
+            "input": "cached" if cfg.cached_input else "loader",
+            "num_workers": _blank(cfg.num_workers),
+            "pin_memory": "" if cfg.pin_memory is None else str(cfg.pin_memory).lower(),
+            "measured_steps": row.measured_steps, "peak_memory_gib": _blank(row.peak_memory_gib),
+            "note": row.note,
+        })
+    return rows
+
+
+def profile_rows(profile: StepProfile) -> list[dict[str, Any]]:
+    """The profile CSV rows: the four phases, then the top operators."""
+    total = sum(s for _, s in profile.phases()) or 1.0
+    rows = [{"section": "phase", "name": name, "seconds_per_step": seconds,
+             "share": seconds / total, "calls_per_step": ""} for name, seconds in profile.phases()]
+    rows += [{"section": "operator", "name": op.name, "seconds_per_step": op.self_time_s,
+              "share": op.share, "calls_per_step": op.calls} for op in profile.top_operators]
+    return rows
+
+
+def _write_csv(path: Path, columns: Sequence[Column], rows: list[dict[str, Any]],
+               title: str, intro: str) -> Path:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=[c.name for c in columns], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, buffer.getvalue())
+    return write_columns_doc(path, title, intro, columns)
+
+
+def _group(row: TuneRow) -> str:
+    if row.kind is RowKind.BASELINE:
+        return "baseline"
+    if row.kind is RowKind.COMBINATION:
+        return "combination" if not row.changes_numerics else "changes numerics"
+    return "changes numerics" if row.changes_numerics else "same numerics"
+
+
+def _speedup_bars(rows: Sequence[TuneRow]) -> list[Bar]:
+    base = rows[0].samples_per_second or 1.0
+    bars = []
+    for row in rows:
+        if row.status is not RowStatus.MEASURED or row.speedup is None:
+            continue
+        low, high = row.interval or (None, None)
+        bars.append(Bar(f"{row.knob or row.kind}: {row.setting}", row.speedup,
+                        low / base if low is not None else None,
+                        high / base if high is not None and high != float("inf") else None,
+                        group=_group(row),
+                        title=f"{row.setting}: {row.speedup:.2f}x the baseline"))
+    return bars
+
+
+def _num(value: float | None, fmt: str = "") -> str:
+    if value is None:
+        return "-"
+    return format(value, fmt) if fmt else fmt_number(value)
+
+
+def _card(key: str, value: str, note: str = "") -> Markup:
+    return el("div", {"class": "card"}, el("div", {"class": "k"}, key),
+              el("div", {"class": "v"}, value), el("div", {"class": "n"}, note) if note else None)
+
+
+def _profile_section(profile: StepProfile | None) -> list[Markup]:
+    if profile is None:
+        return [el("p", {"class": "muted"}, "No profile: the time box ran out first.")]
+    split = stacked_bar_chart([StackedBar("one step", profile.phases(),
+                                          fmt=lambda s: f"{s * 1e3:.3g} ms")],
+                              colors=_PHASE_COLORS, name="step-split")
+    ops = table(["operator", "self time per step", "share", "calls per step"],
+                [[el("code", None, op.name), f"{op.self_time_s * 1e3:.3g} ms", f"{op.share:.0%}",
+                  f"{op.calls:g}"] for op in profile.top_operators], numeric=(1, 2, 3))
+    return [el("p", None, f"{profile.steps} steps of {profile.setting}; operators ranked by "
+               f"{profile.operator_time}."), el("figure", None, split), ops]
+
+
+def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
+                      generated_at: datetime) -> str:
+    """The whole page of a tuned probe as one HTML document."""
+    report = result.tuning
+    assert report is not None
+    rows = report.rows
+    tuned = report.tuned(allow_numerics=report.allow_numerics)
+    cards = [
+        _card("baseline", f"{_num(rows[0].samples_per_second)} samples/s", rows[0].setting),
+        _card("tuned", f"{tuned.speedup or 1.0:.2f}x" if tuned else "1.00x",
+              tuned.setting if tuned else "no knob beat the baseline beyond the noise"),
+        _card("runs measured", f"{sum(r.status is RowStatus.MEASURED for r in rows)} of "
+              f"{len(rows)}", f"in {report.elapsed_s:.0f} s of a {report.time_box_s:g} s box"),
+    ]
+    body = [el("tr", {"class": "top" if r is tuned else None}, [
+        el("td", None, str(r.knob or r.kind)), el("td", None, r.setting),
+        el("td", None, str(r.status)),
+        el("td", {"class": "num"}, _num(r.samples_per_second)),
+        el("td", {"class": "num"}, _num(r.rel_halfwidth, ".1%")),
+        el("td", {"class": "num"}, f"{r.speedup:.2f}x" if r.speedup else "-"),
+        el("td", {"class": "num"}, _num(r.samples_per_usd(price_usd_per_hour))),
+        el("td", None, "needs a convergence check" if r.changes_numerics else "same"),
+        el("td", None, r.note)]) for r in rows]
+    heads = ["knob", "setting", "status", "samples/s", "±95%", "speed-up", "samples/$",
+             "numerics", "note"]
+    head = el("tr", None, [el("th", {"class": "num" if 3 <= i <= 6 else None}, h)
+                           for i, h in enumerate(heads)])
+    skipped = el("ul", {"class": "notes"}, [el("li", None, f"{s.knob}: {s.reason}")
+                                            for s in report.skipped])
+    return page(
+        f"Probe {result.probe_id}: tuning",
+        el("h1", None, f"Probe {result.probe_id}: what each knob buys"),
+        el("p", {"class": "sub"}, f"{result.offer_key} on {result.device}; numerics-changing "
+           "settings (precision, batch) are reported, never applied without --allow-numerics."),
+        el("div", {"class": "cards"}, cards),
+        el("h2", None, "Speed-up over the baseline"),
+        el("figure", None, bar_chart(_speedup_bars(rows), x_label="speed-up (x the baseline)",
+                                     colors=_GROUP_COLORS, name="speedups",
+                                     fmt=lambda v: f"{v:.2f}x"),
+           el("figcaption", None, "Measured rows; error bars are the 95% intervals.")),
+        el("h2", None, "Configurations"),
+        el("table", None, el("thead", None, head), el("tbody", None, body)),
+        el("h3", None, "Knobs that do not apply here"), skipped,
+        el("h2", None, "Where a step's time goes"), *_profile_section(report.profile),
+        el("h2", None, "Columns of probe_tuning.csv"), columns_html(TUNING_COLUMNS),
+        footer=f"generated {generated_at:%Y-%m-%d %H:%M} UTC by advisor report probe",
+    )
+
+
+def write_probe_report(result: ProbeResult, out_dir: Path, *, price_usd_per_hour: float,
+                       pdf: bool = False, generated_at: datetime | None = None) -> ProbeReportFiles:
+    """Write the probe report of a tuned ``result`` into ``out_dir`` (created); ReportError
+    when the probe was not tuned."""
+    if result.tuning is None:
+        raise ReportError(f"probe {result.probe_id} was not tuned; run 'advisor probe "
+                          "MODEL_YAML --on OFFER --tune' and report that probe")
+    ensure_folder(out_dir)
+    when = generated_at or datetime.now(UTC)
+    html_path = write_text(out_dir / "probe.html", render_probe_html(
+        result, price_usd_per_hour=price_usd_per_hour, generated_at=when))
+    tuning_csv = out_dir / "probe_tuning.csv"
+    doc = _write_csv(tuning_csv, TUNING_COLUMNS, tuning_rows(result, price_usd_per_hour),
+                     "Columns of probe_tuning.csv", "One row per configuration the tune ran, "
+                     "the baseline first. Empty cells: not measured or not applicable.")
+    profile_csv = profile_doc = None
+    if result.tuning.profile is not None:
+        profile_csv = out_dir / "probe_profile.csv"
+        profile_doc = _write_csv(profile_csv, PROFILE_COLUMNS, profile_rows(result.tuning.profile),
+                                 "Columns of probe_profile.csv", "The profiled configuration's "
+                                 "time split per step, then its top operators by self time.")
+    pdf_path = print_pdf(html_path, out_dir / "probe.pdf") if pdf else None
+    return ProbeReportFiles(html_path, tuning_csv, doc, pdf_path, profile_csv, profile_doc)

@@ -1,0 +1,123 @@
+"""The tuner on real torch on the CPU: rows per knob inside the box, the numerics rule, the
+loader knobs over a real DataLoader, the profile, and the result's JSON round trip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import tiny_workload
+import torch
+from probe_helpers import make_request
+from torch.utils.data import DataLoader, TensorDataset
+
+from probes.devices import CpuDevice
+from probes.harness import run_probe
+from probes.knobs import Knob
+from probes.tune import Tuner
+from probes.tune_report import RowKind, RowStatus
+from probes.tune_runs import with_loader_settings
+from probes.types import ProbeResult, ProbeStatus
+from probes.workload import BuiltWorkload
+
+
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a busy shared CPU, threads waiting for each other make tiny steps erratic.
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    torch.set_num_threads(1)
+
+
+def _tune(workload: BuiltWorkload, *, box_s: float = 6.0, **request: Any) -> ProbeResult:
+    return run_probe(make_request(time_box_s=box_s, tune=True, **request), workload=workload,
+                     device=CpuDevice())
+
+
+def test_every_applicable_knob_gets_a_row_and_the_tune_ends_inside_its_box() -> None:
+    result = _tune(tiny_workload.build())
+    assert result.status is ProbeStatus.OK and result.tuning is not None
+    rows = result.tuning.rows
+    assert rows[0].kind is RowKind.BASELINE and rows[0].speedup == 1.0
+    assert {r.knob for r in rows if r.kind is RowKind.TRIAL} == {Knob.INPUT, Knob.BATCH,
+                                                                Knob.COMPILER}
+    assert all(r.status is RowStatus.MEASURED for r in rows if r.knob in (Knob.INPUT, Knob.BATCH))
+    assert result.wall_time_s < 6.0
+    assert result.samples_per_second == rows[0].samples_per_second  # the spec as written
+
+
+def test_a_knob_the_box_cannot_afford_is_reported_not_measured() -> None:
+    result = _tune(tiny_workload.build(), box_s=4.0)
+    assert result.tuning is not None
+    (compiled,) = [r for r in result.tuning.rows if r.knob is Knob.COMPILER]
+    assert compiled.status is RowStatus.NOT_MEASURED
+    assert "compile" in compiled.note and "--time-box" in compiled.note
+    assert compiled in result.tuning.not_measured()
+
+
+def test_a_bigger_batch_is_reported_but_not_applied_without_the_flag() -> None:
+    # The tiny step's cost is per step, not per sample: batch 64 is about 4x the samples/s.
+    result = _tune(tiny_workload.build())
+    assert result.tuning is not None
+    (big,) = [r for r in result.tuning.rows if r.knob is Knob.BATCH and r.config.batch_size == 64]
+    assert big.speedup is not None and big.speedup > 1.5 and big.changes_numerics
+    combos = [r for r in result.tuning.rows if r.kind is RowKind.COMBINATION]
+    assert all(not r.changes_numerics for r in combos)
+    assert all(r.config.batch_size == 16 for r in combos)
+    tuned = result.tuning.tuned(allow_numerics=False)
+    assert tuned is None or not tuned.changes_numerics
+
+
+def test_with_the_flag_the_combination_takes_the_bigger_batch() -> None:
+    result = _tune(tiny_workload.build(), allow_numerics=True)
+    assert result.tuning is not None and result.tuning.allow_numerics
+    tuned = result.tuning.tuned(allow_numerics=True)
+    assert tuned is not None and tuned.changes_numerics and tuned.config.batch_size > 16
+
+
+def test_the_tuned_configuration_is_profiled() -> None:
+    result = _tune(tiny_workload.build())
+    assert result.tuning is not None and result.tuning.profile is not None
+    profile = result.tuning.profile
+    assert profile.steps >= 1 and profile.forward_s > 0 and profile.backward_s > 0
+    assert profile.top_operators and profile.top_operators[0].self_time_s > 0
+    assert sum(op.share for op in profile.top_operators) <= 1.0 + 1e-9
+
+
+def test_a_tuned_result_survives_the_json_round_trip() -> None:
+    result = _tune(tiny_workload.build(), box_s=3.0)
+    assert ProbeResult.from_json(result.to_json()) == result
+
+
+def _dataloader_workload() -> BuiltWorkload:
+    built = tiny_workload.build()
+    data = TensorDataset(torch.randn(512, 32), torch.randint(0, 10, (512,)))
+    return BuiltWorkload(built.model, built.make_batch, built.loss_fn,
+                         lambda size: DataLoader(data, batch_size=size, shuffle=True,
+                                                 num_workers=0, drop_last=True))
+
+
+def test_num_workers_are_tuned_over_the_real_dataloader() -> None:
+    tuner = Tuner(make_request(time_box_s=8.0, tune=True), CpuDevice(),
+                  workload=_dataloader_workload(), cpu_count=2)
+    result = tuner.run()
+    assert result.tuning is not None
+    workers = [r for r in result.tuning.rows if r.knob is Knob.LOADER_WORKERS]
+    assert [r.config.num_workers for r in workers] == [1, 2]
+    assert all(not r.config.cached_input for r in workers)
+    assert workers[0].status is RowStatus.MEASURED
+    assert result.input_bound_ratio is not None  # cached batch vs the loader as given
+
+
+def test_a_rebuilt_dataloader_keeps_dataset_batching_and_sampling() -> None:
+    data = TensorDataset(torch.arange(10.0))
+    loader = DataLoader(data, batch_size=4, drop_last=True, num_workers=0)
+    rebuilt = with_loader_settings(loader, num_workers=1, pin_memory=None)
+    assert rebuilt.dataset is data and rebuilt.num_workers == 1
+    assert [len(b[0]) for b in rebuilt] == [4, 4]  # drop_last kept
+    assert with_loader_settings(loader, num_workers=None, pin_memory=None) is loader
+
+
+def test_a_baseline_that_runs_out_of_memory_ends_the_probe_oom() -> None:
+    result = _tune(tiny_workload.build(oom_above=8))
+    assert result.status is ProbeStatus.OOM
+    assert result.tuning is not None and result.tuning.rows[0].status is RowStatus.OOM
