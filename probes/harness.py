@@ -7,7 +7,8 @@ starts after them and holds warm-up (excluded; over when step times stop falling
 steps until the samples/s estimate is stable (relative 95% half-width under the target, and
 the two halves of the measured steps agreeing) or the box ends, and the input-pipeline check
 (cached batch vs the workload's real loader, only when it has one). The optional
-largest-batch search then gets a box of its own. Out-of-memory is a result.
+largest-batch search then gets a box of its own. Out-of-memory is a result. A request with
+``tune`` is handed to the tuner (``probes.tune``) once the device is checked.
 
 Run on an instance as ``python -m probes.harness REQUEST.json RESULT.json``; needs only torch
 and this package.

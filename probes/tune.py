@@ -58,7 +58,6 @@ class _Measured:
     row: TuneRow
     times: tuple[float, ...] = ()
     warmup_steps: int = 0
-    run: BuiltRun | None = None
 
 
 class Tuner:
@@ -83,6 +82,7 @@ class Tuner:
         self._step_s: float | None = None  # the baseline's seconds per sample
         self._baseline: StepConfig | None = None
         self._precision = request.recipe.precision
+        self._last: BuiltRun | None = None  # the latest run, kept for the profile; one at most
 
     # -- building ---------------------------------------------------------------------
     def _fresh(self) -> BuiltWorkload:
@@ -94,13 +94,14 @@ class Tuner:
         return open_run(config, self._fresh(), self._device)
 
     # -- measuring --------------------------------------------------------------------
-    def _window_s(self, pending_runs: int, pending_setup_s: float) -> float:
-        """Measuring seconds of the next run: the box left, less the profile's reserve and
-        the set-up of the pending runs (when it fits in half of it), split evenly."""
-        free = self._deadline - self._clock() - self._reserve_s
-        if pending_setup_s > 0.5 * free:  # runs needing set-up will find no room: not kept
-            pending_setup_s = 0.0
-        return (free - pending_setup_s) / max(1, pending_runs)
+    def _window_s(self, pending_runs: int, others_setup_s: float, own_setup_s: float) -> float:
+        """Measuring seconds of the next run: the box left, less the profile's reserve, the
+        run's own set-up and the later runs' set-up (when that fits in half of what is
+        left), split evenly over the pending runs."""
+        free = self._deadline - self._clock() - self._reserve_s - own_setup_s
+        if others_setup_s > 0.5 * free:  # runs needing set-up will find no room: not kept
+            others_setup_s = 0.0
+        return (free - others_setup_s) / max(1, pending_runs)
 
     def _row(self, kind: RowKind, knob: Knob | None, config: StepConfig, status: RowStatus,
              **fields: Any) -> TuneRow:
@@ -112,8 +113,8 @@ class Tuner:
         return TuneRow(kind, knob, setting, config, status, numerics, **fields)
 
     def _measure(self, kind: RowKind, knob: Knob | None, config: StepConfig, *,
-                 window_s: float, setup_s: float, keep: bool = False,
-                 setting: str | None = None, note: str = "") -> _Measured:
+                 window_s: float, setup_s: float, setting: str | None = None,
+                 note: str = "") -> _Measured:
         """One run of ``config``: build, a first (untimed) step, then warm-up and measured
         steps until stable or ``window_s`` + ``setup_s`` seconds from now."""
         predicted = (self._step_s or 0.0) * config.batch_size * _MIN_STEPS_PER_RUN
@@ -129,6 +130,8 @@ class Tuner:
         device, size = self._device, config.batch_size
         run: BuiltRun | None = None
         problem: tuple[RowStatus, str] | None = None
+        self._last = None
+        release_memory(device)  # the previous run's model and optimizer go first
         try:
             run = self._open(config)
             built = run
@@ -172,7 +175,8 @@ class Tuner:
                         rel_halfwidth=None if width == float("inf") else width,
                         speedup=sps / base_sps if base_sps else 1.0, measured_steps=len(times),
                         peak_memory_gib=device.peak_memory_gib() or None)
-        return _Measured(row, times, steady.warmup_steps + 1, run if keep else None)
+        self._last = run
+        return _Measured(row, times, steady.warmup_steps + 1)
 
     # -- the whole tune ---------------------------------------------------------------
     def _box_s(self) -> float:
@@ -206,8 +210,8 @@ class Tuner:
             return len(trials) + combos + 1, setup
 
         runs, setup = pending(plan.trials)
-        base = self._measure(RowKind.BASELINE, None, baseline, keep=True, setup_s=0.0,
-                             window_s=self._window_s(runs, setup))
+        base = self._measure(RowKind.BASELINE, None, baseline, setup_s=0.0,
+                             window_s=self._window_s(runs, setup, 0.0))
         if base.row.status is not RowStatus.MEASURED:
             return self._failed(base.row, plan.skipped, start)
         assert base.row.samples_per_second is not None
@@ -222,7 +226,7 @@ class Tuner:
                                                     RowStatus.NOT_MEASURED, note=blocked)))
                 continue
             measured.append(self._measure(RowKind.TRIAL, trial.knob, trial.config, setup_s=own,
-                                          window_s=self._window_s(runs, setup + own)))
+                                          window_s=self._window_s(runs, setup, own)))
         measured += self._combinations(measured, compile_s)
         return self._finish(measured, plan.skipped, start)
 
@@ -280,19 +284,24 @@ class Tuner:
                 continue
             setup = compile_s if config.compiler else 0.0
             left = len(plans) - i - 1
-            found.append(self._measure(RowKind.COMBINATION, None, config, keep=True,
-                                       setting=setting, note=note, setup_s=setup,
-                                       window_s=self._window_s(left + 1, left * compile_s)))
+            found.append(self._measure(
+                RowKind.COMBINATION, None, config, setting=setting, note=note, setup_s=setup,
+                window_s=self._window_s(left + 1, left * compile_s, setup)))
         return found
 
-    def _profile(self, report: TuneReport, measured: list[_Measured]) -> TuneReport:
+    def _profile(self, report: TuneReport) -> TuneReport:
         """``report`` with the profile of its tuned configuration (else the baseline's),
-        reusing that run when it is still built."""
+        reusing the latest run when it is that configuration; a compiled one that would
+        have to be compiled again past the box is not profiled."""
         row = report.tuned(allow_numerics=self.request.allow_numerics) or report.baseline
-        run = next((m.run for m in measured if m.run is not None and m.row.config == row.config),
-                   None)
+        run = self._last if self._last is not None and self._last.config == row.config else None
+        left = self._deadline - self._clock()
+        if run is None and row.config.compiler and left < knob_spec(Knob.COMPILER).setup_s:
+            return report
         try:
             if run is None:
+                self._last = None
+                release_memory(self._device)
                 run = self._open(row.config)
                 run.step(run.feed())  # warm
             profile = profile_steps(run.step, run.feed, device=self._device, clock=self._clock,
@@ -367,9 +376,9 @@ class Tuner:
                       and m.row.status is RowStatus.MEASURED), None)
         ratio = (base.row.samples_per_second / given.samples_per_second
                  if given and base.row.samples_per_second and given.samples_per_second else None)
-        report = self._profile(self._report(measured, skipped, start), measured)
-        for done in measured:
-            done.run = None  # frees the kept models before the batch search
+        report = self._profile(self._report(measured, skipped, start))
+        self._last = None  # frees the kept model before the batch search
+        release_memory(self._device)
         batch_fields = self._largest_batch(measured)
         return ProbeResult(
             probe_id=request.probe_id, offer_key=request.offer_key,

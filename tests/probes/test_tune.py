@@ -88,6 +88,15 @@ def test_a_tuned_result_survives_the_json_round_trip() -> None:
     assert ProbeResult.from_json(result.to_json()) == result
 
 
+def test_a_result_stored_before_tuning_existed_still_reads() -> None:
+    # a payload without the "tuning" key, as versions before --tune stored it
+    result = ProbeResult.from_dict({"probe_id": "old1", "offer_key": "local",
+                                    "workload_fingerprint": "fp", "status": "ok",
+                                    "batch_size": 16, "samples_per_second": 9.0,
+                                    "measured_steps": 3})
+    assert result.tuning is None and ProbeResult.from_json(result.to_json()) == result
+
+
 def _dataloader_workload() -> BuiltWorkload:
     built = tiny_workload.build()
     data = TensorDataset(torch.randn(512, 32), torch.randint(0, 10, (512,)))

@@ -1,0 +1,77 @@
+"""``advisor probe --tune`` through the CLI and the local launcher: the table, the JSON, the
+stored result, the flag rules, and the custom example's num_workers over its real loader."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from cli.main import advisor
+
+CUSTOM = Path(__file__).resolve().parents[2] / "examples" / "custom"
+TINY = {"name": "tiny-mlp", "model": {"builtin": "mlp",
+                                      "options": {"input_dim": 32, "hidden": 32, "layers": 2}},
+        "batch_size": 16, "data": {"samples": 1000}}
+
+
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a busy shared CPU, threads waiting for each other make tiny steps erratic.
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+
+def _spec(tmp_path: Path, spec: dict[str, object]) -> str:
+    path = tmp_path / "model.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return str(path)
+
+
+def test_tune_prints_the_tuning_table_after_the_probe_table(tmp_path: Path) -> None:
+    done = CliRunner().invoke(advisor, ["probe", _spec(tmp_path, TINY), "--on", "local",
+                                        "--tune", "--time-box", "6"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    assert "tuning of probe" in done.output and "batch 32" in done.output
+    assert "needs a convergence check" in done.output
+    assert "not applicable: memory_format" in done.output  # an MLP has no convolutions
+
+
+def test_tune_json_carries_the_rows_and_the_stored_probe_shows_them(tmp_path: Path) -> None:
+    runner = CliRunner()
+    done = runner.invoke(advisor, ["probe", _spec(tmp_path, TINY), "--on", "local", "--tune",
+                                   "--time-box", "6", "--json"])
+    assert done.exit_code == 0, done.output
+    (row,) = json.loads(done.stdout)["probes"]
+    rows = row["tuning"]["rows"]
+    assert rows[0]["kind"] == "baseline" and rows[0]["status"] == "measured"
+    assert {r["knob"] for r in rows[1:] if r["kind"] == "trial"} >= {"batch", "compiler"}
+    shown = runner.invoke(advisor, ["probes", "show", row["probe_id"]], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "tuning of probe" in shown.output
+
+
+def test_allow_numerics_without_tune_is_a_usage_error(tmp_path: Path) -> None:
+    done = CliRunner().invoke(advisor, ["probe", _spec(tmp_path, TINY), "--on", "local",
+                                        "--allow-numerics"])
+    assert done.exit_code == 2 and "--allow-numerics applies to --tune" in done.output
+
+
+@pytest.mark.slow
+def test_the_custom_example_tunes_num_workers_over_its_real_loader(tmp_path: Path) -> None:
+    # The example's code with small options; its data goes to tmp_path.
+    shutil.copy(CUSTOM / "my_model.py", tmp_path / "my_model.py")
+    spec = {"name": "custom-small", "batch_size": 8, "data": {"samples": 1000},
+            "model": {"entrypoint": "my_model:build", "options": {
+                "vocab": 500, "embed_dim": 16, "channels": 16, "seq_len": 24,
+                "dataset_samples": 256, "loader_workers": 2, "data_dir": str(tmp_path / "d")}}}
+    done = CliRunner().invoke(advisor, ["probe", _spec(tmp_path, spec), "--on", "local",
+                                        "--tune", "--time-box", "30", "--json"])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.stdout)["probes"][0]["tuning"]["rows"]
+    workers = [r for r in rows if r["knob"] == "num_workers"]
+    assert workers and all(r["config"]["cached_input"] is False for r in workers)
+    assert any(r["status"] == "measured" for r in workers)
+    assert any(r["knob"] == "input" and r["status"] == "measured" for r in rows)

@@ -1,0 +1,118 @@
+"""``advisor report probe``: the tuning and profile CSVs and the self-contained HTML page."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from click.testing import CliRunner
+from offline_html import external_references
+
+from advisor.storage import default_storage_url
+from cli.main import advisor
+from probes.knobs import Knob, Precision, Skipped, StepConfig
+from probes.step_profile import OperatorTime, StepProfile
+from probes.store import ProbeStore
+from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow
+from probes.types import ProbeResult, ProbeStatus
+from reports.probe import TUNING_COLUMNS, write_probe_report
+
+GENERATED_AT = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+BASE = StepConfig(Precision.FP32, 16)
+
+
+def _row(kind: RowKind, knob: Knob | None, config: StepConfig, sps: float | None, *,
+         numerics: bool = False, status: RowStatus = RowStatus.MEASURED,
+         note: str = "") -> TuneRow:
+    setting = config.setting(knob) if knob else config.describe()
+    return TuneRow(kind, knob, setting, config, status, numerics, samples_per_second=sps,
+                   rel_halfwidth=0.02 if sps else None, speedup=sps / 100.0 if sps else None,
+                   measured_steps=30 if sps else 0, note=note)
+
+
+def tuned_sample(probe_id: str = "tune0001") -> ProbeResult:
+    """A tuned probe on an A10G offer: channels-last and compile won, bf16 held back."""
+    cl = replace(BASE, channels_last=True)
+    rows = (
+        _row(RowKind.BASELINE, None, BASE, 100.0),
+        _row(RowKind.TRIAL, Knob.PRECISION, replace(BASE, precision=Precision.BF16), 190.0,
+             numerics=True),
+        _row(RowKind.TRIAL, Knob.MEMORY_FORMAT, cl, 120.0),
+        _row(RowKind.TRIAL, Knob.BATCH, replace(BASE, batch_size=32), None, numerics=True,
+             status=RowStatus.OOM, note="out of memory at batch 32"),
+        _row(RowKind.TRIAL, Knob.COMPILER, replace(BASE, compiler="inductor"), None,
+             status=RowStatus.NOT_MEASURED, note="it may take 60 s to compile and 9 s were left"),
+        replace(_row(RowKind.COMBINATION, None, cl, 120.0), setting="channels_last",
+                note="held back (changes numerics; --allow-numerics applies it): bf16"),
+    )
+    profile = StepProfile("channels_last", 5, 0.001, 0.02, 0.03, 0.01,
+                          (OperatorTime("aten::convolution_backward", 0.012, 53.0, 0.3),
+                           OperatorTime("aten::mkldnn_convolution", 0.006, 53.0, 0.15)))
+    report = TuneReport(rows, (Skipped(Knob.INPUT, "the entrypoint gives no make_loader"),),
+                        allow_numerics=False, time_box_s=120.0, elapsed_s=101.0, profile=profile)
+    return ProbeResult(probe_id=probe_id, offer_key="aws:g5.xlarge:us-east-1",
+                       workload_fingerprint="fp", status=ProbeStatus.OK, batch_size=16,
+                       samples_per_second=100.0, measured_steps=30, stable=True,
+                       device="cuda:NVIDIA A10G", accelerator="A10G", tuning=report)
+
+
+def test_the_report_writes_html_and_both_csvs(tmp_path: Path) -> None:
+    files = write_probe_report(tuned_sample(), tmp_path, price_usd_per_hour=1.0,
+                               generated_at=GENERATED_AT)
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "probe.html", "probe_tuning.csv", "probe_tuning.columns.md", "probe_profile.csv",
+        "probe_profile.columns.md"}
+    assert files.html.name == "probe.html" and files.profile_csv is not None
+
+
+def test_the_tuning_csv_has_one_row_per_configuration(tmp_path: Path) -> None:
+    files = write_probe_report(tuned_sample(), tmp_path, price_usd_per_hour=1.0,
+                               generated_at=GENERATED_AT)
+    with files.csv.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == [c.name for c in TUNING_COLUMNS]
+    assert [r["kind"] for r in rows] == ["baseline", "trial", "trial", "trial", "trial",
+                                         "combination"]
+    bf16 = rows[1]
+    assert bf16["changes_numerics"] == "true" and float(bf16["speedup"]) == 1.9
+    assert float(rows[0]["samples_per_usd"]) == 100.0 * 3600  # 100 samples/s at $1/h
+    assert rows[4]["status"] == "not_measured" and rows[4]["samples_per_second"] == ""
+
+
+def test_the_profile_csv_has_phases_then_operators(tmp_path: Path) -> None:
+    files = write_probe_report(tuned_sample(), tmp_path, price_usd_per_hour=1.0)
+    assert files.profile_csv is not None
+    with files.profile_csv.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["name"] for r in rows[:4]] == ["input wait", "forward", "backward", "optimizer"]
+    assert rows[4]["section"] == "operator" and rows[4]["name"] == "aten::convolution_backward"
+
+
+def test_the_html_is_self_contained_with_a_bar_per_measured_row(tmp_path: Path) -> None:
+    files = write_probe_report(tuned_sample(), tmp_path, price_usd_per_hour=1.0,
+                               generated_at=GENERATED_AT)
+    document = files.html.read_text()
+    assert external_references(document) == []
+    chart = document.split('data-chart="speedups"')[1].split("</svg>")[0]
+    assert chart.count('class="mark"') == 4  # baseline, bf16, channels_last, the combination
+    assert "needs a convergence check" in document and 'data-chart="step-split"' in document
+
+
+def test_a_probe_that_was_not_tuned_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    store = ProbeStore(default_storage_url())
+    store.record(replace(tuned_sample("plain0001"), tuning=None))
+    done = CliRunner().invoke(advisor, ["report", "probe", "plain", "--out", str(tmp_path)])
+    assert done.exit_code == 2
+    assert "was not tuned" in done.output and "Traceback" not in done.output
+
+
+def test_the_cli_writes_the_report_of_a_stored_probe(tmp_path: Path) -> None:
+    ProbeStore(default_storage_url()).record(tuned_sample())
+    done = CliRunner().invoke(advisor, ["report", "probe", "tune", "--out", str(tmp_path / "r"),
+                                        "--json"])
+    assert done.exit_code == 0, done.output
+    paths = json.loads(done.stdout)
+    assert Path(paths["html"]).exists() and Path(paths["profile_csv"]).exists()
