@@ -7,12 +7,15 @@ import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from cli.errors import handle_errors
 from cli.options import spec_file_argument
+
+if TYPE_CHECKING:
+    from advisor.sweep.stops import StopReason
 
 __all__ = ["sweep"]
 
@@ -178,7 +181,7 @@ def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
     if outcome.final_cleanup is not None and outcome.final_cleanup.errors:
         for message in outcome.final_cleanup.errors:
             click.echo(f"warning: {message}", err=True)
-    if _was_interrupted(outcome.stop_reason):
+    if _was_interrupted(outcome.stop):
         _interrupted("the sweep stopped")
     if outcome.failure:
         _fail(outcome.failure)
@@ -204,7 +207,7 @@ def _run(sweep_yaml: str, spec: Any, *, workers: int | None, storage: str | None
     finally:
         if progress.live.is_started:  # stopping a bar never shown still prints a line
             progress.stop()
-    if not _was_interrupted(outcome.stop_reason):
+    if not _was_interrupted(outcome.stop):
         _render_status(outcome.status)
     return outcome
 
@@ -241,10 +244,10 @@ def _say_if_finished(spec: Any, storage: str | None) -> bool:
     return True
 
 
-def _was_interrupted(stop_reason: str) -> bool:
-    from advisor.sweep.objective import INTERRUPTED
+def _was_interrupted(stop: StopReason | None) -> bool:
+    from advisor.sweep.stops import StopKind
 
-    return stop_reason == INTERRUPTED
+    return stop is not None and stop.kind is StopKind.INTERRUPTED
 
 
 def _interrupted(what: str) -> NoReturn:
@@ -275,7 +278,6 @@ def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
     import optuna
 
     from advisor.sweep import load_sweep_spec, run_worker
-    from advisor.sweep.runner import is_failure_stop
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     spec = load_sweep_spec(sweep_yaml)
@@ -291,9 +293,9 @@ def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
     else:
         s = "" if result.trials_run == 1 else "s"
         click.echo(f"worker done: {result.trials_run} trial{s}; {result.stop_reason}")
-    if _was_interrupted(result.stop_reason):
+    if _was_interrupted(result.stop):
         _interrupted("the worker stopped")
-    if is_failure_stop(result.stop_reason):
+    if result.stop.failure:
         _fail(f"worker stopped: {result.stop_reason}")
 
 

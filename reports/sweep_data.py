@@ -2,9 +2,11 @@
 
 ``sweep_report_data(study)`` builds it from an Optuna study run by ``advisor sweep``: the
 totals (savings by pruning, bytes cleaned, instance, price, instance overhead) come from
-``advisor.sweep.status.sweep_status``, each trial's dollars from ``advisor.sweep.budget.cost_of``
-(the cost recorded on the trial at the price it ran at, never re-priced). Tests and benchmarks
-build ``SweepReportData`` by hand.
+``advisor.sweep.status.sweep_status``, each trial's dollars from ``advisor.sweep.cost.cost_of``
+(the cost recorded on the trial at the price it ran at, never re-priced). Reading never
+writes: trials of dead workers are shown failed and charged as a sweep would record them
+(``advisor.sweep.heartbeat.trials_seen_dead``), but the database is left as it is. Tests and
+benchmarks build ``SweepReportData`` by hand.
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from datetime import UTC, date, datetime
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.budget import PRICE_ATTR, WALL_ATTR, cost_of
-from advisor.sweep.service import load_stored_study
+from advisor.sweep.cost import cost_of
+from advisor.sweep.heartbeat import trials_seen_dead
+from advisor.sweep.service import open_stored_study
+from advisor.sweep.state import read_settings, trial_record
 from advisor.sweep.status import sweep_status
 
 __all__ = [
-    "BUDGET_ATTR",
-    "CAPTURED_ATTR",
     "STATES",
     "SweepReportData",
     "TrialCost",
@@ -34,8 +36,6 @@ __all__ = [
 ]
 
 STATES = ("complete", "pruned", "fail", "running", "waiting")
-BUDGET_ATTR = "advisor:max_usd"
-CAPTURED_ATTR = "advisor:prices_captured_at"
 
 
 @dataclass(frozen=True)
@@ -111,11 +111,6 @@ class SweepReportData:
         return min(done, key=lambda t: (sign * float(t.value or 0.0), t.number))
 
 
-def _attr_float(trial: FrozenTrial, key: str) -> float | None:
-    value = trial.user_attrs.get(key)
-    return float(value) if isinstance(value, int | float) else None
-
-
 def _utc(moment: datetime | None) -> datetime | None:
     if moment is None:
         return None
@@ -130,41 +125,39 @@ def _trial_cost(trial: FrozenTrial, price: float, now_s: float) -> TrialCost:
     elif trial.state is TrialState.PRUNED and trial.intermediate_values:
         value = trial.intermediate_values[max(trial.intermediate_values)]
         intermediate = True
+    record = trial_record(trial)
     return TrialCost(
         number=trial.number, state=trial.state.name.lower(), value=value,
         cost_usd=cost_of(trial, price_usd_per_hour=price, now_s=now_s),
         started_at=_utc(trial.datetime_start), finished_at=_utc(trial.datetime_complete),
-        wall_s=_attr_float(trial, WALL_ATTR), price_usd_per_hour=_attr_float(trial, PRICE_ATTR),
+        wall_s=record.wall_s, price_usd_per_hour=record.price_usd_per_hour,
         steps_reported=len(trial.intermediate_values), value_is_intermediate=intermediate,
         params=dict(trial.params))
 
 
 def sweep_report_data(study: optuna.Study, *, budget_usd: float | None = None,
                       now_s: float | None = None) -> SweepReportData:
-    """Read a study (as run by ``advisor sweep``) into report values.
+    """Read a study (as run by ``advisor sweep``) into report values; writes nothing.
 
-    ``budget_usd`` overrides the planned budget stored on the study (``advisor:max_usd``).
+    ``budget_usd`` overrides the planned budget stored on the study. Trials of dead workers
+    (stale heartbeat) show failed and charged up to now, as the next sweep command records them.
     """
     now = time.time() if now_s is None else now_s
-    status = sweep_status(study, now_s=now)
-    attrs = study.user_attrs
-    stored_budget = attrs.get(BUDGET_ATTR)
-    if budget_usd is None and isinstance(stored_budget, int | float):
-        budget_usd = float(stored_budget)
-    captured = attrs.get(CAPTURED_ATTR)
-    trials = tuple(_trial_cost(t, status.price_usd_per_hour, now)
-                   for t in study.get_trials(deepcopy=False))
+    trials = trials_seen_dead(study, now_s=now)
+    status = sweep_status(study, now_s=now, trials=trials)
+    settings = read_settings(study.user_attrs)
     return SweepReportData(
         study=status.study, direction=status.direction, instance=status.instance,
-        price_usd_per_hour=status.price_usd_per_hour, trials=trials, budget_usd=budget_usd,
+        price_usd_per_hour=status.price_usd_per_hour,
+        trials=tuple(_trial_cost(t, status.price_usd_per_hour, now) for t in trials),
+        budget_usd=settings.max_usd if budget_usd is None else budget_usd,
         saved_by_pruning_usd=status.saved_by_pruning_usd, bytes_cleaned=status.bytes_cleaned,
         stop_reason=status.stop_reason, instance_overhead_usd=status.instance_overhead_usd,
-        worker_instances=status.worker_instances,
-        prices_captured_at=date.fromisoformat(captured) if isinstance(captured, str) else None)
+        worker_instances=status.worker_instances, prices_captured_at=settings.prices_captured_at)
 
 
 def load_sweep_report_data(study_name: str, *, storage_url: str | None = None,
                            budget_usd: float | None = None) -> SweepReportData:
-    """Open a stored study by name (dead workers' trials failed and charged first, as
-    ``advisor sweep status`` does) and read it; AdvisorError names the known studies."""
-    return sweep_report_data(load_stored_study(study_name, storage_url), budget_usd=budget_usd)
+    """Open a stored study by name and read it, writing nothing (dead workers' trials are
+    shown failed and charged, in memory); AdvisorError names the known studies."""
+    return sweep_report_data(open_stored_study(study_name, storage_url), budget_usd=budget_usd)

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from advisor.sweep.artifacts import SweepArtifactStore, open_artifact_store, upload_artifact
-    from advisor.sweep.budget import BudgetGate, cost_of, trial_cost_usd
+    from advisor.sweep.budget import BudgetGate
     from advisor.sweep.cleanup import CleanupReport, cleanup_study, plan_cleanup
+    from advisor.sweep.cost import cost_of, trial_cost_usd
     from advisor.sweep.objective import suggest
     from advisor.sweep.runner import WorkerResult, open_study, run_worker
     from advisor.sweep.spec import SweepSpec, load_sweep_spec, parse_sweep_spec
     from advisor.sweep.status import SweepStatus, load_status, sweep_status
+    from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
     from advisor.sweep.workers import SweepOutcome, check_workers_storage, run_sweep
 
 __all__ = [
@@ -29,6 +31,8 @@ __all__ = [
     "SweepArtifactStore",
     "SweepOutcome",
     "SweepSpec",
+    "StopKind",
+    "StopReason",
     "SweepStatus",
     "WorkerResult",
     "check_workers_storage",
@@ -40,6 +44,7 @@ __all__ = [
     "open_study",
     "parse_sweep_spec",
     "plan_cleanup",
+    "render_stop_reason",
     "run_sweep",
     "run_worker",
     "suggest",
@@ -51,12 +56,14 @@ __all__ = [
 _HOME = {
     "SweepArtifactStore": "artifacts", "open_artifact_store": "artifacts",
     "upload_artifact": "artifacts",
-    "BudgetGate": "budget", "cost_of": "budget", "trial_cost_usd": "budget",
+    "BudgetGate": "budget",
     "CleanupReport": "cleanup", "cleanup_study": "cleanup", "plan_cleanup": "cleanup",
+    "cost_of": "cost", "trial_cost_usd": "cost",
     "suggest": "objective",
     "WorkerResult": "runner", "open_study": "runner", "run_worker": "runner",
     "SweepSpec": "spec", "load_sweep_spec": "spec", "parse_sweep_spec": "spec",
     "SweepStatus": "status", "load_status": "status", "sweep_status": "status",
+    "StopKind": "stops", "StopReason": "stops", "render_stop_reason": "stops",
     "SweepOutcome": "workers", "check_workers_storage": "workers", "run_sweep": "workers",
 }
 

@@ -18,10 +18,9 @@ from optuna.artifacts import Boto3ArtifactStore, FileSystemArtifactStore, GCSArt
 from optuna.artifacts.exceptions import ArtifactNotFound
 
 from advisor.errors import AdvisorError
+from advisor.sweep.state import read_settings, record_artifact_error
 
 __all__ = [
-    "ARTIFACT_ERROR_ATTR",
-    "ARTIFACTS_URL_ATTR",
     "SweepArtifactStore",
     "bind_store",
     "open_artifact_store",
@@ -30,9 +29,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("advisor.sweep")
-
-ARTIFACTS_URL_ATTR = "advisor:artifacts_url"
-ARTIFACT_ERROR_ATTR = "advisor:artifact_error"
 
 _bound: dict[str, SweepArtifactStore] = {}
 _bound_lock = threading.Lock()
@@ -164,15 +160,15 @@ def _store_for(trial: optuna.Trial) -> SweepArtifactStore | None:
     with _bound_lock:
         if name in _bound:
             return _bound[name]
-    url = trial.study.user_attrs.get(ARTIFACTS_URL_ATTR)
-    return open_artifact_store(url) if isinstance(url, str) else None
+    url = read_settings(trial.study.user_attrs).artifacts_url
+    return open_artifact_store(url) if url is not None else None
 
 
 def upload_artifact(trial: optuna.Trial, file_path: str | Path) -> str | None:
     """Save a file as an artifact of the trial; returns its id, or None when it failed.
 
-    A failed upload is logged and recorded as the trial's ``advisor:artifact_error`` user
-    attribute; the trial is not failed for it. Raises AdvisorError when the sweep has no
+    A failed upload is logged and recorded on the trial (``advisor.sweep.state``); the trial
+    is not failed for it. Raises AdvisorError when the sweep has no
     ``artifacts:`` location.
     """
     store = _store_for(trial)
@@ -185,5 +181,5 @@ def upload_artifact(trial: optuna.Trial, file_path: str | Path) -> str | None:
     except store_errors() as exc:
         message = f"artifact upload of {Path(file_path).name} to {store.url} failed: {exc}"
         log.warning("trial %d: %s", trial.number, message)
-        trial.set_user_attr(ARTIFACT_ERROR_ATTR, message)
+        record_artifact_error(trial, message)
         return None

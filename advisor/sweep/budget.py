@@ -2,12 +2,9 @@
 
 A trial costs its wall time times the price per hour of the instance it ran on, divided by the
 number of trials sharing that instance at once. The cost is stored on the trial as user
-attributes (``advisor:cost_usd`` ...), so every worker and ``advisor sweep status`` see it.
-
-A trial whose worker died (failed by heartbeat, ``advisor.sweep.heartbeat``) is charged from
-its start to ``killed_trial_end_s``: the moment it was found dead, or its last heartbeat plus
-the heartbeat interval, whichever is later, in sub-second seconds, so its charge is never
-less than the time it ran. A launched cloud worker is charged for the instance time its cloud
+attributes (``advisor.sweep.state``), so every worker and ``advisor sweep status`` see it;
+``advisor.sweep.cost`` has the arithmetic, and charges a trial whose worker died until it was
+found dead. A launched cloud worker is charged for the instance time its cloud
 bills as well: the instance time beyond the trials it ran (boot, set-up, idle time between
 trials, shut-down; ``advisor.sweep.instances``) is part of ``spent`` in the ledger, and an
 instance still running accrues until it is terminated.
@@ -28,101 +25,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
-from optuna.trial import FrozenTrial, TrialState
+from optuna.trial import TrialState
 
 from advisor.sweep.caps import dollar_cap_reason, trial_cap_reason
+from advisor.sweep.cost import worst_case_trial_usd
+from advisor.sweep.ledger import Ledger
 from advisor.sweep.spec import BudgetSpec
+from advisor.sweep.state import COST_ATTR as COST_ATTR  # tests/reports/test_report_cli.py's import
+from advisor.sweep.stops import StopKind, StopReason
 
-if TYPE_CHECKING:
-    from advisor.sweep.ledger import Ledger
-
-__all__ = [
-    "COST_ATTR",
-    "ERROR_ATTR",
-    "PRICE_ATTR",
-    "SHARE_ATTR",
-    "STARTED_ATTR",
-    "WALL_ATTR",
-    "WORKER_ATTR",
-    "BudgetGate",
-    "cost_of",
-    "killed_trial_end_s",
-    "trial_cost_usd",
-    "worst_case_trial_usd",
-]
-
-COST_ATTR = "advisor:cost_usd"
-WALL_ATTR = "advisor:wall_s"
-PRICE_ATTR = "advisor:price_usd_per_hour"
-SHARE_ATTR = "advisor:share"
-STARTED_ATTR = "advisor:started_at_s"
-ERROR_ATTR = "advisor:error"  # why a failed trial failed, one line
-WORKER_ATTR = "advisor:worker"  # the launched cloud worker that ran the trial
+__all__ = ["BudgetGate"]
 
 _COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING)
-
-
-def trial_cost_usd(wall_s: float, price_usd_per_hour: float, share: int = 1) -> float:
-    """Dollars for ``wall_s`` seconds on an instance shared by ``share`` concurrent trials."""
-    if wall_s < 0 or price_usd_per_hour < 0 or share < 1:
-        raise ValueError(f"bad cost inputs: wall_s={wall_s}, price={price_usd_per_hour}, "
-                         f"share={share}")
-    return wall_s / 3600.0 * price_usd_per_hour / share
-
-
-def killed_trial_end_s(*, found_dead_s: float, last_heartbeat_s: float | None,
-                       heartbeat_s: float | None) -> float:
-    """When a trial of a dead worker stops being charged (seconds since the epoch).
-
-    The later of the moment it was found dead and its last heartbeat plus the heartbeat
-    interval (a trial whose heartbeat is missing or whose interval is unknown: found dead).
-    The worker was alive at its last heartbeat and dead when found, so the charge never
-    under-counts the time it ran.
-    """
-    if last_heartbeat_s is None or heartbeat_s is None:
-        return found_dead_s
-    return max(found_dead_s, last_heartbeat_s + heartbeat_s)
-
-
-def worst_case_trial_usd(expected_usd: float, *, elapsed_s: float = 0.0, stale_after_s: float,
-                         price_usd_per_hour: float, share: int = 1) -> float:
-    """The most one trial may be charged: its expected cost or what it ran so far, whichever
-    is more, plus ``stale_after_s`` of instance time (dying now, it is found dead that late)."""
-    ran = trial_cost_usd(max(elapsed_s, 0.0), price_usd_per_hour, share)
-    return max(expected_usd, ran) + trial_cost_usd(max(stale_after_s, 0.0), price_usd_per_hour,
-                                                   share)
-
-
-def _attr_float(trial: FrozenTrial, key: str) -> float | None:
-    value: Any = trial.user_attrs.get(key)
-    return float(value) if isinstance(value, int | float) else None
-
-
-def cost_of(trial: FrozenTrial, *, price_usd_per_hour: float, share: int = 1,
-            now_s: float | None = None) -> float:
-    """The trial's cost: its recorded attribute, else estimated from its timestamps.
-
-    A running trial (no recorded cost) costs its elapsed time so far when ``now_s`` is given
-    and it recorded its start; a trial failed by heartbeat costs start-to-end time.
-    """
-    recorded = _attr_float(trial, COST_ATTR)
-    if recorded is not None:
-        return recorded
-    price = _attr_float(trial, PRICE_ATTR)
-    price = price_usd_per_hour if price is None else price
-    started = _attr_float(trial, STARTED_ATTR)
-    if started is None and trial.datetime_start is not None:
-        started = trial.datetime_start.timestamp()
-    if trial.state is TrialState.RUNNING:
-        if now_s is None or started is None:
-            return 0.0
-        return trial_cost_usd(max(now_s - started, 0.0), price, share)
-    if trial.datetime_start is not None and trial.datetime_complete is not None:
-        wall = (trial.datetime_complete - trial.datetime_start).total_seconds()
-        return trial_cost_usd(max(wall, 0.0), price, share)
-    return 0.0
 
 
 @dataclass
@@ -168,8 +83,8 @@ class BudgetGate:
                        / worst)
         return room
 
-    def stop_reason(self, ledger: Ledger) -> str | None:
-        """Why no new trial may start (a sentence), or None when one may."""
+    def stop_reason(self, ledger: Ledger) -> StopReason | None:
+        """Why no new trial may start, or None when one may."""
         now = self.clock()
         if self._started_s is None:
             self._started_s = now
@@ -178,7 +93,7 @@ class BudgetGate:
         if reason is not None:
             return reason
         if budget.max_hours is not None and now - self._started_s >= budget.max_hours * 3600:
-            return f"max_hours reached ({budget.max_hours:g} h)"
+            return StopReason(StopKind.MAX_HOURS, max_hours=budget.max_hours)
         if budget.max_usd is None:
             return None
         return dollar_cap_reason(budget, spent_usd=ledger.spent_usd,

@@ -8,6 +8,7 @@ sweep from its stored totals (``advisor.sweep.finished``).
 from __future__ import annotations
 
 from advisor.sweep.spec import BudgetSpec
+from advisor.sweep.stops import StopKind, StopReason
 
 __all__ = ["dollar_cap_reason", "grace_period_s", "stale_after_s", "trial_cap_reason"]
 
@@ -25,19 +26,20 @@ def stale_after_s(heartbeat_s: int | None) -> float:
     return float(grace_period_s(heartbeat_s) + heartbeat_s)
 
 
-def trial_cap_reason(budget: BudgetSpec, *, trials_started: int) -> str | None:
-    """Why ``max_trials`` stops the sweep (a sentence), or None when another trial fits.
+def trial_cap_reason(budget: BudgetSpec, *, trials_started: int) -> StopReason | None:
+    """Why ``max_trials`` stops the sweep, or None when another trial fits.
 
     ``trials_started`` counts complete, pruned, failed and running trials.
     """
     if budget.max_trials is not None and trials_started >= budget.max_trials:
-        return f"max_trials reached ({trials_started} of {budget.max_trials})"
+        return StopReason(StopKind.MAX_TRIALS, trials=trials_started,
+                          max_trials=budget.max_trials)
     return None
 
 
 def dollar_cap_reason(budget: BudgetSpec, *, spent_usd: float, running_usd: float,
-                      expected_usd: float) -> str | None:
-    """Why ``max_usd`` stops the sweep (a sentence), or None when one more trial fits.
+                      expected_usd: float) -> StopReason | None:
+    """Why ``max_usd`` stops the sweep, or None when one more trial fits.
 
     One more trial fits while ``spent + running + expected <= max_usd``: ``running_usd`` is
     the sum of the running trials' worst-case charges, ``expected_usd`` the worst case of one
@@ -47,6 +49,6 @@ def dollar_cap_reason(budget: BudgetSpec, *, spent_usd: float, running_usd: floa
     if cap is None:
         return None
     if spent_usd + running_usd + expected_usd > cap or spent_usd >= cap:
-        return (f"dollar cap: ${spent_usd:.4f} spent + ${running_usd:.4f} running + "
-                f"${expected_usd:.4f} for one more trial (worst cases) would pass max_usd ${cap:g}")
+        return StopReason(StopKind.DOLLAR_CAP, spent_usd=spent_usd, running_usd=running_usd,
+                          next_usd=expected_usd, max_usd=cap)
     return None

@@ -15,16 +15,7 @@ from typing import Any
 
 import optuna
 
-from advisor.sweep.budget import (
-    COST_ATTR,
-    ERROR_ATTR,
-    PRICE_ATTR,
-    SHARE_ATTR,
-    STARTED_ATTR,
-    WALL_ATTR,
-    WORKER_ATTR,
-    trial_cost_usd,
-)
+from advisor.sweep.cost import trial_cost_usd
 from advisor.sweep.ledger import record_charge
 from advisor.sweep.objective import (
     INTERRUPTED,
@@ -35,6 +26,7 @@ from advisor.sweep.objective import (
     suggest,
 )
 from advisor.sweep.spec import SweepSpec
+from advisor.sweep.state import TrialCharge, tag_worker
 from probes.workload import first_line
 
 __all__ = ["EndedElsewhere", "charged_objective"]
@@ -62,38 +54,36 @@ def charged_objective(objective: Objective, spec: SweepSpec, price: float, *,
     """
     share = spec.trials_per_instance
 
-    def fail(trial: optuna.Trial, error: dict[str, str], exc: BaseException) -> None:
-        message = str(exc) if isinstance(exc, TrialFailure) else first_line(exc)
-        error[ERROR_ATTR] = errors[trial.number] = message
+    def fail(trial: optuna.Trial, exc: BaseException) -> None:
+        errors[trial.number] = str(exc) if isinstance(exc, TrialFailure) else first_line(exc)
 
     def run(trial: optuna.Trial) -> Any:
         on_start()
         started = clock()
-        error: dict[str, str] = {}
         try:
             if worker_id:
-                trial.set_user_attr(WORKER_ATTR, worker_id)
+                tag_worker(trial, worker_id)
             suggest(trial, spec.search_space)
             return checked_value(objective(trial))
         except optuna.TrialPruned:
             raise
         except SystemExit as exc:
             failure = exit_failure(exc)
-            fail(trial, error, failure)
+            fail(trial, failure)
             raise failure from None
         except KeyboardInterrupt:
             interrupted.set()
             failure = TrialFailure(INTERRUPTED)
-            fail(trial, error, failure)
+            fail(trial, failure)
             raise failure from None
         except Exception as exc:  # noqa: BLE001 - recorded, then Optuna fails the trial
-            fail(trial, error, exc)
+            fail(trial, exc)
             raise
         finally:
             wall = max(clock() - started, 0.0)
-            state = record_charge(trial.study, trial, {
-                STARTED_ATTR: started, PRICE_ATTR: price, SHARE_ATTR: share, WALL_ATTR: wall,
-                COST_ATTR: trial_cost_usd(wall, price, share), **error})
+            state = record_charge(trial.study, trial, TrialCharge(
+                started_at_s=started, price_usd_per_hour=price, share=share, wall_s=wall,
+                cost_usd=trial_cost_usd(wall, price, share), error=errors.get(trial.number)))
             if state.is_finished():  # failed as stale while it ran: charged what it ran
                 ended_elsewhere.add(trial.number)
                 raise EndedElsewhere(f"trial {trial.number} was failed by another process "

@@ -2,7 +2,7 @@
 
 ``plan_cleanup`` is pure (trials in, artifact ids out) and is the one place the safety rule
 lives; ``cleanup_study`` applies a plan through an artifact store and records the bytes freed
-as study user attributes (``advisor:cleaned:<artifact id>``), so re-runs skip them and
+on the study (``advisor.sweep.state.record_cleaned``), so re-runs skip them and
 ``advisor sweep status`` can sum them.
 """
 
@@ -19,9 +19,9 @@ from optuna.trial import FrozenTrial, TrialState
 
 from advisor.sweep.artifacts import SweepArtifactStore, store_errors
 from advisor.sweep.spec import CleanupSpec, CleanupState, Direction
+from advisor.sweep.state import cleaned_bytes, record_cleaned
 
 __all__ = [
-    "CLEANED_PREFIX",
     "CleanupReport",
     "DeletedArtifact",
     "TrialArtifacts",
@@ -34,7 +34,6 @@ __all__ = [
 
 log = logging.getLogger("advisor.sweep")
 
-CLEANED_PREFIX = "advisor:cleaned:"
 _OPTUNA_ARTIFACT_PREFIX = "artifacts:"
 
 _STATE_OF = {
@@ -120,8 +119,7 @@ def plan_cleanup(trials: Sequence[TrialArtifacts], policy: CleanupSpec, directio
 
 def bytes_cleaned(study: optuna.Study) -> int:
     """Bytes freed by all cleanup passes of the study so far."""
-    return sum(int(v) for k, v in study.user_attrs.items()
-               if k.startswith(CLEANED_PREFIX) and isinstance(v, int | float))
+    return sum(cleaned_bytes(study.user_attrs).values())
 
 
 def cleanup_study(study: optuna.Study, store: SweepArtifactStore, policy: CleanupSpec,
@@ -133,7 +131,7 @@ def cleanup_study(study: optuna.Study, store: SweepArtifactStore, policy: Cleanu
     direction = (Direction.MAXIMIZE if study.direction == optuna.study.StudyDirection.MAXIMIZE
                  else Direction.MINIMIZE)
     trials = [trial_artifacts(t) for t in study.get_trials(deepcopy=False)]
-    cleaned = [k[len(CLEANED_PREFIX):] for k in study.user_attrs if k.startswith(CLEANED_PREFIX)]
+    cleaned = list(cleaned_bytes(study.user_attrs))
     deleted: list[DeletedArtifact] = []
     errors: list[str] = []
     for trial, artifact_id in plan_cleanup(trials, policy, direction, already_cleaned=cleaned):
@@ -152,7 +150,7 @@ def cleanup_study(study: optuna.Study, store: SweepArtifactStore, policy: Cleanu
             errors.append(message)
             continue
         if not dry_run:
-            study.set_user_attr(CLEANED_PREFIX + artifact_id, size)
+            record_cleaned(study, artifact_id, size)
         deleted.append(DeletedArtifact(trial.number, artifact_id, name, size))
     return CleanupReport(tuple(deleted), sum(d.bytes_freed for d in deleted), dry_run,
                          tuple(errors))

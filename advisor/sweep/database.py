@@ -21,6 +21,7 @@ from optuna.trial import FrozenTrial
 
 from advisor.errors import AdvisorError
 from advisor.storage import default_storage_url
+from advisor.sweep.caps import grace_period_s
 from advisor.sweep.spec import SweepSpec
 from probes.urls import db_error_line, shown_url, sqlalchemy_url, sqlite_problem
 
@@ -121,11 +122,6 @@ def open_rdb_storage(url: str, *, origin: str, heartbeat_s: int | None = None,
         if not url.startswith("sqlite"):
             raise error from exc  # a server may be restarting: with_db_retry sees the cause
     raise error  # a local file will not come back: nothing in the chain to retry
-
-
-def grace_period_s(heartbeat_s: int) -> int:
-    """Seconds without a heartbeat after which a running trial is failed."""
-    return max(2 * heartbeat_s, 2)
 
 
 def _first_line(exc: BaseException) -> str:

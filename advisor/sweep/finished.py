@@ -20,11 +20,11 @@ from urllib.parse import quote
 
 from advisor.sweep.caps import dollar_cap_reason, stale_after_s, trial_cap_reason
 from advisor.sweep.spec import SweepSpec
+from advisor.sweep.state import COST_ATTR, PRICE_ATTR, read_settings
+from advisor.sweep.stops import StopReason, render_stop_reason
 
 __all__ = ["FinishedSweep", "finished_sweep", "sqlite_path_of"]
 
-_COST_KEY = "advisor:cost_usd"  # advisor.sweep.budget.COST_ATTR, without importing Optuna
-_PRICE_KEY = "advisor:price_usd_per_hour"  # the study's price (runner.PRICE_STUDY_ATTR)
 _STARTED = ("COMPLETE", "PRUNED", "FAIL", "RUNNING")
 
 
@@ -33,13 +33,18 @@ class FinishedSweep:
     """A stored sweep that no trial may join: why, and what it holds (dollars in USD)."""
 
     study: str
-    stop_reason: str
+    stop: StopReason
     trials: int
     pruned: int
     failed: int
     spent_usd: float
     best_value: float | None
     best_trial: int | None
+
+    @property
+    def stop_reason(self) -> str:
+        """Why no trial may start, as a sentence."""
+        return render_stop_reason(self.stop)
 
     def summary(self) -> str:
         """One line: the study, why it is finished, its trials and best value."""
@@ -70,7 +75,7 @@ def _read(conn: sqlite3.Connection, study: str) -> tuple[float, dict[str, list[f
     for state, value_json in conn.execute(
             "SELECT t.state, a.value_json FROM trials t LEFT JOIN trial_user_attributes a "
             "ON a.trial_id = t.trial_id AND a.key = ? WHERE t.study_id = ?",
-            (_COST_KEY, study_id)):
+            (COST_ATTR, study_id)):
         cost = json.loads(value_json) if value_json is not None else None
         costs.setdefault(str(state), []).append(
             float(cost) if isinstance(cost, int | float) else None)
@@ -80,12 +85,12 @@ def _read(conn: sqlite3.Connection, study: str) -> tuple[float, dict[str, list[f
         "AND v.value IS NOT NULL", (study_id,))]
     direction = conn.execute("SELECT direction FROM study_directions WHERE study_id = ? "
                              "AND objective = 0", (study_id,)).fetchone()
-    price = conn.execute("SELECT value_json FROM study_user_attributes WHERE study_id = ? "
-                         "AND key = ?", (study_id, _PRICE_KEY)).fetchone()
-    price_usd_per_hour = json.loads(price[0]) if price else 0.0  # no price: trials are free
-    if not isinstance(price_usd_per_hour, int | float):
+    attrs = {str(k): json.loads(v) for k, v in conn.execute(
+        "SELECT key, value_json FROM study_user_attributes WHERE study_id = ?", (study_id,))}
+    price_usd_per_hour = read_settings(attrs).price_usd_per_hour
+    if price_usd_per_hour is None and PRICE_ATTR in attrs:
         return None  # unsure of the gate's worst case: let the full path answer
-    return (float(price_usd_per_hour), costs, values,
+    return (price_usd_per_hour or 0.0, costs, values,  # no price: trials are free
             str(direction[0]) if direction else "MINIMIZE")
 
 
@@ -117,7 +122,7 @@ def finished_sweep(spec: SweepSpec, url: str) -> FinishedSweep | None:
     finished = [c for s in ("COMPLETE", "PRUNED", "FAIL") for c in costs.get(s, []) if c]
     complete = [c for c in costs.get("COMPLETE", []) if c is not None]
     # The gate's worst case of one more trial: its expected cost plus the time a trial that
-    # dies may run before it is found dead (advisor.sweep.budget.worst_case_trial_usd).
+    # dies may run before it is found dead (advisor.sweep.cost.worst_case_trial_usd).
     expected = (max(complete) if complete else max(finished, default=0.0)) + (
         stale_after_s(spec.heartbeat_s) * price_usd_per_hour / 3600.0
         / max(spec.trials_per_instance, 1))

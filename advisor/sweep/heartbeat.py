@@ -3,7 +3,8 @@
 A worker records a heartbeat for its running trial every ``heartbeat_s`` seconds (Optuna's
 RDB storage). When the worker is killed, its trial stays RUNNING until some process fails
 it: every worker does so before each budget check, and so do ``advisor sweep status`` and
-``cleanup`` (they read ``advisor:heartbeat_s`` from the study). The trial is then charged
+``cleanup`` (they read the heartbeat interval from the study's settings). A report fails
+nothing: ``trials_seen_dead`` shows such trials failed and charged, in memory only. The trial is then charged
 from its start (sub-second, Optuna's ``datetime_start``) to the moment it was found dead or
 its last heartbeat plus the interval, whichever is later (``killed_trial_end_s``): never
 less than it ran. Its cost is recorded once, so it stops growing, and the status totals
@@ -15,31 +16,21 @@ the database's clock.
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import optuna
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.budget import (
-    COST_ATTR,
-    ERROR_ATTR,
-    PRICE_ATTR,
-    SHARE_ATTR,
-    STARTED_ATTR,
-    WALL_ATTR,
-    killed_trial_end_s,
-    trial_cost_usd,
-)
 from advisor.sweep.caps import grace_period_s, stale_after_s
+from advisor.sweep.cost import killed_trial_end_s, trial_cost_usd
 from advisor.sweep.ledger import rdb_of, record_charge
+from advisor.sweep.state import TrialCharge, read_settings
 
-__all__ = ["FOUND_DEAD_ATTR", "HEARTBEAT_ATTR", "charge_stale_trial", "fail_stale_trials",
-           "last_heartbeat_age_s", "stale_after_s"]
-
-HEARTBEAT_ATTR = "advisor:heartbeat_s"
-FOUND_DEAD_ATTR = "advisor:found_dead_at_s"  # when a process failed the trial by heartbeat
+__all__ = ["charge_stale_trial", "fail_stale_trials", "last_heartbeat_age_s", "stale_after_s",
+           "stale_charge", "trials_seen_dead"]
 
 
 def last_heartbeat_age_s(study: optuna.Study, trial: FrozenTrial) -> float | None:
@@ -62,33 +53,62 @@ def last_heartbeat_age_s(study: optuna.Study, trial: FrozenTrial) -> float | Non
     return max(age.total_seconds(), 0.0)
 
 
+def stale_charge(study: optuna.Study, trial: FrozenTrial, *, found_dead_s: float,
+                 heartbeat_age_s: float | None) -> TrialCharge:
+    """The charge of a trial found dead at ``found_dead_s``: from its start to then or its
+    last heartbeat (``heartbeat_age_s`` before) plus the interval, whichever is later.
+
+    The price and the number of trials sharing an instance are the study's (``open_study``
+    records them).
+    """
+    settings = read_settings(study.user_attrs)
+    price = settings.price_usd_per_hour or 0.0
+    started = trial.datetime_start.timestamp() if trial.datetime_start else found_dead_s
+    heartbeat = settings.heartbeat_s
+    ended = killed_trial_end_s(
+        found_dead_s=found_dead_s,
+        last_heartbeat_s=None if heartbeat_age_s is None else found_dead_s - heartbeat_age_s,
+        heartbeat_s=heartbeat)
+    wall = max(ended - started, 0.0)
+    silence = "long" if heartbeat is None else f"more than {grace_period_s(heartbeat)} s"
+    return TrialCharge(
+        started_at_s=started, price_usd_per_hour=price, share=settings.share, wall_s=wall,
+        cost_usd=trial_cost_usd(wall, price, settings.share), found_dead_at_s=found_dead_s,
+        error=f"its worker stopped sending heartbeats ({silence} without one): killed, "
+              "crashed, cut off from the database or too loaded to send them")
+
+
 def charge_stale_trial(study: optuna.Study, trial: FrozenTrial) -> None:
     """Record a trial failed for a stale heartbeat, charged from its start to now (found
     dead) or its last heartbeat plus the interval, whichever is later.
 
-    Used as the storage's stale-trial callback, right after the trial was failed; the price
-    and the number of trials sharing an instance are the study's (``open_study`` records
-    them).
+    Used as the storage's stale-trial callback, right after the trial was failed.
     """
-    attrs = study.user_attrs
-    price = attrs.get(PRICE_ATTR)
-    price = float(price) if isinstance(price, int | float) else 0.0
-    share = attrs.get(SHARE_ATTR)
-    share = int(share) if isinstance(share, int) and share >= 1 else 1
-    found_dead = time.time()
-    started = trial.datetime_start.timestamp() if trial.datetime_start else found_dead
-    age = last_heartbeat_age_s(study, trial)
-    heartbeat = attrs.get(HEARTBEAT_ATTR)
-    ended = killed_trial_end_s(
-        found_dead_s=found_dead, last_heartbeat_s=None if age is None else found_dead - age,
-        heartbeat_s=heartbeat if isinstance(heartbeat, int) else None)
-    wall = max(ended - started, 0.0)
-    silence = f"more than {grace_period_s(heartbeat)} s" if isinstance(heartbeat, int) else "long"
-    record_charge(study, trial, {
-        STARTED_ATTR: started, PRICE_ATTR: price, SHARE_ATTR: share, WALL_ATTR: wall,
-        COST_ATTR: trial_cost_usd(wall, price, share), FOUND_DEAD_ATTR: found_dead,
-        ERROR_ATTR: f"its worker stopped sending heartbeats ({silence} without one): "
-                    "killed, crashed, cut off from the database or too loaded to send them"})
+    charge = stale_charge(study, trial, found_dead_s=time.time(),
+                          heartbeat_age_s=last_heartbeat_age_s(study, trial))
+    record_charge(study, trial, charge)
+
+
+def trials_seen_dead(study: optuna.Study, *, now_s: float) -> list[FrozenTrial]:
+    """The study's trials, those whose heartbeat is stale shown failed and charged as
+    ``fail_stale_trials`` would record them, in memory: nothing is written."""
+    trials = study.get_trials(deepcopy=False)
+    heartbeat = read_settings(study.user_attrs).heartbeat_s
+    if heartbeat is None:
+        return trials
+    out = []
+    for trial in trials:
+        age = last_heartbeat_age_s(study, trial) if trial.state is TrialState.RUNNING else None
+        if age is None or age <= grace_period_s(heartbeat):
+            out.append(trial)
+            continue
+        charge = stale_charge(study, trial, found_dead_s=now_s, heartbeat_age_s=age)
+        seen = copy.deepcopy(trial)
+        seen.state = TrialState.FAIL
+        seen.datetime_complete = datetime.fromtimestamp(now_s)
+        seen.user_attrs = {**trial.user_attrs, **charge.attrs()}
+        out.append(seen)
+    return out
 
 
 def fail_stale_trials(study: optuna.Study) -> None:

@@ -38,8 +38,9 @@ import optuna
 from advisor.errors import AdvisorError
 from advisor.sweep.bundle import make_worker_bundle, url_password
 from advisor.sweep.instances import WorkerInstance, transition_time_s
-from advisor.sweep.ledger import record_instance
 from advisor.sweep.spec import SweepSpec
+from advisor.sweep.state import record_instance
+from advisor.sweep.stops import StopKind, StopReason
 from probes.errors import ProbeError
 from probes.launchers import LaunchHandle
 from probes.launchers.aws import AwsLauncher
@@ -255,13 +256,13 @@ def run_launched(launcher: SweepAwsLauncher, requests: list[ProbeRequest],
                  study: optuna.Study, *, stopped: Callable[[], bool],
                  on_poll: Callable[[], None] | None = None, poll_s: float = 10.0,
                  drain_s: float = 600.0, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time) -> str:
+                 clock: Callable[[], float] = time.time) -> StopReason:
     """Start one instance per request and watch them; always terminate them all on the way out.
 
     ``stopped()`` says whether the budget ended the study; then the instances are terminated
     as soon as no trial is running (at most ``drain_s`` later). Returns why it ended. Each
     instance is recorded on the study when launched and when it ends (``clock``: Unix
-    seconds), so its billed time is charged (``advisor.sweep.ledger.record_instance``).
+    seconds), so its billed time is charged (``advisor.sweep.state.record_instance``).
     """
     handles: list[LaunchHandle] = []
     book = _InstanceBook(launcher, study, clock)
@@ -285,13 +286,13 @@ def run_launched(launcher: SweepAwsLauncher, requests: list[ProbeRequest],
                 if handle not in alive:
                     book.ended(handle)
             if not alive:
-                return "workers finished"
+                return StopReason(StopKind.WORKERS_FINISHED)
             if stopped():
                 drain_until = drain_until or time.monotonic() + drain_s
                 if not study.get_trials(deepcopy=False, states=running):
-                    return "budget reached; no trial running"
+                    return StopReason(StopKind.BUDGET_DRAINED)
                 if time.monotonic() > drain_until:
-                    return f"budget reached; trials still running after {drain_s:.0f} s"
+                    return StopReason(StopKind.DRAIN_TIMED_OUT, drain_s=drain_s)
             sleep(poll_s)
     finally:
         errors = []

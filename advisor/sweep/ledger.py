@@ -7,11 +7,11 @@ trial with all its attributes (several queries per call); ``read_ledger`` instea
 database for a grouped sum over the ``advisor:cost_usd`` attribute plus the start times of
 the trials that have no cost yet (running ones and those a dead worker left behind), so one
 check costs about a millisecond whatever the study's size, and every worker sees the others'
-spend at once. A launched sweep's worker instances (``record_instance``, stored on the study)
+spend at once. A launched sweep's worker instances (``advisor.sweep.state.record_instance``)
 add the instance time their cloud bills beyond the trials each ran (``instance_overhead_usd``,
 ``advisor.sweep.instances``), read with two more small queries.
 
-``record_charge`` records a trial's cost attributes in one transaction (Optuna's
+``record_charge`` records a trial's ``TrialCharge`` in one transaction (Optuna's
 ``set_user_attr`` commits once per key, and refuses a finished trial), keeping the larger
 of two charges written for the same trial. Both use Optuna's own table models, so table and
 column names follow the installed Optuna; any other storage falls back to the public API.
@@ -29,13 +29,20 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.budget import COST_ATTR, WALL_ATTR, WORKER_ATTR, cost_of, trial_cost_usd
+from advisor.sweep.cost import cost_of, trial_cost_usd
 from advisor.sweep.instances import WorkerInstance, overhead_usd
+from advisor.sweep.state import (
+    COST_ATTR,
+    INSTANCE_ATTR_PREFIX,
+    WALL_ATTR,
+    WORKER_ATTR,
+    TrialCharge,
+    instances_of,
+    trial_record,
+)
 
-__all__ = ["INSTANCE_ATTR_PREFIX", "Ledger", "instances_of", "ledger_from_trials", "rdb_of",
-           "read_ledger", "record_charge", "record_instance"]
-
-INSTANCE_ATTR_PREFIX = "advisor:worker_instance:"  # + worker id: a WorkerInstance, as JSON
+__all__ = ["Ledger", "ledger_from_trials", "rdb_of", "read_ledger", "record_charge",
+           "usd_by_worker"]
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 _RAISED = frozenset({COST_ATTR, WALL_ATTR})  # charge attributes: a second write keeps the larger
@@ -100,26 +107,15 @@ def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: flo
 
 def usd_by_worker(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float, share: int = 1,
                   now_s: float) -> dict[str, float]:
-    """Charges of the trials each launched worker ran (``advisor:worker``), running ones at
-    what they cost by ``now_s``."""
+    """Charges of the trials each launched worker ran, running ones at what they cost by
+    ``now_s``."""
     out: dict[str, float] = {}
     for t in trials:
-        worker = t.user_attrs.get(WORKER_ATTR)
-        if isinstance(worker, str):
+        worker = trial_record(t).worker
+        if worker is not None:
             out[worker] = out.get(worker, 0.0) + cost_of(
                 t, price_usd_per_hour=price_usd_per_hour, share=share, now_s=now_s)
     return out
-
-
-def instances_of(study_attrs: Mapping[str, Any]) -> list[WorkerInstance]:
-    """The worker instances recorded among a study's user attributes, by worker id."""
-    return [WorkerInstance.from_json(value) for key, value in sorted(study_attrs.items())
-            if key.startswith(INSTANCE_ATTR_PREFIX) and isinstance(value, dict)]
-
-
-def record_instance(study: optuna.Study, instance: WorkerInstance) -> None:
-    """Store (or update) the record of a launched worker instance on the study."""
-    study.set_user_attr(INSTANCE_ATTR_PREFIX + instance.worker_id, instance.to_json())
 
 
 def rdb_of(study: optuna.Study) -> Any:
@@ -240,16 +236,17 @@ def _rdb_usd_by_worker(conn: Any, where: Any, price_usd_per_hour: float, share: 
 
 
 def record_charge(study: optuna.Study, trial: FrozenTrial | optuna.Trial,
-                  values: Mapping[str, Any]) -> TrialState:
-    """Record a trial's charge attributes whatever its state; returns the trial's state.
+                  charge: TrialCharge) -> TrialState:
+    """Record a trial's charge whatever its state; returns the trial's state.
 
-    Keys the trial lacks are inserted; a cost or wall time already there (``_RAISED``) is
+    Attributes the trial lacks are inserted; a cost or wall time already there is
     raised to the one in ``values`` when that is larger, never lowered; other keys already
     there are kept. So the two writers of a trial's charge, its own process when the trial
     ends and a process that failed it as stale while it still ran (a late heartbeat under
     load), leave the larger charge, counted once, in whichever order they write. Any storage
     other than an RDB one: Optuna's ``set_user_attr`` (a running trial only).
     """
+    values = charge.attrs()
     rdb = rdb_of(study)
     if rdb is None:
         return _record_with_api(study, trial, values)

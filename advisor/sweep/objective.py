@@ -16,23 +16,20 @@ import optuna
 
 from advisor.errors import AdvisorError
 from advisor.sweep.spec import Distribution, ParamSpec, SweepSpec
+from advisor.sweep.state import read_settings
 from probes.errors import ProbeError
 from probes.workload import import_entrypoint  # the one line `recommend` prints too
 
 __all__ = [
     "INTERRUPTED",
-    "SEARCH_SPACE_ATTR",
     "Objective",
     "TrialFailure",
     "checked_value",
     "exit_failure",
     "load_entrypoint",
-    "param_dict",
-    "params_from_attr",
     "suggest",
 ]
 
-SEARCH_SPACE_ATTR = "advisor:search_space"
 INTERRUPTED = "interrupted (Ctrl-C)"  # the recorded error of a trial stopped by Ctrl-C
 Objective = Callable[[optuna.Trial], Any]
 _SHOWN_CHARS = 60
@@ -74,28 +71,14 @@ def exit_failure(exc: SystemExit) -> TrialFailure:
     return TrialFailure(f"objective called {call}")
 
 
-def param_dict(p: ParamSpec) -> dict[str, Any]:
-    """The parameter as plain JSON (what the study stores as its search space)."""
-    return {"name": p.name, "type": str(p.distribution), "low": p.low, "high": p.high,
-            "log": p.log, "step": p.step, "choices": list(p.choices)}
-
-
-def params_from_attr(raw: object) -> list[ParamSpec]:
-    """The search space stored on a study (``param_dict`` items); empty when absent."""
-    if not isinstance(raw, list):
-        return []
-    return [ParamSpec(d["name"], Distribution(d["type"]), low=d["low"], high=d["high"],
-                      log=d["log"], step=d["step"], choices=tuple(d["choices"])) for d in raw]
-
-
 def suggest(trial: optuna.Trial, space: Sequence[ParamSpec] | None = None) -> dict[str, Any]:
     """Suggest every parameter of the sweep's YAML search space; returns name -> value.
 
     Safe to call again inside the objective (Optuna returns the same values). Without
     ``space``, the study's stored search space is used.
     """
-    params = list(space) if space is not None else params_from_attr(
-        trial.study.user_attrs.get(SEARCH_SPACE_ATTR))
+    params = list(space) if space is not None else list(
+        read_settings(trial.study.user_attrs).search_space)
     values: dict[str, Any] = {}
     for p in params:
         if p.distribution is Distribution.CATEGORICAL:

@@ -1,4 +1,4 @@
-"""Stored studies by name (``status``, ``cleanup``), and cleaning one with its own policy."""
+"""Stored studies by name (``status``, ``cleanup``, reports), and cleaning one with its own policy."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ from optuna.trial import TrialState
 
 from advisor.errors import AdvisorError
 from advisor.storage import default_storage_url
-from advisor.sweep.artifacts import ARTIFACTS_URL_ATTR, open_artifact_store
+from advisor.sweep.artifacts import open_artifact_store
 from advisor.sweep.cleanup import CleanupReport, cleanup_study
 from advisor.sweep.database import open_rdb_storage, shown_url, storage_origin
-from advisor.sweep.heartbeat import HEARTBEAT_ATTR, charge_stale_trial, fail_stale_trials
-from advisor.sweep.spec import CleanupSpec, CleanupState
+from advisor.sweep.heartbeat import charge_stale_trial, fail_stale_trials
+from advisor.sweep.state import read_settings
 
-__all__ = ["CLEANUP_POLICY_ATTR", "cleanup_stored_study", "load_stored_study"]
-
-CLEANUP_POLICY_ATTR = "advisor:cleanup"
+__all__ = ["cleanup_stored_study", "load_stored_study", "open_stored_study"]
 
 
 def _load(study_name: str, storage: optuna.storages.RDBStorage, url: str) -> optuna.Study:
@@ -30,6 +28,16 @@ def _load(study_name: str, storage: optuna.storages.RDBStorage, url: str) -> opt
                            f"{known}); pass --storage URL if it lives elsewhere") from None
 
 
+def open_stored_study(study_name: str, storage_url: str | None = None) -> optuna.Study:
+    """Open a study by name as it is, failing nothing (AdvisorError names the known studies).
+
+    For readers (reports): the trials of dead workers stay RUNNING in the database; see
+    ``advisor.sweep.heartbeat.trials_seen_dead`` to show them failed and charged.
+    """
+    url = storage_url or default_storage_url()
+    return _load(study_name, open_rdb_storage(url, origin=storage_origin(None, storage_url)), url)
+
+
 def load_stored_study(study_name: str, storage_url: str | None = None) -> optuna.Study:
     """Load a study by name, or raise AdvisorError naming the studies that exist.
 
@@ -37,26 +45,16 @@ def load_stored_study(study_name: str, storage_url: str | None = None) -> optuna
     recorded) are failed first and charged up to their last heartbeat, so what is read next
     adds up. A bad ``storage_url`` is one AdvisorError line naming ``--storage``.
     """
-    url = storage_url or default_storage_url()
-    origin = storage_origin(None, storage_url)
-    study = _load(study_name, open_rdb_storage(url, origin=origin), url)
-    heartbeat = study.user_attrs.get(HEARTBEAT_ATTR)
-    if not isinstance(heartbeat, int) or heartbeat < 1 or not study.get_trials(
-            deepcopy=False, states=(TrialState.RUNNING,)):
+    study = open_stored_study(study_name, storage_url)
+    heartbeat = read_settings(study.user_attrs).heartbeat_s
+    if heartbeat is None or not study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         return study
-    storage = open_rdb_storage(url, origin=origin, heartbeat_s=heartbeat,
-                               on_stale=charge_stale_trial)
+    url = storage_url or default_storage_url()
+    storage = open_rdb_storage(url, origin=storage_origin(None, storage_url),
+                               heartbeat_s=heartbeat, on_stale=charge_stale_trial)
     study = _load(study_name, storage, url)
     fail_stale_trials(study)
     return study
-
-
-def _policy(study: optuna.Study) -> CleanupSpec:
-    raw = study.user_attrs.get(CLEANUP_POLICY_ATTR)
-    if not isinstance(raw, dict):
-        return CleanupSpec()
-    return CleanupSpec(keep_best=int(raw.get("keep_best", 3)),
-                       states=tuple(CleanupState(s) for s in raw.get("states", ())))
 
 
 def cleanup_stored_study(study_name: str, *, storage_url: str | None = None,
@@ -64,13 +62,14 @@ def cleanup_stored_study(study_name: str, *, storage_url: str | None = None,
                          dry_run: bool = False) -> CleanupReport:
     """Apply the study's recorded cleanup policy (``keep_best`` overrides K) now."""
     study = load_stored_study(study_name, storage_url)
-    url = artifacts_url or study.user_attrs.get(ARTIFACTS_URL_ATTR)
-    if not isinstance(url, str):
+    settings = read_settings(study.user_attrs)
+    url = artifacts_url or settings.artifacts_url
+    if url is None:
         raise AdvisorError(f"study {study_name!r} recorded no artifact location; pass "
                            "--artifacts DIR|s3://...|gs://...")
     if keep_best is not None and keep_best < 0:
         raise AdvisorError(f"--keep-best: must be 0 or more, got {keep_best}")
-    policy = _policy(study)
+    policy = settings.cleanup
     if keep_best is not None:
         policy = replace(policy, keep_best=keep_best)
     return cleanup_study(study, open_artifact_store(url), policy, dry_run=dry_run)

@@ -15,15 +15,14 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.budget import ERROR_ATTR, PRICE_ATTR, cost_of
 from advisor.sweep.cleanup import bytes_cleaned
+from advisor.sweep.cost import cost_of
 from advisor.sweep.instances import overhead_usd
-from advisor.sweep.ledger import instances_of, usd_by_worker
+from advisor.sweep.ledger import usd_by_worker
+from advisor.sweep.state import instances_of, read_settings, read_stop, trial_record
+from advisor.sweep.stops import render_stop_reason
 
 __all__ = ["SweepStatus", "load_status", "pruning_savings_usd", "sweep_status"]
-
-_STOP_ATTR = "advisor:stop_reason"
-_INSTANCE_ATTR = "advisor:instance"
 
 
 @dataclass(frozen=True)
@@ -89,16 +88,18 @@ def pruning_savings_usd(trials: Sequence[FrozenTrial], *, price_usd_per_hour: fl
     return saved
 
 
-def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepStatus:
+def sweep_status(study: optuna.Study, *, now_s: float | None = None,
+                 trials: Sequence[FrozenTrial] | None = None) -> SweepStatus:
     """Summarize a study run by ``advisor sweep`` (any Optuna study works, at price 0).
 
     ``spent_usd`` counts ended trials and the instance overhead of launched workers; running
     trials show in ``usd_by_state`` at what they cost so far. ``last_error`` is the recorded
-    error of the latest failed trial.
+    error of the latest failed trial. ``trials`` replaces the study's own (a reader's view).
     """
     attrs = study.user_attrs
-    price = float(attrs.get(PRICE_ATTR) or 0.0)
-    trials = study.get_trials(deepcopy=False)
+    settings = read_settings(attrs)
+    price = settings.price_usd_per_hour or 0.0
+    trials = study.get_trials(deepcopy=False) if trials is None else trials
     now = time.time() if now_s is None else now_s
     by_state: dict[str, int] = {}
     usd: dict[str, float] = {}
@@ -109,21 +110,22 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None) -> SweepSta
     instances = instances_of(attrs)
     overhead = overhead_usd(instances, usd_by_worker(trials, price_usd_per_hour=price, now_s=now),
                             now_s=now)
-    errors = [t.user_attrs.get(ERROR_ATTR) for t in trials if t.state is TrialState.FAIL]
-    last_error = next((str(e) for e in reversed(errors) if e), "")
+    errors = [trial_record(t).error for t in trials if t.state is TrialState.FAIL]
+    last_error = next((e for e in reversed(errors) if e), "")
+    stop = read_stop(attrs)
     best_value, best_params, best_number = None, {}, None
     if any(t.state is TrialState.COMPLETE for t in trials):
         best = study.best_trial
         best_value, best_params, best_number = best.value, dict(best.params), best.number
     return SweepStatus(
         study=study.study_name, direction=study.direction.name.lower(),
-        instance=str(attrs.get(_INSTANCE_ATTR, "local")), price_usd_per_hour=price,
+        instance=settings.instance or "local", price_usd_per_hour=price,
         trials_by_state=dict(sorted(by_state.items())),
         usd_by_state={k: round(v, 6) for k, v in sorted(usd.items())},
         spent_usd=round(sum(v for k, v in usd.items() if k != "running") + overhead, 6),
         saved_by_pruning_usd=round(pruning_savings_usd(trials, price_usd_per_hour=price), 6),
         bytes_cleaned=bytes_cleaned(study), best_value=best_value, best_params=best_params,
-        best_trial=best_number, stop_reason=str(attrs.get(_STOP_ATTR, "")),
+        best_trial=best_number, stop_reason="" if stop is None else render_stop_reason(stop),
         last_error=last_error, instance_overhead_usd=round(overhead, 6),
         worker_instances=len(instances),
     )

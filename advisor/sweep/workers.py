@@ -31,10 +31,12 @@ from advisor.sweep.database import check_storage_url, storage_origin, storage_ur
 from advisor.sweep.finished import finished_sweep
 from advisor.sweep.heartbeat import fail_stale_trials
 from advisor.sweep.instance import resolve_instance
-from advisor.sweep.objective import INTERRUPTED, load_entrypoint
-from advisor.sweep.runner import WorkerResult, is_failure_stop, open_study, run_worker
+from advisor.sweep.objective import load_entrypoint
+from advisor.sweep.runner import WorkerResult, open_study, run_worker
 from advisor.sweep.spec import SweepSpec, load_sweep_spec
+from advisor.sweep.state import read_stop
 from advisor.sweep.status import SweepStatus, sweep_status
+from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
 from probes.urls import shown_url
 
 if TYPE_CHECKING:
@@ -63,9 +65,14 @@ class SweepOutcome:
     """
 
     status: SweepStatus
-    stop_reason: str
+    stop: StopReason | None
     worker_exit_codes: tuple[int, ...] = ()
     final_cleanup: CleanupReport | None = None
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the sweep stopped, as a sentence ("" when no worker recorded why)."""
+        return "" if self.stop is None else render_stop_reason(self.stop)
 
     @property
     def failure(self) -> str:
@@ -76,7 +83,7 @@ class SweepOutcome:
             return (f"every trial failed ({failed}); last error: "
                     f"{status.last_error or 'none recorded'}; fix the objective, then run the "
                     "sweep again to resume it")
-        if is_failure_stop(self.stop_reason):
+        if self.stop is not None and self.stop.failure:
             return f"sweep stopped: {self.stop_reason}"
         return ""
 
@@ -123,7 +130,7 @@ def _has_fileno(stream: object) -> bool:
 
 def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str,
                   launcher: SweepAwsLauncher | None, on_progress: ProgressFn | None,
-                  poll_s: float) -> tuple[optuna.Study, str]:
+                  poll_s: float) -> tuple[optuna.Study, StopReason | None]:
     """``--launch``: the workers run on cloud instances of the offer (see advisor.sweep.launch)."""
     from advisor.sweep.budget import BudgetGate
     from advisor.sweep.launch import (
@@ -163,7 +170,7 @@ def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str
     requests = launch_requests(spec, workers, choice.price_usd_per_hour)
     reason = run_launched(launcher, requests, study, stopped=stopped, on_poll=poll,
                           poll_s=poll_s)
-    return study, str(study.user_attrs.get("advisor:stop_reason") or reason)
+    return study, read_stop(study.user_attrs) or reason
 
 
 def _fail_orphans(spec: SweepSpec, study: optuna.Study) -> None:
@@ -242,7 +249,7 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
         study, reason = _run_launched(spec_path, spec, n, url, launcher, on_progress, poll_s)
     elif n == 1 and (done := finished_sweep(spec, url)) is not None:
         # nothing may run: answer from the stored study, without importing the objective
-        reason = done.stop_reason
+        reason = done.stop
         study = open_study(spec, storage_url=storage_url)
     elif n == 1:
         def progress(st: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
@@ -251,7 +258,7 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
 
         result: WorkerResult = run_worker(spec, storage_url=storage_url, on_trial_end=progress,
                                           stop=stop)
-        reason = result.stop_reason
+        reason = result.stop
         study = open_study(spec, storage_url=storage_url)
     else:
         choice = resolve_instance(spec)
@@ -261,7 +268,7 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
                            prices_captured_at=choice.prices_captured_at)
         codes = _wait(spawn_local_workers(spec_path, n, storage_url=storage_url), study,
                       on_progress, poll_s)
-        reason = str(study.user_attrs.get("advisor:stop_reason", ""))
+        reason = read_stop(study.user_attrs)
         if any(codes):
             log.warning("worker exit codes: %s", codes)
     report = _final_pass(spec, study)
@@ -288,9 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     s = "" if result.trials_run == 1 else "s"
     print(f"worker done: {result.trials_run} trial{s}; {result.stop_reason}")
-    if result.stop_reason == INTERRUPTED:
+    if result.stop.kind is StopKind.INTERRUPTED:
         return 130
-    return 1 if is_failure_stop(result.stop_reason) else 0
+    return 1 if result.stop.failure else 0
 
 
 if __name__ == "__main__":

@@ -10,18 +10,18 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState, create_trial
 
 from advisor.errors import AdvisorError
-from advisor.sweep.budget import COST_ATTR, PRICE_ATTR, WALL_ATTR
-from reports.sweep_data import BUDGET_ATTR, load_sweep_report_data, sweep_report_data
+from advisor.sweep.state import COST_ATTR, INSTANCE_ATTR, MAX_USD_ATTR, PRICE_ATTR, WALL_ATTR
+from reports.sweep_data import load_sweep_report_data, sweep_report_data
 
 _LR = {"lr": FloatDistribution(1e-4, 1.0, log=True)}
 
 
 def _study(url: str, *, budget: float | None = 2.0) -> optuna.Study:
     study = optuna.create_study(study_name="lr", storage=url, direction="minimize")
-    study.set_user_attr("advisor:price_usd_per_hour", 1.2)
-    study.set_user_attr("advisor:instance", "aws:g5.xlarge:us-east-1:on-demand")
+    study.set_user_attr(PRICE_ATTR, 1.2)
+    study.set_user_attr(INSTANCE_ATTR, "aws:g5.xlarge:us-east-1:on-demand")
     if budget is not None:
-        study.set_user_attr(BUDGET_ATTR, budget)
+        study.set_user_attr(MAX_USD_ATTR, budget)
     rows = [  # state, value, cost, steps
         (TrialState.COMPLETE, 0.30, 0.40, 10),
         (TrialState.COMPLETE, 0.25, 0.38, 10),

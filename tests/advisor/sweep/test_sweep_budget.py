@@ -11,17 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from optuna.trial import TrialState
 
-from advisor.sweep.budget import (
-    COST_ATTR,
-    STARTED_ATTR,
-    WALL_ATTR,
-    BudgetGate,
-    cost_of,
-    trial_cost_usd,
-)
+from advisor.sweep.budget import BudgetGate
+from advisor.sweep.cost import cost_of, trial_cost_usd
 from advisor.sweep.ledger import Ledger, ledger_from_trials
 from advisor.sweep.runner import run_worker
 from advisor.sweep.spec import BudgetSpec, parse_sweep_spec
+from advisor.sweep.state import COST_ATTR, SHARE_ATTR, STARTED_ATTR, STOP_REASON_ATTR, WALL_ATTR
+from advisor.sweep.stops import StopKind, StopReason
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -34,6 +30,10 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def _kind(reason: StopReason | None) -> StopKind | None:
+    return None if reason is None else reason.kind
 
 
 @pytest.mark.parametrize(("wall_s", "price", "share", "usd"), [
@@ -78,14 +78,14 @@ def test_cap_stops_before_passing_max_usd(tmp_path: Path) -> None:
     costs = [t.user_attrs[COST_ATTR] for t in study.trials]
     # a sixth: $50 spent + its worst case $10 + $3 found dead late = $63 > $55
     assert costs == [pytest.approx(10.0)] * 5
-    assert "dollar cap" in study.user_attrs["advisor:stop_reason"]
+    assert study.user_attrs[STOP_REASON_ATTR].startswith("dollar cap: $")
 
 
 def test_shared_instance_divides_each_trial_cost(tmp_path: Path) -> None:
     study = _run(tmp_path, [10.0] * 4, max_usd=1000.0, share=2)  # two trials at once
     assert len(study.trials) == 4
     for trial in study.trials:
-        assert trial.user_attrs["advisor:share"] == 2
+        assert trial.user_attrs[SHARE_ATTR] == 2
         assert trial.user_attrs[COST_ATTR] == pytest.approx(trial.user_attrs[WALL_ATTR] / 2)
 
 
@@ -129,7 +129,7 @@ def test_gate_counts_running_trials_at_their_worst_case() -> None:
     assert gate.in_flight_usd(ledger) == pytest.approx(13.0)
     assert gate.stop_reason(ledger) is None  # 4 + 13 + 7 = 24 <= 40
     trials.append(_trial(TrialState.RUNNING, started=clock.now - 14))  # + $17
-    assert "dollar cap" in (gate.stop_reason(_ledger(trials, clock.now)) or "")  # 41 > 40
+    assert _kind(gate.stop_reason(_ledger(trials, clock.now))) is StopKind.DOLLAR_CAP  # 41 > 40
 
 
 def test_gate_counts_running_trials_at_their_expected_cost() -> None:
@@ -143,7 +143,7 @@ def test_gate_counts_running_trials_at_their_expected_cost() -> None:
     assert gate.in_flight_usd(ledger) == pytest.approx(14.0)
     assert gate.stop_reason(ledger) is None  # 4 + 14 + 4 = 22 <= 30
     trials.append(_trial(TrialState.RUNNING, started=clock.now - 9))
-    assert "dollar cap" in (gate.stop_reason(_ledger(trials, clock.now)) or "")  # 4+23+4 > 30
+    assert _kind(gate.stop_reason(_ledger(trials, clock.now))) is StopKind.DOLLAR_CAP  # 4+23+4 > 30
 
 
 def test_cost_of_falls_back_to_timestamps_for_heartbeat_failed_trials() -> None:
@@ -158,6 +158,6 @@ def test_gate_stops_on_trials_and_hours() -> None:
                       clock=clock)
     assert gate.stop_reason(_ledger([_trial(TrialState.COMPLETE)], clock.now)) is None
     two = _ledger([_trial(TrialState.COMPLETE)] * 2, clock.now)
-    assert "max_trials" in (gate.stop_reason(two) or "")
+    assert _kind(gate.stop_reason(two)) is StopKind.MAX_TRIALS
     clock.now += 3600
-    assert "max_hours" in (gate.stop_reason(Ledger()) or "")
+    assert _kind(gate.stop_reason(Ledger())) is StopKind.MAX_HOURS

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
-from advisor.sweep.artifacts import ARTIFACT_ERROR_ATTR, open_artifact_store
+from advisor.sweep.artifacts import open_artifact_store
 from advisor.sweep.cleanup import (
     TrialArtifacts,
     best_trial_numbers,
@@ -24,6 +24,7 @@ from advisor.sweep.cleanup import (
 )
 from advisor.sweep.runner import run_worker
 from advisor.sweep.spec import CleanupSpec, CleanupState, Direction, load_sweep_spec
+from advisor.sweep.state import ARTIFACT_ERROR_ATTR
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

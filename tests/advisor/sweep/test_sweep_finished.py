@@ -15,6 +15,7 @@ from sweep_helpers import write_sweep
 from advisor.sweep.finished import finished_sweep, sqlite_path_of
 from advisor.sweep.runner import run_worker
 from advisor.sweep.spec import load_sweep_spec
+from advisor.sweep.state import STOP_REASON_ATTR
 from cli.main import advisor
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -47,7 +48,7 @@ def test_a_study_at_its_dollar_cap_is_finished_with_the_gate_reason(tmp_path: Pa
     done = finished_sweep(load_sweep_spec(path), _url(tmp_path))
     assert done is not None and done.stop_reason.startswith("dollar cap: $")
     study = optuna.load_study(study_name="t", storage=_url(tmp_path))
-    assert done.stop_reason == study.user_attrs["advisor:stop_reason"]
+    assert done.stop_reason == study.user_attrs[STOP_REASON_ATTR]
 
 
 def test_raising_the_cap_lets_the_sweep_go_on(tmp_path: Path) -> None:

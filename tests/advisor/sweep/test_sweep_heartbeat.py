@@ -15,9 +15,9 @@ from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
 from advisor.sweep import load_status, run_worker
-from advisor.sweep.budget import COST_ATTR
 from advisor.sweep.runner import open_study
 from advisor.sweep.spec import SweepSpec, load_sweep_spec
+from advisor.sweep.state import COST_ATTR
 from cli.main import advisor
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 from optuna.trial import TrialState
 
 from advisor.errors import AdvisorError
-from advisor.sweep.budget import COST_ATTR, WORKER_ATTR, BudgetGate
+from advisor.sweep.budget import BudgetGate
 from advisor.sweep.instances import BILLING_RULES, WorkerInstance, transition_time_s
-from advisor.sweep.ledger import ledger_from_trials, read_ledger, record_instance
+from advisor.sweep.ledger import ledger_from_trials, read_ledger
 from advisor.sweep.spec import BudgetSpec
+from advisor.sweep.state import COST_ATTR, PRICE_ATTR, WORKER_ATTR, record_instance
+from advisor.sweep.stops import StopKind
 from cli.main import advisor
 from pricing.types import Cloud
 from reports.sweep import write_sweep_html
@@ -116,7 +118,8 @@ def test_the_cap_gate_refuses_a_trial_when_the_instance_accrual_would_pass_the_c
     running = [_instance(ran_s=400.0, running=True)]  # but the instance has run 400 s
     billed = ledger_from_trials(trials, price_usd_per_hour=PRICE, now_s=NOW, instances=running)
     reason = gate.stop_reason(billed)
-    assert reason is not None and "dollar cap: $400.0000 spent" in reason
+    assert reason is not None and reason.kind is StopKind.DOLLAR_CAP
+    assert reason.spent_usd == pytest.approx(400.0)
 
 
 _WORKERS = st.lists(st.tuples(st.floats(0.0, 3600.0),                  # instance run time
@@ -147,7 +150,7 @@ def test_spend_is_the_sum_over_workers_of_max_trials_and_billed_time(
 def test_status_and_report_show_the_instance_overhead(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 's.db'}"
     study = optuna.create_study(study_name="shown", storage=url)
-    study.set_user_attr("advisor:price_usd_per_hour", PRICE)
+    study.set_user_attr(PRICE_ATTR, PRICE)
     study.add_trial(_trial(180.0))
     record_instance(study, _instance(ran_s=600.0))
     as_json = CliRunner().invoke(advisor, ["sweep", "status", "shown", "--storage", url,

@@ -15,7 +15,6 @@ import pytest
 from sweep_helpers import AMI_PARAMETER, BUCKET, OFFER, write_sweep
 
 from advisor.errors import AdvisorError
-from advisor.sweep.budget import COST_ATTR, WALL_ATTR, WORKER_ATTR
 from advisor.sweep.instance import resolve_instance
 from advisor.sweep.instances import transition_time_s
 from advisor.sweep.launch import (
@@ -24,9 +23,11 @@ from advisor.sweep.launch import (
     run_launched,
     worker_boot_script,
 )
-from advisor.sweep.ledger import instances_of, read_ledger
+from advisor.sweep.ledger import read_ledger
 from advisor.sweep.runner import open_study, run_worker
 from advisor.sweep.spec import load_sweep_spec
+from advisor.sweep.state import COST_ATTR, WALL_ATTR, WORKER_ATTR, instances_of
+from advisor.sweep.stops import StopKind
 from advisor.sweep.workers import run_sweep
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -222,7 +223,7 @@ def test_an_instance_that_powered_itself_off_ends_at_ec2s_transition_time(
     reason = run_launched(launcher, launch_requests(spec, 1, 1.0), study,
                           stopped=lambda: False, on_poll=power_off, sleep=lambda _s: None,
                           clock=lambda: 4e9)  # "now" far later: never used for the end
-    assert reason == "workers finished"
+    assert reason.kind is StopKind.WORKERS_FINISHED
     (record,) = instances_of(study.user_attrs)
     (gone,) = _instances(aws, ["terminated"])
     assert record.ended_at_s == transition_time_s(gone["StateTransitionReason"])

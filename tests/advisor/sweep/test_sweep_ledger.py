@@ -9,8 +9,8 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from advisor.sweep.budget import COST_ATTR
 from advisor.sweep.ledger import ledger_from_trials, read_ledger, record_charge
+from advisor.sweep.state import COST_ATTR, TrialCharge
 from probes.urls import sqlalchemy_url
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -67,15 +67,18 @@ def test_aggregate_ledger_matches_the_trial_list(tmp_path: Path, backend: str,
         assert ledger.running_elapsed_s[0] == pytest.approx(30.0, abs=5.0)
 
 
+def _charge(cost: float, wall: float, *, error: str | None = None) -> TrialCharge:
+    return TrialCharge(started_at_s=100.0, price_usd_per_hour=3600.0, share=1, wall_s=wall,
+                       cost_usd=cost, error=error)
+
+
 def test_batched_attrs_land_on_the_trial_in_one_go(tmp_path: Path) -> None:
     study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'a.db'}")
     trial = study.ask()
-    assert record_charge(study, trial, {COST_ATTR: 0.25, "advisor:wall_s": 9.0,
-                                        "advisor:error": "first"}) is TrialState.RUNNING
-    record_charge(study, trial, {COST_ATTR: 0.5, "advisor:error": "second"})
+    assert record_charge(study, trial, _charge(0.25, 9.0, error="first")) is TrialState.RUNNING
+    record_charge(study, trial, _charge(0.5, 3.0, error="second"))
     study.tell(trial, 1.0)
-    assert study.trials[0].user_attrs == {COST_ATTR: 0.5, "advisor:wall_s": 9.0,
-                                          "advisor:error": "first"}
+    assert study.trials[0].user_attrs == _charge(0.5, 9.0, error="first").attrs()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -87,7 +90,6 @@ def test_a_second_charge_keeps_the_larger_even_on_a_finished_trial(
     trial = study.ask()
     study.tell(trial, state=TrialState.FAIL)  # failed by another process, say
     for cost, wall in [(5.0, 5.0), (3.0, 3.0), (7.5, 7.5)]:  # larger, smaller, larger
-        assert record_charge(study, trial, {COST_ATTR: cost, "advisor:wall_s": wall}
-                             ) is TrialState.FAIL
-    assert study.trials[0].user_attrs == {COST_ATTR: 7.5, "advisor:wall_s": 7.5}
+        assert record_charge(study, trial, _charge(cost, wall)) is TrialState.FAIL
+    assert study.trials[0].user_attrs == _charge(7.5, 7.5).attrs()
     assert read_ledger(study, price_usd_per_hour=3600.0).spent_usd == 7.5  # counted once

@@ -18,6 +18,7 @@ from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
 from advisor.storage import sqlalchemy_url
+from advisor.sweep.state import COST_ATTR
 from advisor.sweep.workers import SweepOutcome, run_sweep
 
 pytestmark = [pytest.mark.postgres]
@@ -79,7 +80,7 @@ def test_dollar_cap_counts_the_other_workers_admitted_trials(
                        heartbeat_s=1, budget={"max_usd": 1.5, "max_trials": 200})
     run_sweep(path, workers=3, poll_s=0.2)
     trials = _trials("pg-dollars", postgres_url)
-    costs = sorted(t.user_attrs["advisor:cost_usd"] for t in trials)
+    costs = sorted(t.user_attrs[COST_ATTR] for t in trials)
     assert TrialState.RUNNING not in [t.state for t in trials]
     worst = costs[-1] + 0.3
     # each admission saw the others' running trials at their worst case: spend stays under

@@ -14,6 +14,7 @@ from advisor.errors import AdvisorError
 from advisor.sweep.runner import run_worker
 from advisor.sweep.sampling import make_pruner, make_sampler
 from advisor.sweep.spec import PrunerKind, SamplerKind, load_sweep_spec, parse_sweep_spec
+from advisor.sweep.state import CAPTURED_ATTR, COST_ATTR, ERROR_ATTR, MAX_USD_ATTR
 from advisor.sweep.workers import check_workers_storage, run_sweep
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -39,7 +40,7 @@ def test_entrypoint_that_raises_fails_only_its_trial(tmp_path: Path) -> None:
     assert states == [TrialState.COMPLETE, TrialState.FAIL] * 2 + [TrialState.COMPLETE]
     assert "max_trials" in result.stop_reason
     # a failed trial is still charged for its time
-    assert all("advisor:cost_usd" in t.user_attrs for t in _study(tmp_path).trials)
+    assert all(COST_ATTR in t.user_attrs for t in _study(tmp_path).trials)
 
 
 def test_trials_failing_in_a_row_stop_the_worker_with_the_last_error(tmp_path: Path) -> None:
@@ -50,7 +51,7 @@ def test_trials_failing_in_a_row_stop_the_worker_with_the_last_error(tmp_path: P
     assert [t.state for t in trials] == [TrialState.FAIL] * 3
     assert result.stop_reason.startswith("3 trials failed in a row; last error: RuntimeError: "
                                          "broken objective (trial 2); fix the objective")
-    assert trials[2].user_attrs["advisor:error"] == "RuntimeError: broken objective (trial 2)"
+    assert trials[2].user_attrs[ERROR_ATTR] == "RuntimeError: broken objective (trial 2)"
 
 
 def test_a_success_between_failures_resets_the_count(tmp_path: Path) -> None:
@@ -129,14 +130,14 @@ def test_offer_key_prices_trials_from_the_catalog(tmp_path: Path) -> None:
 
 def test_study_records_the_budget_and_the_price_capture_date(tmp_path: Path) -> None:
     from advisor.sweep.instance import find_offer
-    from reports.sweep_data import BUDGET_ATTR, CAPTURED_ATTR, load_sweep_report_data
+    from reports.sweep_data import load_sweep_report_data
 
     path = write_sweep(tmp_path, instance="aws:g5.xlarge:us-east-1:spot",
                        budget={"max_trials": 1, "max_usd": 2.5})
     run_sweep(path)
     attrs = _study(tmp_path).user_attrs
     observed = find_offer("aws:g5.xlarge:us-east-1:spot").observed_at
-    assert attrs[BUDGET_ATTR] == 2.5
+    assert attrs[MAX_USD_ATTR] == 2.5
     assert attrs[CAPTURED_ATTR] == observed.isoformat()
     data = load_sweep_report_data("t", storage_url=f"sqlite:///{tmp_path / 'sweep.db'}")
     assert data.prices_captured_at == observed
@@ -146,7 +147,7 @@ def test_local_instance_without_dollar_cap_records_neither(tmp_path: Path) -> No
     path = write_sweep(tmp_path, budget={"max_trials": 1})
     run_sweep(path)
     attrs = _study(tmp_path).user_attrs
-    assert "advisor:max_usd" not in attrs and "advisor:prices_captured_at" not in attrs
+    assert MAX_USD_ATTR not in attrs and CAPTURED_ATTR not in attrs
 
 
 def test_unknown_offer_key_suggests_close_ones(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from advisor.sweep.budget import COST_ATTR
+from advisor.sweep.state import COST_ATTR, PRICE_ATTR
 from advisor.sweep.status import pruning_savings_usd, sweep_status
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -32,7 +32,7 @@ def test_savings_scale_each_pruned_trial_to_full_length() -> None:
 
 def test_status_sums_by_state_and_is_json() -> None:
     study = optuna.create_study(study_name="s", storage="sqlite:///:memory:")
-    study.set_user_attr("advisor:price_usd_per_hour", 1.5)
+    study.set_user_attr(PRICE_ATTR, 1.5)
     study.add_trials([_trial(TrialState.COMPLETE, 4, 3.0, 0.25),
                       _trial(TrialState.COMPLETE, 4, 3.0, 0.75),
                       _trial(TrialState.PRUNED, 1, 1.0)])

@@ -17,6 +17,7 @@ from sweep_helpers import write_sweep
 
 from advisor.sweep.runner import run_worker
 from advisor.sweep.spec import load_sweep_spec
+from advisor.sweep.state import COST_ATTR, ERROR_ATTR
 from cli.main import advisor
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -48,7 +49,7 @@ def test_an_objective_that_returns_no_number_fails_with_that_reason(
     assert result.exit_code == 1
     trials = _trials(tmp_path)
     assert [t.state for t in trials] == [TrialState.FAIL] * 2
-    assert [t.user_attrs["advisor:error"] for t in trials] == [error] * 2
+    assert [t.user_attrs[ERROR_ATTR] for t in trials] == [error] * 2
     lines = result.stderr.strip().splitlines()
     assert f"trial 0 failed: {error}" in lines and f"trial 1 failed: {error}" in lines
     assert "Traceback" not in result.stderr
@@ -62,8 +63,8 @@ def test_sys_exit_in_the_objective_fails_only_its_trial(tmp_path: Path) -> None:
     trials = _trials(tmp_path)
     assert [t.state for t in trials] == [TrialState.COMPLETE, TrialState.FAIL,
                                          TrialState.COMPLETE]
-    assert trials[1].user_attrs["advisor:error"] == "objective called sys.exit(3)"
-    assert "advisor:cost_usd" in trials[1].user_attrs
+    assert trials[1].user_attrs[ERROR_ATTR] == "objective called sys.exit(3)"
+    assert COST_ATTR in trials[1].user_attrs
     assert result.stop_reason == "max_trials reached (3 of 3)"
 
 
@@ -86,8 +87,8 @@ def test_ctrl_c_in_a_trial_fails_it_as_interrupted_and_stops(tmp_path: Path) -> 
     trials = _trials(tmp_path)
     assert [t.state for t in trials] == [TrialState.COMPLETE] * 2 + [TrialState.FAIL]
     attrs = trials[2].user_attrs
-    assert attrs["advisor:error"] == "interrupted (Ctrl-C)"
-    assert attrs["advisor:cost_usd"] >= 0.05  # charged for its time ($1 a second here)
+    assert attrs[ERROR_ATTR] == "interrupted (Ctrl-C)"
+    assert attrs[COST_ATTR] >= 0.05  # charged for its time ($1 a second here)
 
 
 def test_ctrl_c_in_the_cli_is_one_line_and_exit_130(tmp_path: Path) -> None:
@@ -116,5 +117,5 @@ def test_sigint_to_a_running_sweep_records_the_trial_and_exits_130(tmp_path: Pat
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     trials = _trials(tmp_path)
     assert [t.state for t in trials] == [TrialState.COMPLETE, TrialState.FAIL]
-    assert trials[1].user_attrs["advisor:error"] == "interrupted (Ctrl-C)"
-    assert trials[1].user_attrs["advisor:cost_usd"] >= 0.3  # $1 a second, ran 0.3 s or more
+    assert trials[1].user_attrs[ERROR_ATTR] == "interrupted (Ctrl-C)"
+    assert trials[1].user_attrs[COST_ATTR] >= 0.3  # $1 a second, ran 0.3 s or more

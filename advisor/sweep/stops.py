@@ -1,0 +1,98 @@
+"""Why a sweep (or one of its workers) stopped: a kind and the figures it compared.
+
+Every stop reason is a ``StopReason``: its ``kind`` (a ``StopKind``, whose data say how it
+reads and whether the sweep failed) and the numbers that decided it (dollars spent against
+the cap, trials started against ``max_trials``...). ``render_stop_reason`` is the one place
+that turns it into a sentence; nothing reads a sentence back. Pure values, no Optuna.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["StopKind", "StopReason", "render_stop_reason"]
+
+
+class StopKind(enum.Enum):
+    """What stopped a sweep; ``template`` renders its figures, ``failure`` means the sweep failed."""
+
+    def __init__(self, key: str, template: str, failure: bool) -> None:
+        self.key = key
+        self.template = template
+        self.failure = failure
+
+    MAX_TRIALS = ("max_trials", "max_trials reached ({trials} of {max_trials})", False)
+    MAX_HOURS = ("max_hours", "max_hours reached ({max_hours:g} h)", False)
+    DOLLAR_CAP = ("dollar_cap", "dollar cap: ${spent_usd:.4f} spent + ${running_usd:.4f} "
+                  "running + ${next_usd:.4f} for one more trial (worst cases) would pass "
+                  "max_usd ${max_usd:g}", False)
+    GRID_EXHAUSTED = ("grid_exhausted", "grid exhausted ({trials} points)", False)
+    FAILURES_IN_A_ROW = ("failures_in_a_row", "{trials} trials failed in a row; last error: "
+                         "{last_error}; fix the objective, then run the sweep again to resume "
+                         "it", True)
+    INTERRUPTED = ("interrupted", "interrupted (Ctrl-C)", False)
+    STOPPED = ("stopped", "interrupted", False)  # the caller's stop event was set
+    WORKERS_FINISHED = ("workers_finished", "workers finished", False)
+    BUDGET_DRAINED = ("budget_drained", "budget reached; no trial running", False)
+    DRAIN_TIMED_OUT = ("drain_timed_out",
+                       "budget reached; trials still running after {drain_s:.0f} s", False)
+    RECORDED = ("recorded", "{text}", False)  # the sentence a study of an older version stored
+
+    @classmethod
+    def of_key(cls, key: str) -> StopKind | None:
+        """The kind stored as ``key`` (None for an unknown one)."""
+        return next((kind for kind in cls if kind.key == key), None)
+
+
+@dataclass(frozen=True)
+class StopReason:
+    """A stop reason with its figures: trial counts, hours, dollars (USD), seconds.
+
+    Only the figures its kind's template names are meaningful; the others stay at zero.
+    """
+
+    kind: StopKind
+    trials: int = 0
+    max_trials: int = 0
+    max_hours: float = 0.0
+    spent_usd: float = 0.0
+    running_usd: float = 0.0
+    next_usd: float = 0.0
+    max_usd: float = 0.0
+    drain_s: float = 0.0
+    last_error: str = ""
+    text: str = ""
+
+    @property
+    def failure(self) -> bool:
+        """True when the sweep stopped because its trials kept failing."""
+        return self.kind.failure
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON: the kind's key and the figures that differ from zero."""
+        out: dict[str, Any] = {"kind": self.kind.key}
+        for f in fields(self)[1:]:
+            value = getattr(self, f.name)
+            if value != f.default:
+                out[f.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, raw: object) -> StopReason | None:
+        """The reason ``to_json`` wrote (None when ``raw`` is not one)."""
+        if not isinstance(raw, dict):
+            return None
+        kind = StopKind.of_key(str(raw.get("kind", "")))
+        if kind is None:
+            return None
+        known = {f.name: f.type for f in fields(cls)[1:]}
+        figures = {k: v for k, v in raw.items() if k in known}
+        return cls(kind, **figures)
+
+
+def render_stop_reason(reason: StopReason) -> str:
+    """The reason as one sentence, its figures filled in."""
+    figures = {f.name: getattr(reason, f.name) for f in fields(reason)[1:]}
+    return reason.kind.template.format(**figures)
