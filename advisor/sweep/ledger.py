@@ -4,9 +4,9 @@ Before each new trial a worker needs: how many trials exist per state, the dolla
 finished ones, the largest finished cost (the expected cost of one more), and how long the
 running ones have been running. Reading ``study.trials`` for that rebuilds every unfinished
 trial with all its attributes (several queries per call); ``read_ledger`` instead asks the
-database for a grouped sum over the ``advisor:cost_usd`` attribute plus the start times of
-the trials that have no cost yet (running ones and those a dead worker left behind), so one
-check costs about a millisecond whatever the study's size, and every worker sees the others'
+database for a grouped sum over the trials' recorded costs (``advisor.sweep.state``) plus
+the start times of the trials that have no cost yet (running ones and those a dead worker
+left behind), so one check costs about a millisecond whatever the study's size, and every worker sees the others'
 spend at once. A launched sweep's worker instances (``advisor.sweep.state.record_instance``)
 add the instance time their cloud bills beyond the trials each ran (``instance_overhead_usd``,
 ``advisor.sweep.instances``), read with two more small queries.

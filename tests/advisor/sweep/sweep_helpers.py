@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from advisor.sweep.spec import SweepSpec
 
 OFFER = "aws:g5.xlarge:us-east-1:spot"  # the offer cloud-worker tests launch
 BUCKET = "sweep-bundles"
@@ -147,3 +151,25 @@ def write_sweep(folder: Path, **fields: Any) -> Path:
     path = folder / "sweep.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+def dead_worker_trial(spec: SweepSpec, *, ran_s: float, silent_s: float,
+                      price_usd_per_hour: float = 3600.0) -> int:
+    """A RUNNING trial whose worker died: started ``ran_s + silent_s`` seconds ago, last
+    heartbeat ``silent_s`` seconds ago (set in the SQLite database: no sleeping)."""
+    import sqlalchemy as sa
+
+    from advisor.sweep.runner import open_study
+
+    study = open_study(spec, price_usd_per_hour=price_usd_per_hour)
+    trial = study.ask()
+    storage = study._storage._backend  # type: ignore[attr-defined]  # noqa: SLF001
+    storage.record_heartbeat(trial._trial_id)  # noqa: SLF001
+    started = datetime.now() - timedelta(seconds=ran_s + silent_s)  # Optuna's local time
+    with storage.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE trials SET datetime_start = :s WHERE trial_id = :t"),
+                     {"s": started, "t": trial._trial_id})  # noqa: SLF001
+        conn.execute(sa.text("UPDATE trial_heartbeats SET heartbeat = datetime('now', :ago) "
+                             "WHERE trial_id = :t"),
+                     {"ago": f"-{silent_s:.0f} seconds", "t": trial._trial_id})  # noqa: SLF001
+    return int(trial.number)

@@ -4,18 +4,16 @@ dead, in ``status`` and on resume; and the status totals are the sums of their r
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import optuna
 import pytest
-import sqlalchemy as sa
 from click.testing import CliRunner
 from optuna.trial import TrialState
+from sweep_helpers import dead_worker_trial as _dead_worker_trial
 from sweep_helpers import write_sweep
 
 from advisor.sweep import load_status, run_worker
-from advisor.sweep.runner import open_study
 from advisor.sweep.spec import SweepSpec, load_sweep_spec
 from advisor.sweep.state import COST_ATTR
 from cli.main import advisor
@@ -25,23 +23,6 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 pytestmark = pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used")
 
 PRICE = 3600.0  # $1 per second
-
-
-def _dead_worker_trial(spec: SweepSpec, *, ran_s: float, silent_s: float) -> int:
-    """A RUNNING trial whose worker died: started ``ran_s + silent_s`` seconds ago, last
-    heartbeat ``silent_s`` seconds ago (set in the database: no sleeping)."""
-    study = open_study(spec, price_usd_per_hour=PRICE)
-    trial = study.ask()
-    storage = study._storage._backend  # type: ignore[attr-defined]  # noqa: SLF001
-    storage.record_heartbeat(trial._trial_id)  # noqa: SLF001
-    started = datetime.now() - timedelta(seconds=ran_s + silent_s)  # Optuna's local time
-    with storage.engine.begin() as conn:
-        conn.execute(sa.text("UPDATE trials SET datetime_start = :s WHERE trial_id = :t"),
-                     {"s": started, "t": trial._trial_id})  # noqa: SLF001
-        conn.execute(sa.text("UPDATE trial_heartbeats SET heartbeat = datetime('now', :ago) "
-                             "WHERE trial_id = :t"),
-                     {"ago": f"-{silent_s:.0f} seconds", "t": trial._trial_id})  # noqa: SLF001
-    return int(trial.number)
 
 
 def _spec(tmp_path: Path, **fields: object) -> SweepSpec:
