@@ -6,10 +6,11 @@ running ones have been running. Reading ``study.trials`` for that rebuilds every
 trial with all its attributes (several queries per call); ``read_ledger`` instead asks the
 database for a grouped sum over the trials' recorded costs (``advisor.sweep.state``) plus
 the start times of the trials that have no cost yet (running ones and those a dead worker
-left behind), so one check costs about a millisecond whatever the study's size, and every worker sees the others'
-spend at once. A launched sweep's worker instances (``advisor.sweep.state.record_instance``)
-add the instance time their cloud bills beyond the trials each ran (``instance_overhead_usd``,
-``advisor.sweep.instances``), read with two more small queries.
+left behind), so one check costs about a millisecond whatever the study's size, and every
+worker sees the others' spend at once. A launched sweep's worker instances
+(``advisor.sweep.state.record_instance``) add the instance time their cloud bills beyond the
+trials each ran (``instance_overhead_usd``, ``advisor.sweep.instances``), read with two more
+small queries.
 
 ``record_charge`` records a trial's ``TrialCharge`` in one transaction (Optuna's
 ``set_user_attr`` commits once per key, and refuses a finished trial), keeping the larger
