@@ -44,6 +44,8 @@ from typing import Any
 
 import optuna
 
+from advisor.sweep.state import COST_ATTR
+
 sys.path.insert(0, str(Path(__file__).parent))
 RESULTS = Path(__file__).parent / "results"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sweep_digits"
@@ -237,7 +239,7 @@ def _digits_sweep(folder: Path, name: str, seed: int, pruner: dict[str, Any] | s
 
 
 def _cost(t: optuna.trial.FrozenTrial) -> float:
-    return float(t.user_attrs.get("advisor:cost_usd", 0.0))
+    return float(t.user_attrs.get(COST_ATTR, 0.0))
 
 
 def _spent_to_reach(study: optuna.Study, target: float) -> float | None:

@@ -21,6 +21,8 @@ from pathlib import Path
 import optuna
 import yaml
 
+from advisor.sweep.state import FOUND_DEAD_ATTR, WALL_ATTR
+
 sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_table  # noqa: E402
 
@@ -69,8 +71,8 @@ def _case(folder: Path, kill_after_s: float) -> tuple[float, float, float]:
             break
         time.sleep(0.5)
     ran = killed_at - started.timestamp()
-    found = float(trial.user_attrs["advisor:found_dead_at_s"]) - killed_at
-    return ran, float(trial.user_attrs["advisor:wall_s"]), found
+    found = float(trial.user_attrs[FOUND_DEAD_ATTR]) - killed_at
+    return ran, float(trial.user_attrs[WALL_ATTR]), found
 
 
 def main() -> None:

@@ -32,7 +32,6 @@ from advisor.sweep.caps import dollar_cap_reason, trial_cap_reason
 from advisor.sweep.cost import worst_case_trial_usd
 from advisor.sweep.ledger import Ledger
 from advisor.sweep.spec import BudgetSpec
-from advisor.sweep.state import COST_ATTR as COST_ATTR  # tests/reports/test_report_cli.py's import
 from advisor.sweep.stops import StopKind, StopReason
 
 __all__ = ["BudgetGate"]

@@ -14,7 +14,7 @@ from optuna.trial import TrialState, create_trial
 from report_samples import sample_recommendation
 
 import advisor.service
-from advisor.sweep.budget import COST_ATTR
+from advisor.sweep.state import COST_ATTR, PRICE_ATTR
 from cli.main import advisor as advisor_cli
 
 
@@ -94,7 +94,7 @@ def test_recommend_html_option(fake_recommend: None, tmp_path: Path) -> None:
 
 def _stored_study(url: str) -> None:
     study = optuna.create_study(study_name="demo", storage=url)
-    study.set_user_attr("advisor:price_usd_per_hour", 0.5)
+    study.set_user_attr(PRICE_ATTR, 0.5)
     for i, state in enumerate([TrialState.COMPLETE, TrialState.PRUNED]):
         study.add_trial(create_trial(
             state=state, value=0.5 if state is TrialState.COMPLETE else None,
