@@ -12,10 +12,24 @@ import click
 
 from cli.errors import BadInput
 
-__all__ = ["SpecFile", "json_option", "spec_file_argument"]
+__all__ = ["SpecFile", "json_flag", "json_option", "spec_file_argument", "storage_option"]
 
-json_option = click.option("--json", "as_json", is_flag=True,
-                           help="Print one JSON object instead of a table (for scripts).")
+_Decorator = Callable[[Any], Any]
+
+
+def json_flag(help_text: str = "Print one JSON object instead of a table (for scripts).",
+              ) -> _Decorator:
+    """``--json`` (as ``as_json``), with what this command prints as JSON."""
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+json_option = json_flag()
+
+
+def storage_option(help_text: str = "Storage URL (default: the local SQLite file in "
+                                    "ADVISOR_HOME, or ADVISOR_STORAGE_URL).") -> _Decorator:
+    """``--storage URL`` (as ``storage``, None when not given)."""
+    return click.option("--storage", default=None, metavar="URL", help=help_text)
 
 
 if TYPE_CHECKING:  # generic only in click 8.2+; pyproject allows 8.1

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from cli.errors import handle_errors
-from cli.options import spec_file_argument
+from cli.options import json_flag, json_option, spec_file_argument, storage_option
 
 if TYPE_CHECKING:
     from advisor.sweep.stops import StopReason
@@ -150,15 +150,13 @@ def _fail(message: str) -> NoReturn:
 @spec_file_argument("sweep_yaml", as_str=True)
 @click.option("--workers", type=int, default=None,
               help="Local worker processes (default: sweep.yaml 'workers'; >1 needs PostgreSQL).")
-@click.option("--storage", default=None,
-              help="Storage URL, e.g. postgresql://USER@HOST/DB (overrides sweep.yaml "
-                   "'storage' and ADVISOR_STORAGE_URL; default: a SQLite file in ADVISOR_HOME).")
+@storage_option("Storage URL, e.g. postgresql://USER@HOST/DB (overrides sweep.yaml 'storage' "
+                "and ADVISOR_STORAGE_URL; default: a SQLite file in ADVISOR_HOME).")
 @click.option("--launch", is_flag=True,
               help="Start the workers on cloud instances of the sweep's offer (AWS; needs "
                    "ADVISOR_AWS_BUCKET and a PostgreSQL storage the instances reach); they are "
                    "terminated when the study ends, the budget is reached or you press Ctrl-C.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the final status as JSON instead of a table (no progress bar).")
+@json_flag("Print the final status as JSON instead of a table (no progress bar).")
 @handle_errors
 def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
         as_json: bool) -> None:
@@ -259,9 +257,8 @@ def _interrupted(what: str) -> NoReturn:
 
 @sweep.command("worker")
 @spec_file_argument("sweep_yaml", as_str=True)
-@click.option("--storage", default=None, help="Storage URL (overrides sweep.yaml 'storage').")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print what the worker did as JSON (trials_run, stop_reason).")
+@storage_option("Storage URL (overrides sweep.yaml 'storage').")
+@json_flag("Print what the worker did as JSON (trials_run, stop_reason).")
 @handle_errors
 def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
     """Join the study of SWEEP_YAML as one more worker (any machine that reaches the database).
@@ -301,8 +298,8 @@ def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
 
 @sweep.command("status")
 @click.argument("study")
-@click.option("--storage", default=None, help="Storage URL (default: the local SQLite file).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@storage_option()
+@json_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the budget-review HTML report (charts) to this file.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -342,12 +339,12 @@ def status(study: str, storage: str | None, as_json: bool, html_path: Path | Non
 
 @sweep.command("cleanup")
 @click.argument("study")
-@click.option("--storage", default=None, help="Storage URL (default: the local SQLite file).")
+@storage_option()
 @click.option("--artifacts", default=None,
               help="Artifact location (default: the one the sweep recorded).")
 @click.option("--keep-best", type=int, default=None, help="Best trials to keep (default 3).")
 @click.option("--dry-run", is_flag=True, help="Only print what would be deleted.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
+@json_flag("Print JSON instead of lines.")
 @handle_errors
 def cleanup(study: str, storage: str | None, artifacts: str | None, keep_best: int | None,
             dry_run: bool, as_json: bool) -> None:
