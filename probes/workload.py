@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from probes.built import BuiltWorkload
 from probes.errors import ProbeError
+from probes.models import BUILTIN
 
 __all__ = ["BuiltWorkload", "WorkloadRecipe", "build_workload", "first_line", "import_entrypoint"]
 
@@ -35,25 +37,6 @@ class WorkloadRecipe:
     base_dir: str | None = None
 
 
-@dataclass
-class BuiltWorkload:
-    """Torch objects of one workload.
-
-    ``make_batch(batch_size, device)`` returns one batch already on ``device``;
-    ``loss_fn(model, batch)`` returns the scalar loss of a forward pass;
-    ``make_loader(batch_size)``, when given, returns an iterable of CPU batches, in the
-    structure ``make_batch`` returns, read the way training reads them (the user's real input
-    pipeline). Only then does a probe compare steps on one cached batch with steps on the
-    loader's batches (the input-bound check). Built-in models give none: they make no claim
-    about an input pipeline.
-    """
-
-    model: Any
-    make_batch: Callable[[int, Any], Any]
-    loss_fn: Callable[[Any, Any], Any]
-    make_loader: Callable[[int], Iterable[Any]] | None = None
-
-
 def build_workload(recipe: WorkloadRecipe) -> BuiltWorkload:
     """Build the torch objects of ``recipe`` on the current default device.
 
@@ -68,8 +51,6 @@ def build_workload(recipe: WorkloadRecipe) -> BuiltWorkload:
     if (recipe.builtin is None) == (recipe.entrypoint is None):
         raise ProbeError("a workload recipe needs exactly one of builtin and entrypoint")
     if recipe.builtin is not None:
-        from probes.models import BUILTIN
-
         builder = BUILTIN.get(recipe.builtin)
         if builder is None:
             raise ProbeError(f"unknown built-in model {recipe.builtin!r}; built-ins are "

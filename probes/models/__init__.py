@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from probes.errors import ProbeError
 
 if TYPE_CHECKING:
-    from probes.workload import BuiltWorkload
+    from probes.built import BuiltWorkload
 
 __all__ = ["BUILTIN", "OPTIONS", "ModelOptionError", "ModelOptions", "check_builtin_options",
            "check_options"]

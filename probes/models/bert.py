@@ -16,10 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from probes.built import BuiltWorkload
 from probes.errors import ProbeError
 from probes.models import OPTIONS, check_builtin_options
 from probes.models._text import SelfAttention
-from probes.workload import BuiltWorkload
 
 __all__ = ["Bert", "build"]
 

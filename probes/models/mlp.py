@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from probes.built import BuiltWorkload
 from probes.models import OPTIONS, check_builtin_options
-from probes.workload import BuiltWorkload
 
 __all__ = ["build", "mlp"]
 
