@@ -30,7 +30,7 @@ from advisor.profile import recipe_for  # noqa: E402
 from advisor.spec import load_workload_spec  # noqa: E402
 from probes.devices import detect_device  # noqa: E402
 from probes.tune import Tuner  # noqa: E402
-from probes.tune_report import RowStatus, TuneRow  # noqa: E402
+from probes.tune_report import RowKind, RowStatus, TuneRow  # noqa: E402
 from probes.types import ProbeRequest, ProbeResult  # noqa: E402
 
 SPECS = (ROOT / "examples" / "resnet50_tune.yaml", ROOT / "examples" / "custom" / "model.yaml")
@@ -59,9 +59,14 @@ def _section(spec_path: Path, result: ProbeResult, wall_s: float) -> str:
     lines.append("")
     lines += [f"- not applicable: {s.knob}: {s.reason}" for s in report.skipped]
     tuned = report.tuned(allow_numerics=False)
-    lines.append(f"- tuned (same numerics): {tuned.setting}, {tuned.speedup or 1:.2f}x"
-                 if tuned else "- tuned (same numerics): no knob beat the baseline beyond "
-                 "the noise")
+    combos = [r for r in report.rows if r.kind is RowKind.COMBINATION]
+    lines.append(f"- tuned (same numerics): {tuned.setting}, {tuned.speedup or 1:.2f}x" if tuned
+                 else "- tuned (same numerics): the best combination was not measured (see "
+                 "its row)" if combos else "- tuned (same numerics): no knob beat the baseline "
+                 "beyond the noise")
+    if report.drift is not None:
+        lines.append(f"- baseline again after the trials: {report.drift:.2f}x its first "
+                     "samples/s (the machine's drift; a knob counts only when it beats both)")
     if report.profile is not None:
         p = report.profile
         split = ", ".join(f"{name} {s * 1e3:.3g} ms" for name, s in p.phases())

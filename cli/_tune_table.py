@@ -35,8 +35,10 @@ def tune_options(command: _Command) -> _Command:
              "channels-last, torch.compile, batch, DataLoader num_workers and pin_memory, "
              "cached input vs your loader.")(command)
 
+
 _COLUMNS = ("knob", "setting", "samples/s", "±95%", "speed-up", "samples/$", "numerics", "note")
 _TOP_OPERATORS = 5
+_DRIFT_WARNING = 0.10  # baseline again vs first, relative, past which the table warns
 
 
 def _cells(row: TuneRow, price_usd_per_hour: float) -> list[str]:
@@ -84,6 +86,11 @@ def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
             caveat = "; needs a convergence check" if tuned.changes_numerics else ""
             lines.append(f"tuned{' (numerics allowed)' if allowed else ''}: {tuned.setting}: "
                          f"{tuned.speedup or 1.0:.2f}x the baseline{caveat}")
+    drift = report.drift
+    if drift is not None and abs(drift - 1.0) > _DRIFT_WARNING:
+        lines.append(f"warning: the baseline ran at {drift:.2f}x its first speed after the "
+                     "trials: the machine's speed changed meanwhile (other work on it?); a knob "
+                     "counts only when it beats both baselines")
     if not any(r.kind is RowKind.COMBINATION for r in report.rows):
         lines.append("tuned: no knob beat the baseline beyond the noise; keep the spec as it is")
     if batch_line:

@@ -4,13 +4,16 @@ Inside the request's time box (and its dollar cap at the offer's price), which s
 after the baseline's first step as a plain probe's does, the tuner
 measures the baseline (the spec as written, on one cached batch, as a plain probe does),
 then each applicable knob of ``probes.knobs`` one at a time (the loader knobs on the real
-loader), then the best combination of the knobs that beat the baseline beyond the noise,
-then profiles the tuned configuration. Every run is timed by the harness's own step and
+loader), then the baseline again (a machine that changed speed meanwhile shows), then the
+best combination of the knobs that beat both baselines beyond the noise, then profiles the
+tuned configuration. Every run is timed by the harness's own step and
 steady-state rule (``probes.train_step``, ``probes.steady``) on a freshly built model.
 
 The box is split as it goes: each run gets an even share of what is left after the
-profile's reserve and the set-up time of the runs still to come (compiling); a run whose
-share is too short for a few steps is not started and its row says so. Numerics-changing
+profile's reserve and the set-up time of the runs still to come (compiling), and at least
+the time of 16 of its steps (predicted from the baseline's); a run the box can no longer
+afford is not started and its row says so, so on a short box the later knobs (the
+compiler last) are the ones left out. Numerics-changing
 settings (precision, batch) are measured and reported, and enter a combination only with
 ``request.allow_numerics``. With ``find_batch`` the largest-batch search follows in a box
 of its own, as in a plain probe.
@@ -49,8 +52,9 @@ from probes.workload import BuiltWorkload, build_workload, first_line
 
 __all__ = ["Tuner"]
 
-_MIN_STEPS_PER_RUN = 8      # a share shorter than this many (predicted) steps is not started
+_MIN_STEPS_PER_RUN = 16     # a run gets at least this many (predicted) steps, or none
 _PROFILE_RESERVE = 0.10     # of the box, kept for the profile (1 to 30 s)
+_MIN_BLOCKS = 3             # a row's interval from 9 steps on (the stopping rule wants 5 blocks)
 
 
 @dataclass
@@ -117,10 +121,10 @@ class Tuner:
                  note: str = "") -> _Measured:
         """One run of ``config``: build, a first (untimed) step, then warm-up and measured
         steps until stable or ``window_s`` + ``setup_s`` seconds from now."""
-        predicted = (self._step_s or 0.0) * config.batch_size * _MIN_STEPS_PER_RUN
+        needed = (self._step_s or 0.0) * config.batch_size * _MIN_STEPS_PER_RUN
         left = max(0.0, self._deadline - self._reserve_s - self._clock())
-        window_s = min(window_s, left - setup_s)
-        if window_s <= 0 or window_s < predicted:
+        window_s = min(max(window_s, needed), left - setup_s)  # earlier knobs go first
+        if window_s <= 0 or window_s < needed:
             why = (f"it may take {setup_s:.0f} s to compile and {left:.0f} s were left"
                    if setup_s else f"{left:.0f} s of the time box were left for the runs "
                    "still to come")
@@ -168,7 +172,7 @@ class Tuner:
                 note=f"its first steps took its whole share of the box "
                      f"({window_s + setup_s:.0f} s); give a longer --time-box"))
         sps = size * len(times) / sum(times)
-        width = relative_halfwidth(times)
+        width = relative_halfwidth(times, min_blocks=_MIN_BLOCKS)
         base_sps = self._step_s and 1.0 / self._step_s
         row = self._row(kind, knob, config, RowStatus.MEASURED, setting=setting, note=note,
                         samples_per_second=sps,
@@ -207,7 +211,7 @@ class Tuner:
 
         def pending(trials: tuple[Trial, ...]) -> tuple[int, float]:
             setup = sum(knob_spec(t.knob).setup_s for t in trials) + combos * compile_s
-            return len(trials) + combos + 1, setup
+            return len(trials) + combos + 2, setup  # + this run + the baseline again
 
         runs, setup = pending(plan.trials)
         base = self._measure(RowKind.BASELINE, None, baseline, setup_s=0.0,
@@ -227,6 +231,9 @@ class Tuner:
                 continue
             measured.append(self._measure(RowKind.TRIAL, trial.knob, trial.config, setup_s=own,
                                           window_s=self._window_s(runs, setup, own)))
+        measured.append(self._measure(  # the machine's drift over the trials
+            RowKind.RECHECK, None, baseline, setup_s=0.0, setting="the baseline again",
+            window_s=self._window_s(combos + 1, combos * compile_s, 0.0)))
         measured += self._combinations(measured, compile_s)
         return self._finish(measured, plan.skipped, start)
 

@@ -21,10 +21,12 @@ _NOISE_FREE_SPEEDUP = 1.10  # a gain that counts when a row has no interval (too
 
 
 class RowKind(enum.StrEnum):
-    """The baseline (the spec as written), a one-knob trial, or a combination of knobs."""
+    """The baseline (the spec as written), a one-knob trial, the baseline again after the
+    trials (how far the machine drifted meanwhile), or a combination of knobs."""
 
     BASELINE = "baseline"
     TRIAL = "trial"
+    RECHECK = "baseline_again"
     COMBINATION = "combination"
 
 
@@ -104,17 +106,20 @@ def beats(row: TuneRow, baseline: TuneRow) -> bool:
 
 
 def chosen_settings(rows: tuple[TuneRow, ...]) -> dict[Knob, StepConfig]:
-    """Per step knob, the configuration of its fastest trial that beats the baseline; per
-    loader knob, the fastest trial that beats the real loader as given (the input row)."""
-    baseline = rows[0]
+    """Per step knob, the configuration of its fastest trial that beats the baseline as
+    measured before the trials and, where it was measured again after them, as measured
+    then (so a machine that sped up meanwhile is no gain); per loader knob, the fastest
+    trial that beats the real loader as given (the input row)."""
+    baselines = [r for r in rows if r.kind in (RowKind.BASELINE, RowKind.RECHECK)
+                 and r.status is RowStatus.MEASURED]
     given = next((r for r in rows if r.knob is Knob.INPUT and r.kind is RowKind.TRIAL), None)
     chosen: dict[Knob, TuneRow] = {}
     for row in rows:
         if row.kind is not RowKind.TRIAL or row.knob is None:
             continue
         spec = knob_spec(row.knob)
-        reference = given if spec.on_loader and spec.settable else baseline
-        if not spec.settable or reference is None or not beats(row, reference):
+        references = ([given] if given else []) if spec.on_loader else baselines
+        if not spec.settable or not references or not all(beats(row, r) for r in references):
             continue
         held = chosen.get(row.knob)
         if held is None or (row.samples_per_second or 0.0) > (held.samples_per_second or 0.0):
@@ -150,6 +155,16 @@ class TuneReport:
                  and r.config.cached_input and (r.speedup or 0.0) > 1.0
                  and (allow_numerics or not r.changes_numerics)]
         return max(found, key=lambda r: r.samples_per_second or 0.0, default=None)
+
+    @property
+    def drift(self) -> float | None:
+        """The baseline's samples/s measured after the trials over before them (1.0: the
+        machine kept its speed); None when it was not measured again."""
+        again = next((r for r in self.rows if r.kind is RowKind.RECHECK
+                      and r.status is RowStatus.MEASURED), None)
+        if again is None or not again.samples_per_second or not self.baseline.samples_per_second:
+            return None
+        return again.samples_per_second / self.baseline.samples_per_second
 
     def not_measured(self) -> tuple[TuneRow, ...]:
         """Rows the time box left unmeasured."""

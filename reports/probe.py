@@ -34,8 +34,9 @@ TUNING_COLUMNS: tuple[Column, ...] = (
     Column("probe_id", "", "the probe that ran the tune"),
     Column("offer", "", "offer key the probe ran on (`local`: this machine)"),
     Column("device", "", "the device as its runtime names it"),
-    Column("kind", "", "`baseline` (the spec as written), `trial` (one knob changed) or "
-           "`combination` (the knobs that beat the baseline, together)"),
+    Column("kind", "", "`baseline` (the spec as written), `trial` (one knob changed), "
+           "`baseline_again` (after the trials: the machine's drift) or `combination` (the "
+           "knobs that beat both baselines, together)"),
     Column("knob", "", "the knob a trial changes (empty for the baseline and combinations)"),
     Column("setting", "", "the configuration's change in words"),
     Column("status", "", "`measured`, `oom`, `failed` or `not_measured` (the time box ran out)"),
@@ -130,7 +131,7 @@ def _write_csv(path: Path, columns: Sequence[Column], rows: list[dict[str, Any]]
 
 
 def _group(row: TuneRow) -> str:
-    if row.kind is RowKind.BASELINE:
+    if row.kind in (RowKind.BASELINE, RowKind.RECHECK):
         return "baseline"
     if row.kind is RowKind.COMBINATION:
         return "combination" if not row.changes_numerics else "changes numerics"

@@ -41,6 +41,8 @@ def test_every_applicable_knob_gets_a_row_and_the_tune_ends_inside_its_box() -> 
     assert {r.knob for r in rows if r.kind is RowKind.TRIAL} == {Knob.INPUT, Knob.BATCH,
                                                                 Knob.COMPILER}
     assert all(r.status is RowStatus.MEASURED for r in rows if r.knob in (Knob.INPUT, Knob.BATCH))
+    (again,) = [r for r in rows if r.kind is RowKind.RECHECK]  # the machine's drift
+    assert again.status is RowStatus.MEASURED and result.tuning.drift is not None
     assert result.wall_time_s < 6.0
     assert result.samples_per_second == rows[0].samples_per_second  # the spec as written
 

@@ -145,3 +145,11 @@ def test_numerics_changing_settings_apply_only_when_allowed() -> None:
 
 def test_a_gain_within_the_noise_is_not_chosen() -> None:
     assert Knob.COMPILER not in chosen_settings(FASTER)
+
+
+def test_a_gain_the_machine_made_is_not_chosen() -> None:
+    # channels_last beat the first baseline, but the baseline ran as fast after the trials:
+    # the machine sped up meanwhile, so the gain is not the knob's.
+    again = _row(None, BASE, 135.0, kind=RowKind.RECHECK)
+    chosen = chosen_settings((*FASTER, again))
+    assert Knob.MEMORY_FORMAT not in chosen and Knob.PRECISION in chosen
