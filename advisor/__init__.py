@@ -10,9 +10,9 @@ stays fast and never imports torch; sweeps live in ``advisor.sweep``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from advisor._lazy import lazy_exports
 from advisor.errors import AdvisorError, SpecError
 
 if TYPE_CHECKING:
@@ -75,14 +75,4 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'advisor' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"advisor.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports("advisor", _HOME, globals(), __all__)

@@ -10,8 +10,9 @@ a rerun of a finished sweep in a fraction of a second) does not import Optuna.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from advisor._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from advisor.sweep.artifacts import SweepArtifactStore, open_artifact_store, upload_artifact
@@ -68,14 +69,4 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'advisor.sweep' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"advisor.sweep.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports("advisor.sweep", _HOME, globals(), __all__)
