@@ -40,3 +40,30 @@ def test_a_spot_offer_over_the_deadline_names_its_interruption_band() -> None:
     _, rejected = rank(spec(deadline_hours=1), [spot])
     assert "h (spot, interruption band 5-10%/month published) > constraints.deadline_hours 1" \
         in rejected[0].reason
+
+
+# One realistic set of figures per kind: what the code that rejects for it passes.
+FIGURES: dict[RejectionKind, dict[str, float | int | str]] = {
+    RejectionKind.CLOUD: {}, RejectionKind.REGION: {},
+    RejectionKind.ACCELERATOR_NOT_INCLUDED: {}, RejectionKind.ACCELERATOR_EXCLUDED: {},
+    RejectionKind.SPOT_NOT_ALLOWED: {}, RejectionKind.ON_DEMAND_LEFT_OUT: {},
+    RejectionKind.INFERENCE_ONLY: {},
+    RejectionKind.TOO_MANY_ACCELERATORS: {"max_accelerators": 8},
+    RejectionKind.BATCH_TOO_SMALL: {"batch_size": 4},
+    RejectionKind.PRICE_FLAGGED: {"flag": "below-list-cluster: 0.44x the median"},
+    RejectionKind.MEMORY: {"needed_gib": 30.0, "batch": 64, "basis": "traced step",
+                           "step_gib": 29.0, "overhead_gib": 1.0, "runtime": "CUDA runtime",
+                           "memory_gib": 24.0, "short_gib": 6.0},
+    RejectionKind.MEMORY_PROBE_OOM: {"memory_gib": 24.0, "batch": 64, "probe_id": "p1",
+                                     "failed_batch": 48},
+    RejectionKind.DEADLINE: {"run_hours": 80.0, "deadline_hours": 72, "spot": ""},
+    RejectionKind.BUDGET: {"run_cost_usd": 3100.0, "budget_usd": 3000, "spot": ""},
+}
+
+
+def test_each_kind_renders_without_placeholders() -> None:
+    assert set(FIGURES) == set(RejectionKind)
+    for kind, figures in FIGURES.items():
+        reason = Rejection(offer(), kind, figures).reason
+        assert "{" not in reason and "}" not in reason, kind
+        assert reason and reason == reason.strip(), kind
