@@ -202,11 +202,11 @@ def _recorder_class() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    from advisor.profile import _cpu_attention_flops
+    from advisor._torch_counting import cpu_attention_flops
 
     registry: dict[Any, Callable[..., int]] = dict(flop_counter.flop_registry)
     wrap: Callable[..., Any] = flop_counter.shape_wrapper
-    registry.update({k: wrap(v) for k, v in _cpu_attention_flops().items()})
+    registry.update({k: wrap(v) for k, v in cpu_attention_flops().items()})
 
     def nbytes(t: Any, promote: bool = False) -> int:
         width = 4 if promote and t.dtype in (torch.bfloat16, torch.float16) else t.element_size()

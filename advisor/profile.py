@@ -12,12 +12,12 @@ import enum
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from advisor._torch_counting import SavedBytes, cpu_attention_flops, identity, parameters
 from advisor.errors import AdvisorError
 from advisor.spec import Precision, WorkloadSpec
 from advisor.storage import profile_cache_dir
@@ -300,22 +300,6 @@ def _mode_context(mode: str) -> AbstractContextManager[Any]:
     return nullcontext()
 
 
-class _SavedBytes:
-    """Sums the bytes of distinct storages autograd saves for backward."""
-
-    def __init__(self) -> None:
-        self.storages: dict[int, Any] = {}
-
-    def pack(self, tensor: Any) -> Any:
-        storage = tensor.untyped_storage()
-        self.storages[id(storage)] = storage  # keeps it alive, so ids stay unique
-        return tensor
-
-    @property
-    def nbytes(self) -> int:
-        return sum(int(s.nbytes()) for s in self.storages.values())
-
-
 # Batches of the FLOP count and the saved-tensor difference: at least 2, since batch norm in
 # training needs more than one value per channel (a 1x1 feature map at batch 1 has one).
 _PROFILE_BATCHES = (2, 4)
@@ -337,9 +321,9 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
         device = "meta" if mode == "meta" else "cpu"
         for batch_size in _PROFILE_BATCHES:
             batch = built.make_batch(batch_size, device)
-            saver = _SavedBytes()
-            with torch.autograd.graph.saved_tensors_hooks(saver.pack, _identity), \
-                    FlopCounterMode(display=False, custom_mapping=_cpu_attention_flops()) as counter:
+            saver = SavedBytes()
+            with torch.autograd.graph.saved_tensors_hooks(saver.pack, identity), \
+                    FlopCounterMode(display=False, custom_mapping=cpu_attention_flops()) as counter:
                 with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16,
                                     enabled=use_autocast):
                     loss = built.loss_fn(model, batch)
@@ -349,7 +333,7 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
                        if "convolution" in str(op))
             saved[batch_size] = saver.nbytes
             del loss, batch, saver
-        params, weight_bytes = _parameters(model)
+        params, weight_bytes = parameters(model)
     small, large = _PROFILE_BATCHES
     activation = max(0, saved[large] - saved[small]) // (large - small)
     method = f"flop_counter:{mode}"
@@ -363,54 +347,3 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
         gradient_bytes=params * _FP32_BYTES, optimizer_bytes=params * _ADAM_BYTES_PER_PARAM,
         activation_bytes_per_sample=activation, method=method,
         conv_flops_fraction=conv / flops[large] if flops[large] else None)
-
-
-def _cpu_attention_flops() -> dict[Any, Any]:
-    """FLOP formulas for the fused (flash) attention kernels torch runs on CPU tensors.
-
-    The counter does not know these kernels. Counted the way the scaling-law literature
-    does (Kaplan et al. 2020, table 1): the two attention matmuls, halved under a causal
-    mask (a fused kernel skips the masked blocks), and backward = 2 x forward (the scores a
-    fused kernel recomputes in backward are not counted, like activation recomputation).
-    """
-    import torch
-    from torch.utils import flop_counter
-
-    aten = torch.ops.aten
-    sdpa_flop_count: Callable[..., int] = flop_counter.sdpa_flop_count
-
-    def attention(query: Any, key: Any, value: Any, is_causal: bool) -> int:
-        flops = int(sdpa_flop_count(query, key, value))
-        return flops // 2 if is_causal else flops
-
-    def forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
-                is_causal: bool = False, **kwargs: Any) -> int:
-        del dropout_p, kwargs
-        return attention(query, key, value, is_causal)
-
-    def backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
-                 dropout_p: float, is_causal: bool, **kwargs: Any) -> int:
-        del grad_out, out, logsumexp, dropout_p, kwargs
-        return 2 * attention(query, key, value, is_causal)
-
-    # The kernels' names start with "_" but they are the ops torch dispatches to on CPU.
-    return {aten._scaled_dot_product_flash_attention_for_cpu: forward,  # noqa: SLF001
-            aten._scaled_dot_product_flash_attention_for_cpu_backward: backward}  # noqa: SLF001
-
-
-def _identity(tensor: Any) -> Any:
-    return tensor
-
-
-def _parameters(model: Any) -> tuple[int, int]:
-    """Parameter count and bytes of parameters plus buffers (shared tensors counted once)."""
-    params = list(_iter(model, "parameters"))
-    buffers = list(_iter(model, "buffers"))
-    count = sum(int(p.numel()) for p in params)
-    nbytes = sum(int(t.numel()) * int(t.element_size()) for t in params + buffers)
-    return count, nbytes
-
-
-def _iter(model: Any, what: str) -> Iterator[Any]:
-    method = getattr(model, what, None)
-    return iter(method()) if callable(method) else iter(())

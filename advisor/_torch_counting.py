@@ -1,0 +1,76 @@
+"""Torch helpers of the local profile: FLOP formulas the counter lacks, the bytes autograd
+saves for backward, parameter counts (torch imported inside each function)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = ["SavedBytes", "cpu_attention_flops", "identity", "parameters"]
+
+
+class SavedBytes:
+    """Sums the bytes of distinct storages autograd saves for backward."""
+
+    def __init__(self) -> None:
+        self.storages: dict[int, Any] = {}
+
+    def pack(self, tensor: Any) -> Any:
+        storage = tensor.untyped_storage()
+        self.storages[id(storage)] = storage  # keeps it alive, so ids stay unique
+        return tensor
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(s.nbytes()) for s in self.storages.values())
+
+
+def cpu_attention_flops() -> dict[Any, Any]:
+    """FLOP formulas for the fused (flash) attention kernels torch runs on CPU tensors.
+
+    The counter does not know these kernels. Counted the way the scaling-law literature
+    does (Kaplan et al. 2020, table 1): the two attention matmuls, halved under a causal
+    mask (a fused kernel skips the masked blocks), and backward = 2 x forward (the scores a
+    fused kernel recomputes in backward are not counted, like activation recomputation).
+    """
+    import torch
+    from torch.utils import flop_counter
+
+    aten = torch.ops.aten
+    sdpa_flop_count: Callable[..., int] = flop_counter.sdpa_flop_count
+
+    def attention(query: Any, key: Any, value: Any, is_causal: bool) -> int:
+        flops = int(sdpa_flop_count(query, key, value))
+        return flops // 2 if is_causal else flops
+
+    def forward(query: Any, key: Any, value: Any, dropout_p: float = 0.0,
+                is_causal: bool = False, **kwargs: Any) -> int:
+        del dropout_p, kwargs
+        return attention(query, key, value, is_causal)
+
+    def backward(grad_out: Any, query: Any, key: Any, value: Any, out: Any, logsumexp: Any,
+                 dropout_p: float, is_causal: bool, **kwargs: Any) -> int:
+        del grad_out, out, logsumexp, dropout_p, kwargs
+        return 2 * attention(query, key, value, is_causal)
+
+    # The kernels' names start with "_" but they are the ops torch dispatches to on CPU.
+    return {aten._scaled_dot_product_flash_attention_for_cpu: forward,  # noqa: SLF001
+            aten._scaled_dot_product_flash_attention_for_cpu_backward: backward}  # noqa: SLF001
+
+
+def identity(tensor: Any) -> Any:
+    return tensor
+
+
+def parameters(model: Any) -> tuple[int, int]:
+    """Parameter count and bytes of parameters plus buffers (shared tensors counted once)."""
+    params = list(_iter(model, "parameters"))
+    buffers = list(_iter(model, "buffers"))
+    count = sum(int(p.numel()) for p in params)
+    nbytes = sum(int(t.numel()) * int(t.element_size()) for t in params + buffers)
+    return count, nbytes
+
+
+def _iter(model: Any, what: str) -> Iterator[Any]:
+    method = getattr(model, what, None)
+    return iter(method()) if callable(method) else iter(())
