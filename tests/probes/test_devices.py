@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-from probes import devices
+from probes import devices, xla_devices
 from probes.devices import (
     CpuDevice,
     CudaDevice,
@@ -158,7 +158,7 @@ def test_neuron_falls_back_to_the_instance_type(
     product_name.write_text("inf2.xlarge\n")
     monkeypatch.setattr(sys.modules["torch_neuronx.utils"], "get_platform_target", unsupported)
     monkeypatch.setattr(NeuronDevice, "_name_sources", (
-        devices._neuron_platform_target, partial(devices._read_text, str(product_name))))
+        xla_devices._neuron_platform_target, partial(xla_devices._read_text, str(product_name))))
     device = detect_device("neuron")
     assert (device.name, device.accelerator) == ("inf2.xlarge", "Inferentia2")
 
