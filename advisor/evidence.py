@@ -7,23 +7,39 @@ local probe, whatever the machine has. A local probe on an accelerator the catal
 user's own H100) is evidence for every offer with it and re-scales the predictions for the
 others; one on the CPU or an unknown device informs the findings only. Probes that found the
 batch limit, or ran out of memory, decide memory fit on their accelerator.
+
+A tuned probe (``advisor probe --tune``) says in the advice what its knobs bought; with a
+``TunedPolicy`` other than ``OFF`` its tuned configuration's samples/s is the measurement,
+with basis ``tuned`` (``SAME_NUMERICS``: only a configuration that keeps the spec's
+precision and batch; ``ANY``: numerics-changing ones too, when the tune allowed them).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.ranking import MeasuredMemory
-from advisor.throughput import Measurement
+from advisor.throughput import Basis, Measurement
 from pricing import Catalog
 from probes.device_check import rechecked, result_accelerator
 from probes.findings import findings_for
 from probes.store import most_trustworthy
+from probes.tune_report import RowKind, RowStatus, TuneRow
 from probes.types import ProbeResult, ProbeStatus
 
-__all__ = ["ProbeEvidence", "evidence_from_probes"]
+__all__ = ["ProbeEvidence", "TunedPolicy", "evidence_from_probes"]
+
+
+class TunedPolicy(enum.StrEnum):
+    """Whether a tuned configuration's throughput replaces the probe's own: never, only one
+    with the spec's numerics (precision and batch unchanged), or any the tune measured."""
+
+    OFF = "off"
+    SAME_NUMERICS = "same_numerics"
+    ANY = "any"
 
 
 @dataclass(frozen=True)
@@ -70,10 +86,39 @@ def _memory_limits(results: Iterable[ProbeResult]) -> dict[str, MeasuredMemory]:
     return limits
 
 
-def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog) -> ProbeEvidence:
+def _tuned_row(result: ProbeResult, policy: TunedPolicy) -> TuneRow | None:
+    """The tuned configuration ``policy`` lets replace the probe's throughput, if any."""
+    if result.tuning is None or policy is TunedPolicy.OFF:
+        return None
+    return result.tuning.tuned(allow_numerics=policy is TunedPolicy.ANY)
+
+
+def _tuning_advice(result: ProbeResult, *, used: bool) -> list[str]:
+    """What a tune found: the tuned configuration, and gains held back for changing the
+    numerics (each needs a convergence check)."""
+    if result.tuning is None:
+        return []
+    where = f"[probe {result.probe_id} on {result.offer_key}]"
+    lines = []
+    safe = result.tuning.tuned(allow_numerics=False)
+    if safe is not None:
+        lines.append(f"configure the step as {safe.setting}: {safe.speedup or 1.0:.2f}x the "
+                     f"spec's samples/s, same numerics ({'the ranking uses it' if used else 'measured'}) "
+                     f"{where}")
+    for row in result.tuning.rows:
+        if (row.kind is RowKind.TRIAL and row.changes_numerics and row.speedup is not None
+                and row.status is RowStatus.MEASURED and row.speedup >= 1.1):
+            lines.append(f"{row.setting} measured {row.speedup:.2f}x the spec's samples/s but "
+                         f"changes the numerics: run a convergence check before using it {where}")
+    return lines
+
+
+def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog, *,
+                         policy: TunedPolicy = TunedPolicy.OFF) -> ProbeEvidence:
     """Measurements, memory limits, advice and summaries from a workload's stored probes
     (any status, oldest first): the most trustworthy ``ok`` probe per offer and device is
-    throughput; ``wrong_device`` ones are listed and said to be unused."""
+    throughput (its tuned configuration's, basis ``tuned``, where ``policy`` allows);
+    ``wrong_device`` ones are listed and said to be unused."""
     checked = rechecked(results, catalog)
     measurements, advice, summaries = [], [], []
     for result in checked:
@@ -86,14 +131,19 @@ def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog) -> Pr
         accelerator = result_accelerator(result)
         known = accelerator is not None and accelerator in catalog.accelerators
         summaries.append(_summary(result, accelerator, known))
+        tuned = _tuned_row(result, policy)
         if accelerator is not None and known:
-            measurements.append(Measurement(accelerator, result.samples_per_second, 1))
+            measurements.append(
+                Measurement(accelerator, tuned.samples_per_second, 1, Basis.TUNED)
+                if tuned is not None and tuned.samples_per_second is not None
+                else Measurement(accelerator, result.samples_per_second, 1))
         else:
             advice.append(
                 f"measured on {result.offer_key} ({result.device}): "
                 f"{result.samples_per_second:,.1f} samples/s at batch {result.batch_size}, "
                 f"{result.precision} (probe {result.probe_id}); the catalog sells no such "
                 "device, so it informs the findings below, not the ranking")
+        advice += _tuning_advice(result, used=tuned is not None and known)
         spec = catalog.accelerators.get(accelerator) if accelerator else None
         for finding in findings_for(result, spec):
             advice.append(f"{finding.advice} ({finding.evidence}; expected: "

@@ -41,6 +41,7 @@ class Basis(enum.StrEnum):
     """Where a throughput figure comes from, strongest first."""
 
     MEASURED = "measured"
+    TUNED = "tuned"
     PREDICTED = "predicted"
     PRIOR = "prior"
 
@@ -66,9 +67,9 @@ class ThroughputEstimate:
         """At most ``batch_size`` samples per ``MIN_STEP_SECONDS`` (one step of the global
         batch); FLOPs-based figures for small models exceed it. A capped estimate keeps its
         relative lower width (the step may well be slower than the floor). Measured figures
-        are kept."""
+        and tuned figures are kept."""
         cap = batch_size / MIN_STEP_SECONDS
-        if self.basis is Basis.MEASURED or self.samples_per_second_high <= cap:
+        if self.basis in (Basis.MEASURED, Basis.TUNED) or self.samples_per_second_high <= cap:
             return self
         point = min(self.samples_per_second, cap)
         low = self.samples_per_second_low * point / self.samples_per_second
@@ -103,11 +104,13 @@ class WorkloadFeatures:
 
 @dataclass(frozen=True, slots=True)
 class Measurement:
-    """A measured throughput of this workload (a probe) on ``accelerator_count`` devices."""
+    """A measured throughput of this workload (a probe) on ``accelerator_count`` devices;
+    ``basis`` is ``tuned`` when it is the probe's tuned configuration, not the spec's."""
 
     accelerator: str
     samples_per_second: float
     accelerator_count: int = 1
+    basis: Basis = Basis.MEASURED
 
 
 class ThroughputModel(abc.ABC):

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from advisor.evidence import evidence_from_probes
+from advisor.evidence import TunedPolicy, evidence_from_probes
 from advisor.service import recommend_for_file
 from advisor.spec import load_workload_spec
 from advisor.storage import default_storage_url
@@ -134,3 +134,50 @@ def test_a_measured_fit_overrules_the_profile_estimate(tmp_path: Path) -> None:
     one = next(e for e in ranked if e.offer.accelerator_count == 1)
     assert one.memory_needed_gib_per_device is not None
     assert 14.0 < one.memory_needed_gib_per_device <= 24.0  # measured peak (64 of 96) + overhead
+
+
+def _tuned(sps: float, *, combos: tuple[tuple[float, bool], ...]) -> ProbeResult:
+    """A tuned A10G probe at ``sps``; each combination (samples/s, changes numerics)."""
+    from dataclasses import replace
+
+    from probes.knobs import Knob, Precision, StepConfig
+    from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow
+
+    base = StepConfig(Precision.FP32, 64)
+    rows = [TuneRow(RowKind.BASELINE, None, "fp32", base, RowStatus.MEASURED, False,
+                    samples_per_second=sps, speedup=1.0),
+            TuneRow(RowKind.TRIAL, Knob.PRECISION, "bf16", replace(base, precision=Precision.BF16),
+                    RowStatus.MEASURED, True, samples_per_second=2 * sps, speedup=2.0)]
+    rows += [TuneRow(RowKind.COMBINATION, None, "bf16 + channels_last" if numerics
+                     else "channels_last", replace(base, channels_last=True,
+                                                   precision=Precision.BF16 if numerics
+                                                   else Precision.FP32),
+                     RowStatus.MEASURED, numerics, samples_per_second=value,
+                     speedup=value / sps) for value, numerics in combos]
+    return _ok("aws:g5.xlarge:us-east-1:spot", sps,
+               tuning=TuneReport(tuple(rows), (), True, 120.0, 100.0))
+
+
+def test_a_tuned_probe_is_measured_throughput_unless_the_policy_uses_it() -> None:
+    result = _tuned(900.0, combos=((1200.0, False), (2000.0, True)))
+    (plain,) = evidence_from_probes([result], shipped_catalog()).measurements
+    assert (plain.samples_per_second, plain.basis) == (900.0, Basis.MEASURED)
+    (same,) = evidence_from_probes([result], shipped_catalog(),
+                                   policy=TunedPolicy.SAME_NUMERICS).measurements
+    assert (same.samples_per_second, same.basis) == (1200.0, Basis.TUNED)
+    (any_,) = evidence_from_probes([result], shipped_catalog(), policy=TunedPolicy.ANY).measurements
+    assert (any_.samples_per_second, any_.basis) == (2000.0, Basis.TUNED)
+
+
+def test_a_numerics_only_tune_stays_measured_under_same_numerics() -> None:
+    result = _tuned(900.0, combos=((2000.0, True),))
+    (kept,) = evidence_from_probes([result], shipped_catalog(),
+                                   policy=TunedPolicy.SAME_NUMERICS).measurements
+    assert (kept.samples_per_second, kept.basis) == (900.0, Basis.MEASURED)
+
+
+def test_tuning_advice_names_the_tuned_setting_and_the_convergence_check() -> None:
+    advice = evidence_from_probes([_tuned(900.0, combos=((1200.0, False),))],
+                                  shipped_catalog()).advice
+    assert any("configure the step as channels_last: 1.33x" in line for line in advice)
+    assert any("bf16 measured 2.00x" in line and "convergence check" in line for line in advice)
