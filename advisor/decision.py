@@ -32,13 +32,16 @@ __all__ = [
 # What each basis means, the one text every renderer uses.
 BASIS_MEANING = {
     Basis.MEASURED: "a probe of this workload on this accelerator",
+    Basis.TUNED: "a probe of this workload on this accelerator in the best configuration "
+                 "'advisor probe --tune' measured (same numerics unless numerics-changing "
+                 "settings were allowed)",
     Basis.PREDICTED: "scaled from reference measurements of other models on this accelerator",
     Basis.PRIOR: "no measurement of this accelerator: extrapolated from its datasheet; "
                  "probe it before trusting it",
 }
 # The same, in a few words for a headline.
 BASIS_LABEL = {Basis.PRIOR: "a datasheet guess", Basis.PREDICTED: "a prediction from other models",
-          Basis.MEASURED: "measured"}
+          Basis.MEASURED: "measured", Basis.TUNED: "measured, tuned configuration"}
 COULD_BE_BETTER_LIMIT = 5
 
 
@@ -65,7 +68,7 @@ def could_be_better(ranked: Sequence[CostEstimate], *,
     best: dict[str, CostEstimate] = {}
     for est in ranked:
         name = est.offer.accelerator
-        if (name != pick.offer.accelerator and est.throughput.basis is not Basis.MEASURED
+        if (name != pick.offer.accelerator and not est.throughput.basis.is_measured
                 and est.samples_per_dollar_high > pick.samples_per_dollar
                 and (name not in best
                      or est.samples_per_dollar_high > best[name].samples_per_dollar_high)):
@@ -113,7 +116,7 @@ def headline(rec: Recommendation) -> str:
         return (line + f"; next probe: {n.accelerator} on {nxt.probe_offer_key} for "
                 f"{fmt_money(nxt.probe_cost_usd)} settles whether it beats the pick (up "
                 f"to {nxt.up_to_times_pick:.1f}x its samples/$)")
-    if basis is Basis.MEASURED:
+    if basis.is_measured:
         return line + "; no unprobed offer could beat it even at its optimistic end"
     return line + f"; probe it to confirm (--on {o.key})"
 

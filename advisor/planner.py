@@ -18,7 +18,6 @@ from statistics import NormalDist
 
 from advisor.errors import AdvisorError
 from advisor.ranking import CostEstimate, Recommendation
-from advisor.throughput import Basis
 
 __all__ = ["Candidate", "ProbeSuggestion", "knowledge_gradient", "plan", "plan_probes"]
 
@@ -125,7 +124,7 @@ def plan(candidates: Sequence[Candidate], n: int, *, probe_minutes: ProbeMinutes
 
 def _sigma(estimate: CostEstimate) -> float:
     t = estimate.throughput
-    if t.basis is Basis.MEASURED:
+    if t.basis.is_measured:
         return _MEASURED_SIGMA
     return math.log(t.samples_per_second_high / t.samples_per_second_low) / (2 * INTERVAL_Z)
 

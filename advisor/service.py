@@ -7,7 +7,7 @@ from pathlib import Path
 
 from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
-from advisor.evidence import ProbeEvidence, evidence_from_probes
+from advisor.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
 from advisor.op_profile import OpMix, op_mix_for_spec
 from advisor.profile import profile_workload
 from advisor.ranking import RankBy, Recommendation
@@ -28,8 +28,10 @@ def current_catalog() -> Catalog:
     return from_snapshots(data_dir() / "snapshots")
 
 
-def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog) -> ProbeEvidence:
-    """Evidence from the probe store, without creating a store that does not exist yet.
+def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog, *,
+                          tuned: TunedPolicy = TunedPolicy.OFF) -> ProbeEvidence:
+    """Evidence from the probe store, without creating a store that does not exist yet
+    (``tuned``: whether a tuned configuration's throughput stands for a probe's).
 
     AdvisorError (one line, naming the store) when the store cannot be read: a missing
     folder, an in-memory or damaged SQLite file, a server that refuses the connection.
@@ -49,16 +51,17 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog) -> ProbeEvidence
         stored = ProbeStore(url).list(fingerprint=spec.fingerprint())
     except ProbeError as exc:
         raise AdvisorError(f"recommend cannot read the probe store: {exc}") from exc
-    return evidence_from_probes(stored, catalog)
+    return evidence_from_probes(stored, catalog, policy=tuned)
 
 
 def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
-                       rank_by: RankBy = RankBy.CONSERVATIVE) -> Recommendation:
+                       rank_by: RankBy = RankBy.CONSERVATIVE,
+                       tuned: TunedPolicy = TunedPolicy.OFF) -> Recommendation:
     """``advisor recommend``: spec from ``path``, current catalog, cached profile and
     operator mix, and the stored probes of this workload (measured throughput and findings)."""
     spec = load_workload_spec(Path(path))
     catalog = current_catalog()
-    evidence = stored_probe_evidence(spec, catalog)
+    evidence = stored_probe_evidence(spec, catalog, tuned=tuned)
     limit = spec.profile.timeout_s
     with time_limit(limit, f"{spec.name}: profiling the model took more than {limit:g} s "
                            "(profile.timeout_s in model.yaml): its build function or one "

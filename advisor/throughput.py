@@ -45,6 +45,11 @@ class Basis(enum.StrEnum):
     PREDICTED = "predicted"
     PRIOR = "prior"
 
+    @property
+    def is_measured(self) -> bool:
+        """True for figures a probe of this workload measured (as specified, or tuned)."""
+        return self in (Basis.MEASURED, Basis.TUNED)
+
 
 @dataclass(frozen=True, slots=True)
 class ThroughputEstimate:
@@ -69,7 +74,7 @@ class ThroughputEstimate:
         relative lower width (the step may well be slower than the floor). Measured figures
         and tuned figures are kept."""
         cap = batch_size / MIN_STEP_SECONDS
-        if self.basis in (Basis.MEASURED, Basis.TUNED) or self.samples_per_second_high <= cap:
+        if self.basis.is_measured or self.samples_per_second_high <= cap:
             return self
         point = min(self.samples_per_second, cap)
         low = self.samples_per_second_low * point / self.samples_per_second

@@ -318,10 +318,13 @@ class TransferModel(NoProbePrior, ThroughputModel):
         probes = self._per_device_probes(measurements)
         exact = [m for m in measurements
                  if m.accelerator == accelerator.name and m.accelerator_count == count]
+        tuned = any(m.basis is Basis.TUNED for m in measurements
+                    if m.accelerator == accelerator.name)
         if exact:
             value = statistics.mean(m.samples_per_second for m in exact)
             return ThroughputEstimate(value, value * math.exp(-MEASURED_HALF_WIDTH),
-                                      value * math.exp(MEASURED_HALF_WIDTH), Basis.MEASURED)
+                                      value * math.exp(MEASURED_HALF_WIDTH),
+                                      Basis.TUNED if tuned else Basis.MEASURED)
         log_sps, case = self.predict_log(workload, accelerator, probes)
         low, high = interval(self.residual_quantiles_, case,
                              foreign_widening=self.foreign_widening)
@@ -329,7 +332,7 @@ class TransferModel(NoProbePrior, ThroughputModel):
         low, high = -math.hypot(low, spread), math.hypot(high, spread)
         scale = count * self.scaling_efficiency(accelerator, count)
         value = math.exp(log_sps) * scale
-        basis = {"measured": Basis.MEASURED, "foreign": Basis.PRIOR,
+        basis = {"measured": Basis.TUNED if tuned else Basis.MEASURED, "foreign": Basis.PRIOR,
                  "prior_unseen": Basis.PRIOR}.get(case, Basis.PREDICTED)
         return ThroughputEstimate(value, value * math.exp(min(low, 0.0)),
                                   value * math.exp(max(high, 0.0)), basis)

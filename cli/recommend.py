@@ -15,6 +15,7 @@ from rich.text import Text
 
 from advisor.decision import describe_opportunity, group_regions, headline
 from advisor.errors import AdvisorError
+from advisor.evidence import TunedPolicy
 from advisor.ranking import CostEstimate, RankBy, Recommendation
 from advisor.serialize import recommendation_to_dict
 from advisor.spot_risk import SpotRiskBasis
@@ -203,14 +204,15 @@ def _status_message(model_yaml: Path) -> str:
 
 
 def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
-                  rank_by: RankBy = RankBy.CONSERVATIVE) -> Recommendation:
+                  rank_by: RankBy = RankBy.CONSERVATIVE,
+                  tuned: TunedPolicy = TunedPolicy.OFF) -> Recommendation:
     """``advisor.service.recommend_for_file`` with a transient status line on stderr (only when
     stderr is a terminal): profiling a new model takes seconds."""
     from advisor import service
 
     with status(_status_message(model_yaml)):
         return service.recommend_for_file(model_yaml, include_flagged=include_flagged,
-                                          rank_by=rank_by)
+                                          rank_by=rank_by, tuned=tuned)
 
 
 @click.command()
@@ -234,13 +236,18 @@ def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
               help="Order by the low end of each offer's samples-per-dollar range "
                    "(conservative: a guess ranks above evidence only when even its pessimistic "
                    "end is better) or by the point estimate.")
+@click.option("--tuned", type=click.Choice([str(t) for t in TunedPolicy]),
+              default=str(TunedPolicy.OFF), show_default=True,
+              help="Use the best configuration 'advisor probe --tune' measured as a probe's "
+                   "throughput (basis 'tuned'): same_numerics only when precision and batch "
+                   "are the spec's; any also when they change (check convergence first).")
 @click.option("--all-regions", is_flag=True,
               help="One table row per region (default: one row per choice of cloud, instance "
                    "type and market, in its best region; JSON and CSV always list every row).")
 @handle_errors
 def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
               html_path: Path | None, suggest_probes: int | None,
-              include_flagged: bool, rank_by: str, all_regions: bool) -> None:
+              include_flagged: bool, rank_by: str, tuned: str, all_regions: bool) -> None:
     """Rank cloud instances for MODEL_YAML by samples per dollar.
 
     Profiles the model locally (cached), predicts its throughput on every offer in the
@@ -261,7 +268,8 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
     for option, path in (("--csv", csv_path), ("--html", html_path)):
         if path is not None:  # before the work, so a typo costs nothing
             check_output_path(path, option=option)
-    rec = rank_for_file(model_yaml, include_flagged=include_flagged, rank_by=RankBy(rank_by))
+    rec = rank_for_file(model_yaml, include_flagged=include_flagged, rank_by=RankBy(rank_by),
+                        tuned=TunedPolicy(tuned))
     if csv_path is not None:
         from reports.recommendation_csv import write_recommendation_csv
 

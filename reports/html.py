@@ -72,7 +72,7 @@ p.headline { font-size: 1.05rem; font-weight: 600; }
 .tag { display: inline-block; border-radius: 3px; padding: 0 .35rem; font-size: .75rem;
        color: #fff; }
 .tag.measured { background: var(--good); } .tag.predicted { background: var(--accent); }
-.tag.prior { background: var(--warn); }
+.tag.prior { background: var(--warn); } .tag.tuned { background: #5aae61; }
 figure { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; }
 figcaption { font-size: .85rem; color: var(--muted); margin-top: .3rem; }
 svg.chart { width: 100%; height: auto; max-width: 100%; display: block;

@@ -33,8 +33,8 @@ __all__ = [
     "write_recommendation_report",
 ]
 
-BASIS_COLORS = {str(Basis.MEASURED): "#1b7837", str(Basis.PREDICTED): "#2166ac",
-                str(Basis.PRIOR): "#d6842a"}
+BASIS_COLORS = {str(Basis.MEASURED): "#1b7837", str(Basis.TUNED): "#5aae61",
+                str(Basis.PREDICTED): "#2166ac", str(Basis.PRIOR): "#d6842a"}
 _TABLE_ROWS = 25
 _BARS = 20
 

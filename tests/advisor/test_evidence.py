@@ -181,3 +181,23 @@ def test_tuning_advice_names_the_tuned_setting_and_the_convergence_check() -> No
                                   shipped_catalog()).advice
     assert any("configure the step as channels_last: 1.33x" in line for line in advice)
     assert any("bf16 measured 2.00x" in line and "convergence check" in line for line in advice)
+
+
+def test_recommend_ranks_a_tuned_configuration_only_when_asked(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from advisor.decision import BASIS_LABEL, BASIS_MEANING, headline
+
+    path, fingerprint = _model_yaml(tmp_path)
+    tuned = replace(_tuned(900.0, combos=((1200.0, False),)), workload_fingerprint=fingerprint)
+    _record(fingerprint, tuned)
+    plain = [e for e in recommend_for_file(path).ranked if e.offer.instance_type == "g5.xlarge"]
+    assert plain and all(e.throughput.basis is Basis.MEASURED for e in plain)
+    rec = recommend_for_file(path, tuned=TunedPolicy.SAME_NUMERICS)
+    g5 = [e for e in rec.ranked if e.offer.instance_type == "g5.xlarge"]
+    assert g5 and all(e.throughput.basis is Basis.TUNED for e in g5)
+    assert g5[0].throughput.samples_per_second == 1200.0
+    # every basis has its words, and a tuned pick's headline says what it rests on
+    assert set(BASIS_MEANING) == set(BASIS_LABEL) == set(Basis)
+    if rec.ranked[0].throughput.basis is Basis.TUNED:
+        assert "basis tuned (measured, tuned configuration)" in headline(rec)
