@@ -9,7 +9,10 @@ configuration.
     python benchmarks/bench_tune.py [--spec examples/resnet50_tune.yaml ...] [--time-box 300]
 
 The clock is the wall clock, as a real probe's: on a machine shared with other jobs the
-intervals are wide and small gains do not count (the tuner needs a gain beyond the noise).
+intervals are wide and small gains do not count (a knob must beat the baseline measured
+before and after the trials). ``--threads`` (default 1) caps torch's threads: on a busy
+shared CPU, threads waiting for each other make steps up to 60x slower from one minute to
+the next.
 """
 
 from __future__ import annotations
@@ -62,8 +65,11 @@ def _section(spec_path: Path, result: ProbeResult, wall_s: float) -> str:
     combos = [r for r in report.rows if r.kind is RowKind.COMBINATION]
     lines.append(f"- tuned (same numerics): {tuned.setting}, {tuned.speedup or 1:.2f}x" if tuned
                  else "- tuned (same numerics): the best combination was not measured (see "
-                 "its row)" if combos else "- tuned (same numerics): no knob beat the baseline "
-                 "beyond the noise")
+                 "its row)" if combos else "- tuned (same numerics): no knob that keeps the "
+                 "numerics beat both baselines beyond the noise")
+    gains = ", ".join(f"{r.setting} {r.speedup or 1:.2f}x" for r in report.numerics_gains())
+    if gains:
+        lines.append(f"- beat both baselines but change the numerics (held back): {gains}")
     if report.drift is not None:
         lines.append(f"- baseline again after the trials: {report.drift:.2f}x its first "
                      "samples/s (the machine's drift; a knob counts only when it beats both)")
@@ -86,7 +92,12 @@ def main() -> None:
     parser.add_argument("--spec", action="append", type=Path, default=None)
     parser.add_argument("--time-box", type=float, default=300.0)
     parser.add_argument("--allow-numerics", action="store_true")
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # DataLoader workers and compile too
+    import torch
+
+    torch.set_num_threads(args.threads)
     device = detect_device(os.environ.get("ADVISOR_PROBE_DEVICE") or None)
     load = os.getloadavg()[0]
     sections = []
@@ -102,13 +113,12 @@ def main() -> None:
         label = device.name if device.kind == "cpu" else f"{device.kind}:{device.name}"
         result = Tuner(request, device, labels={"device": label}).run()
         sections.append(_section(path.resolve(), result, time.perf_counter() - start))
-    import torch
-
     head = (f"# advisor probe --tune on {device.kind} ({device.name})\n\n"
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; torch {torch.__version__}, "
             f"{torch.get_num_threads()} threads, {len(os.sched_getaffinity(0))} CPUs; 1-min load "
             f"average {load:.2f} before, {os.getloadavg()[0]:.2f} after (shared machine)\n\n"
-            f"Command: `python benchmarks/bench_tune.py --time-box {args.time_box:g}`\n\n")
+            f"Command: `python benchmarks/bench_tune.py --time-box {args.time_box:g} "
+            f"--threads {args.threads}`\n\n")
     write_result(f"tune_{device.kind}", head + "\n".join(sections))
 
 

@@ -91,8 +91,14 @@ def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
         lines.append(f"warning: the baseline ran at {drift:.2f}x its first speed after the "
                      "trials: the machine's speed changed meanwhile (other work on it?); a knob "
                      "counts only when it beats both baselines")
+    gains = report.numerics_gains()
+    if gains and not report.allow_numerics:
+        shown = ", ".join(f"{r.setting} {r.speedup or 1.0:.2f}x" for r in gains)
+        lines.append(f"held back, they change the numerics: {shown}; check convergence with "
+                     "them, then tune again with --allow-numerics")
     if not any(r.kind is RowKind.COMBINATION for r in report.rows):
-        lines.append("tuned: no knob beat the baseline beyond the noise; keep the spec as it is")
+        lines.append("tuned: no knob that keeps the numerics beat the baseline beyond the "
+                     "noise; keep the step as it is")
     if batch_line:
         lines.append(batch_line)
     profile = report.profile
@@ -101,7 +107,8 @@ def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
         split = ", ".join(f"{name} {_ms(s)} ({s / total:.0%})" for name, s in profile.phases())
         lines.append(f"profile of {profile.setting} ({profile.steps} steps): {split}")
         for op in profile.top_operators[:_TOP_OPERATORS]:
-            lines.append(f"  {op.name}: {_ms(op.self_time_s)} a step, {op.share:.0%} of the "
+            name = op.name if len(op.name) <= 60 else op.name[:57] + "..."
+            lines.append(f"  {name}: {_ms(op.self_time_s)} a step, {op.share:.0%} of the "
                          f"{profile.operator_time}, {op.calls:g} calls")
     return lines
 

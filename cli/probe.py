@@ -393,12 +393,12 @@ def show_probe(probe_id: str, as_json: bool) -> None:
 
     store = _store()
     probe_id = store.resolve_id(probe_id)
-    row = _result_json(rechecked([store.get(probe_id)], shipped_catalog())[0])
+    result = rechecked([store.get(probe_id)], shipped_catalog())[0]
+    row = _result_json(result)
     if as_json:
         echo_json(row)
         return
     probe_table([row], f"probe {probe_id}")
-    result = store.get(probe_id)
     print_tuning(result, price_usd_per_hour=offer_price(result.offer_key))
     out = console()
     for key in ("workload_fingerprint", "device", "accelerator", "precision", "measured_steps",

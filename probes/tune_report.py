@@ -166,6 +166,13 @@ class TuneReport:
             return None
         return again.samples_per_second / self.baseline.samples_per_second
 
+    def numerics_gains(self) -> tuple[TuneRow, ...]:
+        """Per numerics-changing knob (precision, batch), its fastest trial that beats both
+        baselines: gains a convergence check (and ``--allow-numerics``) would unlock."""
+        chosen = chosen_settings(self.rows)
+        return tuple(r for r in self.rows if r.kind is RowKind.TRIAL and r.knob in chosen
+                     and knob_spec(r.knob).changes_numerics and r.config == chosen[r.knob])
+
     def not_measured(self) -> tuple[TuneRow, ...]:
         """Rows the time box left unmeasured."""
         return tuple(r for r in self.rows if r.status is RowStatus.NOT_MEASURED)

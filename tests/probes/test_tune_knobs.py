@@ -16,7 +16,7 @@ from probes.knobs import (
     combine,
     plan_knobs,
 )
-from probes.tune_report import RowKind, RowStatus, TuneRow, chosen_settings
+from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
 
 
 @dataclass
@@ -153,3 +153,9 @@ def test_a_gain_the_machine_made_is_not_chosen() -> None:
     again = _row(None, BASE, 135.0, kind=RowKind.RECHECK)
     chosen = chosen_settings((*FASTER, again))
     assert Knob.MEMORY_FORMAT not in chosen and Knob.PRECISION in chosen
+
+
+def test_held_back_gains_are_named_for_the_convergence_check() -> None:
+    report = TuneReport(FASTER, (), allow_numerics=False, time_box_s=60.0, elapsed_s=50.0)
+    assert [r.setting for r in report.numerics_gains()] == ["bf16", "batch 64"]
+    assert report.tuned(allow_numerics=False) is None  # no combination was measured
