@@ -330,7 +330,6 @@ class Tuner:
         if not self.request.find_batch:  # a bracket only where a batch ran out of memory
             return {"largest_batch_that_fits": largest,
                     "smallest_batch_that_failed": failed} if failed else {}
-        run = self._open(self._baseline_config)
         deadline = self._clock() + self.request.time_box_s
 
         def try_batch(size: int) -> tuple[bool, float | None]:
@@ -341,16 +340,22 @@ class Tuner:
                 run_timed(lambda: run.step(batch), batch_size=size, device=self._device,
                           clock=self._clock, memory_limit_gib=self.request.memory_limit_gib)
                 fits = True
-            except OutOfMemory:
-                pass
+            except Exception as exc:
+                if not is_oom_error(exc):
+                    raise
             batch = None  # noqa: F841 - drops the batch before the allocator is emptied
             release_memory(self._device)
             return fits, self._device.peak_memory_gib() if fits else None
 
-        found = search_largest_batch(
-            try_batch, start=largest, start_fits=True,
-            limit_gib=self.request.memory_limit_gib or self._device.total_memory_gib(),
-            out_of_time=lambda: self._clock() >= deadline)
+        try:
+            run = self._open(self._baseline_config)
+            found = search_largest_batch(
+                try_batch, start=largest, start_fits=True,
+                limit_gib=self.request.memory_limit_gib or self._device.total_memory_gib(),
+                out_of_time=lambda: self._clock() >= deadline)
+        except Exception:  # noqa: BLE001 - the search is extra: its failure keeps the tune
+            return {"largest_batch_that_fits": largest,
+                    "smallest_batch_that_failed": failed} if failed else {}
         return {"largest_batch_that_fits": found.largest_fit,
                 "largest_batch_peak_memory_gib": found.largest_fit_peak_gib,
                 "smallest_batch_that_failed": found.smallest_failure,
@@ -363,8 +368,7 @@ class Tuner:
 
     def _report(self, measured: list[_Measured], skipped: Any, start: float) -> TuneReport:
         return TuneReport(tuple(m.row for m in measured), tuple(skipped),
-                          self.request.allow_numerics, self.request.time_box_s,
-                          self._clock() - start)
+                          self.request.allow_numerics, self._box_s(), self._clock() - start)
 
     def _failed(self, row: TuneRow, skipped: Any, start: float) -> ProbeResult:
         """The baseline did not run: the probe ends as a plain probe would (oom, error,

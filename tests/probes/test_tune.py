@@ -132,3 +132,11 @@ def test_a_baseline_that_runs_out_of_memory_ends_the_probe_oom() -> None:
     result = _tune(tiny_workload.build(oom_above=8))
     assert result.status is ProbeStatus.OOM
     assert result.tuning is not None and result.tuning.rows[0].status is RowStatus.OOM
+
+
+def test_find_batch_searches_the_limit_after_the_tune() -> None:
+    result = _tune(tiny_workload.build(oom_above=100), box_s=4.0, find_batch=True)
+    assert result.status is ProbeStatus.OK
+    assert result.largest_batch_that_fits == 100 and result.batch_search_complete
+    failed = result.smallest_batch_that_failed
+    assert failed is not None and 100 < failed <= 102  # a bracket within 2%
