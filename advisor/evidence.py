@@ -27,7 +27,7 @@ from pricing import Catalog
 from probes.device_check import rechecked, result_accelerator
 from probes.findings import findings_for
 from probes.store import most_trustworthy
-from probes.tune_report import RowKind, RowStatus, TuneRow
+from probes.tune_report import TuneRow
 from probes.types import ProbeResult, ProbeStatus
 
 __all__ = ["ProbeEvidence", "TunedPolicy", "evidence_from_probes"]
@@ -93,23 +93,24 @@ def _tuned_row(result: ProbeResult, policy: TunedPolicy) -> TuneRow | None:
     return result.tuning.tuned(allow_numerics=policy is TunedPolicy.ANY)
 
 
-def _tuning_advice(result: ProbeResult, *, used: bool) -> list[str]:
-    """What a tune found: the tuned configuration, and gains held back for changing the
-    numerics (each needs a convergence check)."""
+def _tuning_advice(result: ProbeResult, used: TuneRow | None) -> list[str]:
+    """What a tune found: its tuned configuration with the spec's numerics (and whether the
+    ranking uses it), and the gains held back for changing the numerics (each needs a
+    convergence check)."""
     if result.tuning is None:
         return []
     where = f"[probe {result.probe_id} on {result.offer_key}]"
     lines = []
     safe = result.tuning.tuned(allow_numerics=False)
     if safe is not None:
+        uses = "; the ranking uses it" if used == safe else ""
         lines.append(f"configure the step as {safe.setting}: {safe.speedup or 1.0:.2f}x the "
-                     f"spec's samples/s, same numerics ({'the ranking uses it' if used else 'measured'}) "
+                     f"spec's samples/s, same numerics{uses} {where}")
+    for row in result.tuning.numerics_gains():
+        uses = "; the ranking uses it" if used is not None and used.config == row.config else ""
+        lines.append(f"{row.setting} measured {row.speedup or 1.0:.2f}x the spec's samples/s "
+                     f"but changes the numerics: run a convergence check before using it{uses} "
                      f"{where}")
-    for row in result.tuning.rows:
-        if (row.kind is RowKind.TRIAL and row.changes_numerics and row.speedup is not None
-                and row.status is RowStatus.MEASURED and row.speedup >= 1.1):
-            lines.append(f"{row.setting} measured {row.speedup:.2f}x the spec's samples/s but "
-                         f"changes the numerics: run a convergence check before using it {where}")
     return lines
 
 
@@ -143,7 +144,7 @@ def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog, *,
                 f"{result.samples_per_second:,.1f} samples/s at batch {result.batch_size}, "
                 f"{result.precision} (probe {result.probe_id}); the catalog sells no such "
                 "device, so it informs the findings below, not the ranking")
-        advice += _tuning_advice(result, used=tuned is not None and known)
+        advice += _tuning_advice(result, tuned if known else None)
         spec = catalog.accelerators.get(accelerator) if accelerator else None
         for finding in findings_for(result, spec):
             advice.append(f"{finding.advice} ({finding.evidence}; expected: "
