@@ -40,8 +40,12 @@ BASIS_MEANING = {
                  "probe it before trusting it",
 }
 # The same, in a few words for a headline.
-BASIS_LABEL = {Basis.PRIOR: "a datasheet guess", Basis.PREDICTED: "a prediction from other models",
-          Basis.MEASURED: "measured", Basis.TUNED: "measured, tuned configuration"}
+BASIS_LABEL = {
+    Basis.MEASURED: "measured",
+    Basis.TUNED: "measured, tuned configuration",
+    Basis.PREDICTED: "a prediction from other models",
+    Basis.PRIOR: "a datasheet guess",
+}
 COULD_BE_BETTER_LIMIT = 5
 
 
