@@ -66,7 +66,7 @@ def _market(est: CostEstimate) -> str:
 
 def _cells(rec: Recommendation, top: int, *, all_regions: bool) -> list[dict[str, str]]:
     """Table cells of the first ``top`` rows: one per offer, or one per choice (cloud,
-    instance type, market) in its best region with '+ N regions' beside it."""
+    instance type, market) in its best region with '+N' (more regions) beside it."""
     if all_regions:
         shown = [(i, est, 0) for i, est in enumerate(rec.ranked[:top], start=1)]
     else:
