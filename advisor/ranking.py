@@ -33,6 +33,7 @@ __all__ = [
     "filter_offers",
     "memory_need",
     "memory_rejection",
+    "per_device_batch",
     "rank",
     "samples_per_device",
     "samples_that_fit",
@@ -223,9 +224,14 @@ def filter_offers(
     return kept, rejected
 
 
+def per_device_batch(batch_size: int, devices: int) -> int:
+    """Samples each device holds per step when a global batch is split across ``devices``."""
+    return math.ceil(batch_size / devices)
+
+
 def samples_per_device(spec: WorkloadSpec, offer: InstanceOffer) -> int:
     """Samples each device holds per step when the global batch is split across the instance."""
-    return math.ceil(spec.batch_size / offer.accelerator_count)
+    return per_device_batch(spec.batch_size, offer.accelerator_count)
 
 
 @dataclass(frozen=True, slots=True)

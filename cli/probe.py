@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import uuid
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,59 +14,22 @@ from cli.options import json_option, spec_file_argument
 from cli.probe_table import probe_table
 from cli.render import console, echo_json, fmt_number
 from probes.errors import ProbeError
-from probes.types import LOCAL_OFFER_KEY, ProbeRequest, ProbeResult, ProbeStatus
+from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
 __all__ = ["offer_price", "probe", "probes"]
 
 _DEFAULT_TIME_BOX_S = 30.0
 _TUNE_TIME_BOX_S = 300.0  # every knob, the combination and the profile share it
-_MAX_USD_DECIMALS = 8  # how far _usd_pair goes to tell two amounts apart
-
-
-@dataclass(frozen=True)
-class _Target:
-    key: str
-    launcher: str
-    price_usd_per_hour: float
-    accelerator: str | None  # None: a local probe runs on whatever this machine has
-    accelerator_count: int
-
-
-def _launcher_name(offer_key: str) -> str | None:
-    """The launcher that probes an offer: local, aws, gcp or gcp-tpu; None for other clouds."""
-    from pricing import Cloud
-    from probes.offer_keys import parse_offer_key
-
-    ref = parse_offer_key(offer_key)
-    if ref.cloud is None:
-        return "local"
-    return {Cloud.AWS: "aws", Cloud.GCP: "gcp-tpu" if ref.is_tpu else "gcp"}.get(ref.cloud)
-
-
-def _target(text: str) -> _Target:
-    from pricing import shipped_catalog
-    from probes.offer_keys import parse_offer_key
-
-    ref = parse_offer_key(text)
-    if ref.cloud is None:
-        return _Target(LOCAL_OFFER_KEY, "local", 0.0, None, 1)
-    offers = {o.key: o for o in shipped_catalog().offers}
-    offer = offers.get(ref.key)
-    if offer is None:
-        raise ProbeError(f"offer {ref.key!r} is not in the price catalog; see "
-                         f"'advisor pricing list --cloud {ref.cloud}' for keys")
-    launcher = _launcher_name(ref.key)
-    if launcher is None:
-        raise ProbeError(f"offer {ref.key!r}: probes run on aws or gcp, not {ref.cloud}")
-    return _Target(ref.key, launcher, offer.price_usd_per_hour, offer.accelerator,
-                   offer.accelerator_count)
 
 
 def offer_price(offer_key: str) -> float:
     """USD per hour of the offer a stored probe ran on (0 for local and unknown offers)."""
+    from advisor.errors import AdvisorError
+    from advisor.probe_plan import probe_target
+
     try:
-        return _target(offer_key).price_usd_per_hour
-    except ProbeError:
+        return probe_target(offer_key).price_usd_per_hour
+    except (AdvisorError, ProbeError):
         return 0.0
 
 
@@ -132,25 +92,6 @@ def _result_json(result: ProbeResult) -> dict[str, Any]:
         for f in findings_for(result, spec)
     ]
     return data
-
-
-def _usd(amount: float, decimals: int | None = None) -> str:
-    """Dollars without the sign: cents from $0.10 up, four decimals below ($0.0123, not $0.01);
-    trailing zeros past the cents dropped ($0.001, not $0.0010)."""
-    if decimals is None:
-        decimals = 2 if amount == 0 or abs(amount) >= 0.1 else 4
-    text = f"{amount:.{decimals}f}"
-    whole, _, cents = text.partition(".")
-    return f"{whole}.{cents[:2]}{cents[2:].rstrip('0')}" if cents else text
-
-
-def _usd_pair(first: float, second: float) -> tuple[str, str]:
-    """Both amounts as ``_usd`` does, with more decimals while they would print the same."""
-    decimals = max(2 if x == 0 or abs(x) >= 0.1 else 4 for x in (first, second))
-    while (_usd(first, decimals) == _usd(second, decimals) and first != second
-           and decimals < _MAX_USD_DECIMALS):
-        decimals += 1
-    return _usd(first, decimals), _usd(second, decimals)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -218,9 +159,8 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
       2  nothing was started: bad input, a missing setting, or an estimate
          over --max-usd
     """
-    from advisor.profile import recipe_for
+    from advisor.probe_plan import ProbeOptions, prepare_probes, probe_target
     from advisor.spec import load_workload_spec
-    from probes.launchers import launcher_class
 
     if allow_numerics and not tune:
         raise click.UsageError("--allow-numerics applies to --tune; add --tune")
@@ -235,33 +175,20 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
             return
     if not offers:
         raise click.UsageError("give --on OFFER (repeatable) or --plan N")
-    targets = [_target(text) for text in dict.fromkeys(offers)]
+    targets = [probe_target(text) for text in dict.fromkeys(offers)]
     cap = max_usd if max_usd is not None else spec.probes_max_usd
-    requests, accelerators = [], {}
-    for target in targets:
-        per_device = math.ceil(spec.batch_size / target.accelerator_count)
-        request = ProbeRequest(
-            probe_id=uuid.uuid4().hex[:12], offer_key=target.key,
-            recipe=recipe_for(spec, samples_per_device=per_device),
-            workload_fingerprint=spec.fingerprint(), time_box_s=time_box_s,
-            price_usd_per_hour=target.price_usd_per_hour, find_batch=find_batch,
-            input_check=not no_input_check, memory_limit_gib=memory_limit_gib,
-            accelerator=target.accelerator, tune=tune, allow_numerics=allow_numerics)
-        requests.append(request)
-        accelerators[request.probe_id] = (target.launcher, target.accelerator)
+    batch = prepare_probes(spec, targets, ProbeOptions(
+        time_box_s=time_box_s, find_batch=find_batch, input_check=not no_input_check,
+        memory_limit_gib=memory_limit_gib, tune=tune, allow_numerics=allow_numerics))
+    requests = list(batch.requests)
     opts = {"aws_bucket": aws_bucket, "gcp_project": gcp_project, "gcp_bucket": gcp_bucket}
     by_name = _launcher_factory(opts)
 
     def launcher_for(request: ProbeRequest) -> Any:
-        return by_name(accelerators[request.probe_id][0])
+        return by_name(batch.launchers[request.probe_id])
 
-    estimate = sum((r.max_run_s + launcher_class(accelerators[r.probe_id][0]).boot_overhead_s)
-                   / 3600.0 * r.price_usd_per_hour for r in requests)
-    if cap is not None and estimate > cap:
-        shown, cap_shown = _usd_pair(estimate, cap)
-        raise ProbeError(f"these probes may cost ${shown}, over --max-usd ${cap_shown}; "
-                         "probe fewer offers, shorten --time-box, or raise --max-usd")
-    _check_settings({launcher for launcher, _ in accelerators.values()}, opts)
+    batch.check_cap(cap)
+    _check_settings(set(batch.launchers.values()), opts)
     from probes.orchestrate import ResultNotStored
 
     try:
@@ -273,10 +200,11 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
     spent = sum(r.cost_usd for r in results)
     if as_json:
         echo_json({"model": spec.name, "workload_fingerprint": spec.fingerprint(),
-                   "estimated_usd": round(estimate, 4), "spent_usd": round(spent, 4),
+                   "estimated_usd": round(batch.estimate_usd, 4), "spent_usd": round(spent, 4),
                    "probes": rows})
     else:
-        probe_table(rows, f"probes of {spec.name} (spent ${spent:.4f} of an estimated ${_usd(estimate)})")
+        probe_table(rows, f"probes of {spec.name} (spent ${spent:.4f} of an estimated "
+                          f"${batch.describe_estimate()})")
         for target, result in zip(targets, results, strict=True):
             print_tuning(result, price_usd_per_hour=target.price_usd_per_hour)
     _exit_if_any_failed(results)
@@ -297,16 +225,11 @@ def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool
     from pathlib import Path
 
     from advisor.planner import plan_probes
+    from advisor.probe_plan import billed_probe_minutes
     from advisor.service import recommend_for_file
-    from probes.launchers import launcher_class
-
-    def billed_minutes(offer_key: str) -> float:
-        """Launch to harness on the offer's own launcher, plus the time box (as the guard)."""
-        return (launcher_class(_launcher_name(offer_key) or "aws").boot_overhead_s
-                + time_box_s) / 60.0
 
     suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n,
-                              probe_minutes=billed_minutes)
+                              probe_minutes=lambda key: billed_probe_minutes(key, time_box_s))
     if not as_json:
         out = console()
         for suggestion in suggestions:

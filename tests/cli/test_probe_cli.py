@@ -14,6 +14,7 @@ from rich.console import Console
 
 import cli.probe
 import cli.probe_table
+from advisor.formatting import fmt_usd_pair
 from advisor.storage import default_storage_url
 from cli.main import advisor
 from probes.store import ProbeStore
@@ -161,7 +162,7 @@ def test_max_usd_refusal_shows_both_amounts_with_enough_digits() -> None:
 ])
 def test_usd_pair_tells_the_amounts_apart(estimate: float, cap: float,
                                           shown: tuple[str, str]) -> None:
-    assert cli.probe._usd_pair(estimate, cap) == shown
+    assert fmt_usd_pair(estimate, cap) == shown
 
 
 @pytest.mark.parametrize(("offer", "message"), [

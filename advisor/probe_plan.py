@@ -1,0 +1,122 @@
+"""What ``advisor probe`` is about to run: one request per offer, its launcher, and what the
+whole batch may cost, checked against the dollar cap before anything starts."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from advisor.errors import AdvisorError
+from advisor.formatting import fmt_usd_pair, fmt_usd_small
+from advisor.profile import recipe_for
+from advisor.ranking import per_device_batch
+from advisor.spec import WorkloadSpec
+from pricing import Cloud, shipped_catalog
+from probes.offer_keys import parse_offer_key
+from probes.types import LOCAL_OFFER_KEY, ProbeRequest
+
+__all__ = ["ProbeBatch", "ProbeOptions", "ProbeTarget", "billed_probe_minutes", "launcher_name",
+           "prepare_probes", "probe_target"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeTarget:
+    """An offer to probe: its key, launcher, price and accelerator (None: a local probe runs
+    on whatever the machine has)."""
+
+    key: str
+    launcher: str
+    price_usd_per_hour: float
+    accelerator: str | None
+    accelerator_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeOptions:
+    """How every probe of one ``advisor probe`` call runs."""
+
+    time_box_s: float
+    find_batch: bool = False
+    input_check: bool = True
+    memory_limit_gib: float | None = None
+    tune: bool = False
+    allow_numerics: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeBatch:
+    """The requests, the launcher of each (by probe id), and the most they may cost: each
+    probe's time box (its search box included) plus its launcher's boot time, at its price."""
+
+    requests: tuple[ProbeRequest, ...]
+    launchers: dict[str, str]
+    estimate_usd: float
+
+    def check_cap(self, max_usd: float | None) -> None:
+        """AdvisorError naming --max-usd when the estimate is over it (None: no cap)."""
+        if max_usd is not None and self.estimate_usd > max_usd:
+            shown, cap = fmt_usd_pair(self.estimate_usd, max_usd)
+            raise AdvisorError(f"these probes may cost ${shown}, over --max-usd ${cap}; probe "
+                               "fewer offers, shorten --time-box, or raise --max-usd")
+
+    def describe_estimate(self) -> str:
+        """The estimate as the probe table's title shows it."""
+        return fmt_usd_small(self.estimate_usd)
+
+
+def launcher_name(offer_key: str) -> str | None:
+    """The launcher that probes an offer: local, aws, gcp or gcp-tpu; None for other clouds."""
+    ref = parse_offer_key(offer_key)
+    if ref.cloud is None:
+        return "local"
+    return {Cloud.AWS: "aws", Cloud.GCP: "gcp-tpu" if ref.is_tpu else "gcp"}.get(ref.cloud)
+
+
+def billed_probe_minutes(offer_key: str, time_box_s: float) -> float:
+    """Minutes a probe of ``offer_key`` is billed: its launcher's time from launch to the
+    harness, plus the time box."""
+    from probes.launchers import launcher_class
+
+    return (launcher_class(launcher_name(offer_key) or "aws").boot_overhead_s
+            + time_box_s) / 60.0
+
+
+def probe_target(text: str) -> ProbeTarget:
+    """The catalog offer ``text`` names (or ``local``); AdvisorError for unknown offers and
+    clouds probes cannot launch on."""
+    ref = parse_offer_key(text)
+    if ref.cloud is None:
+        return ProbeTarget(LOCAL_OFFER_KEY, "local", 0.0, None, 1)
+    offer = {o.key: o for o in shipped_catalog().offers}.get(ref.key)
+    if offer is None:
+        raise AdvisorError(f"offer {ref.key!r} is not in the price catalog; see "
+                           f"'advisor pricing list --cloud {ref.cloud}' for keys")
+    launcher = launcher_name(ref.key)
+    if launcher is None:
+        raise AdvisorError(f"offer {ref.key!r}: probes run on aws or gcp, not {ref.cloud}")
+    return ProbeTarget(ref.key, launcher, offer.price_usd_per_hour, offer.accelerator,
+                       offer.accelerator_count)
+
+
+def prepare_probes(spec: WorkloadSpec, targets: list[ProbeTarget],
+                   options: ProbeOptions) -> ProbeBatch:
+    """One request per target (the global batch split over its devices) and their cost."""
+    from probes.launchers import launcher_class
+
+    requests, launchers = [], {}
+    estimate = 0.0
+    for target in targets:
+        request = ProbeRequest(
+            probe_id=uuid.uuid4().hex[:12], offer_key=target.key,
+            recipe=recipe_for(spec, samples_per_device=per_device_batch(
+                spec.batch_size, target.accelerator_count)),
+            workload_fingerprint=spec.fingerprint(), time_box_s=options.time_box_s,
+            price_usd_per_hour=target.price_usd_per_hour, find_batch=options.find_batch,
+            input_check=options.input_check, memory_limit_gib=options.memory_limit_gib,
+            accelerator=target.accelerator, tune=options.tune,
+            allow_numerics=options.allow_numerics)
+        requests.append(request)
+        launchers[request.probe_id] = target.launcher
+        estimate += ((request.max_run_s + launcher_class(target.launcher).boot_overhead_s)
+                     / 3600.0 * request.price_usd_per_hour)
+    return ProbeBatch(tuple(requests), launchers, estimate)
