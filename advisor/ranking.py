@@ -346,17 +346,18 @@ def samples_that_fit(profile: WorkloadProfile, offer: InstanceOffer,
 def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEstimate,
             assumptions: CostAssumptions, memory_gib: float | None = None) -> CostEstimate:
     """Samples per dollar, run hours and run cost of the whole job on one offer."""
-    def spot_at(samples_per_second: float) -> SpotOverhead | None:
-        if offer.market is not Market.SPOT:
-            return None
-        return spot_overhead(offer, spec.total_samples / samples_per_second / 3600,
-                             checkpoint_minutes=spec.checkpoint_minutes,
-                             restart_hours=assumptions.startup_hours)
+    def training_hours(samples_per_second: float) -> float:
+        return spec.total_samples / samples_per_second / 3600
+
+    # The interruption overhead is a fraction of the training time, whatever its length.
+    spot = (spot_overhead(offer, training_hours(throughput.samples_per_second),
+                          checkpoint_minutes=spec.checkpoint_minutes,
+                          restart_hours=assumptions.startup_hours)
+            if offer.market is Market.SPOT else None)
+    slowdown = 1 + (spot.overhead_fraction if spot else 0.0)
 
     def hours_at(samples_per_second: float) -> float:
-        hours = spec.total_samples / samples_per_second / 3600
-        spot = spot_at(samples_per_second)
-        return hours + (spot.overhead_hours if spot else 0.0) + assumptions.startup_hours
+        return training_hours(samples_per_second) * slowdown + assumptions.startup_hours
 
     price = offer.price_usd_per_hour
     hours = hours_at(throughput.samples_per_second)
@@ -369,7 +370,7 @@ def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEsti
         memory_needed_gib_per_device=memory_gib,
         run_cost_usd_low=hours_at(throughput.samples_per_second_high) * price,
         run_cost_usd_high=hours_at(throughput.samples_per_second_low) * price,
-        spot=spot_at(throughput.samples_per_second),
+        spot=spot,
     )
 
 
