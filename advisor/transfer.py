@@ -43,6 +43,7 @@ from advisor._tiers import BENCH_GENERATION, mix_tiers, shipped_similarity
 from advisor._transfer_core import TransferSettings, blend_predict
 from advisor.errors import AdvisorError
 from advisor.reference import ReferenceRow
+from advisor.roofline import AnchoredRoofline
 from advisor.scaling import ScalingModel
 from advisor.throughput import (
     Basis,
@@ -213,7 +214,9 @@ class TransferModel(NoProbePrior, ThroughputModel):
         seen = self.table_.seen()
         self.seen_ = {a for a, s in zip(self.table_.accelerators, seen, strict=True) if s}
         self.vendors_ = {accelerators[a].vendor for a in self.seen_ if a in accelerators}
-        self.scaling_ = ScalingModel().fit(reference, accelerators)
+        # the pooled model fitted the same rows already
+        self.scaling_: ScalingModel = (self.pooled_.scaling_ if self.pooled_ is not None
+                                       else ScalingModel().fit(reference, accelerators))
         self.fraction_ = self.achieved_fractions()
         self.residual_quantiles_: dict[str, tuple[float, float]] = {}
         if self.calibrate:
@@ -222,6 +225,11 @@ class TransferModel(NoProbePrior, ThroughputModel):
                 coverage=self.interval_coverage, ridge_alpha=self.ridge_alpha,
                 fit_factors=self._fit_factors, seed=self.random_state)
         return self
+
+    def roofline(self) -> AnchoredRoofline | None:
+        """The anchored roofline prior (see ``NoProbePrior.roofline``); the pooled model's when
+        there is one: it is fitted on the same reference rows with the same settings."""
+        return self.pooled_.roofline() if self.pooled_ is not None else super().roofline()
 
     # -- prediction ------------------------------------------------------------------------
 
@@ -245,7 +253,7 @@ class TransferModel(NoProbePrior, ThroughputModel):
 
         ``probes`` maps accelerator names to measured log single-device samples/s.
         """
-        if self.pooled_ is None:
+        if self.pooled_ is None or accelerator.name in probes:
             return self._predict_log(workload, accelerator, probes)
         pooled = self.pooled_.predict_log(workload, accelerator, probes)
         table = self.pooled_.table_
