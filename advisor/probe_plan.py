@@ -11,12 +11,13 @@ from advisor.formatting import fmt_usd_pair, fmt_usd_small
 from advisor.profile import recipe_for
 from advisor.ranking import per_device_batch
 from advisor.spec import WorkloadSpec
-from pricing import Cloud, shipped_catalog
+from pricing import Cloud, InstanceOffer, shipped_catalog
+from probes.errors import ProbeError
 from probes.offer_keys import parse_offer_key
 from probes.types import LOCAL_OFFER_KEY, ProbeRequest
 
 __all__ = ["ProbeBatch", "ProbeOptions", "ProbeTarget", "billed_probe_minutes", "launcher_name",
-           "prepare_probes", "probe_target"]
+           "offer_price", "prepare_probes", "probe_target"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +82,28 @@ def billed_probe_minutes(offer_key: str, time_box_s: float) -> float:
             + time_box_s) / 60.0
 
 
+def offer_price(offer_key: str) -> float:
+    """USD per hour of a catalog offer (0 for ``local`` and keys the catalog does not have,
+    e.g. one a stored probe names that this version cannot parse)."""
+    try:
+        ref = parse_offer_key(offer_key)
+    except ProbeError:
+        return 0.0
+    offer = None if ref.cloud is None else _catalog_offer(ref.key)
+    return offer.price_usd_per_hour if offer is not None else 0.0
+
+
+def _catalog_offer(key: str) -> InstanceOffer | None:
+    return {o.key: o for o in shipped_catalog().offers}.get(key)
+
+
 def probe_target(text: str) -> ProbeTarget:
     """The catalog offer ``text`` names (or ``local``); AdvisorError for unknown offers and
     clouds probes cannot launch on."""
     ref = parse_offer_key(text)
     if ref.cloud is None:
         return ProbeTarget(LOCAL_OFFER_KEY, "local", 0.0, None, 1)
-    offer = {o.key: o for o in shipped_catalog().offers}.get(ref.key)
+    offer = _catalog_offer(ref.key)
     if offer is None:
         raise AdvisorError(f"offer {ref.key!r} is not in the price catalog; see "
                            f"'advisor pricing list --cloud {ref.cloud}' for keys")

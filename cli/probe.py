@@ -16,21 +16,10 @@ from cli.render import console, echo_json, fmt_number
 from probes.errors import ProbeError
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
-__all__ = ["offer_price", "probe", "probes"]
+__all__ = ["probe", "probes"]
 
 _DEFAULT_TIME_BOX_S = 30.0
 _TUNE_TIME_BOX_S = 300.0  # every knob, the combination and the profile share it
-
-
-def offer_price(offer_key: str) -> float:
-    """USD per hour of the offer a stored probe ran on (0 for local and unknown offers)."""
-    from advisor.errors import AdvisorError
-    from advisor.probe_plan import probe_target
-
-    try:
-        return probe_target(offer_key).price_usd_per_hour
-    except (AdvisorError, ProbeError):
-        return 0.0
 
 
 def _store() -> Any:
@@ -322,6 +311,8 @@ def show_probe(probe_id: str, as_json: bool) -> None:
         echo_json(row)
         return
     probe_table([row], f"probe {probe_id}")
+    from advisor.probe_plan import offer_price
+
     print_tuning(result, price_usd_per_hour=offer_price(result.offer_key))
     out = console()
     for key in ("workload_fingerprint", "device", "accelerator", "precision", "measured_steps",

@@ -18,13 +18,11 @@ from torch import nn
 
 from probes.built import BuiltWorkload
 from probes.errors import ProbeError
-from probes.models import OPTIONS, check_builtin_options
+from probes.models import check_builtin_options
 from probes.models._text import SelfAttention
 
 __all__ = ["Bert", "build"]
 
-DEFAULTS: dict[str, Any] = dict(OPTIONS["bert"].defaults)  # bounds: probes.models.OPTIONS
-TASKS: tuple[str, ...] = OPTIONS["bert"].choices["task"]
 _MASK_FRACTION = 0.15
 _IGNORE = -100
 

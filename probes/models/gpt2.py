@@ -17,12 +17,11 @@ from torch import nn
 
 from probes.built import BuiltWorkload
 from probes.errors import ProbeError
-from probes.models import OPTIONS, check_builtin_options
+from probes.models import check_builtin_options
 from probes.models._text import SelfAttention
 
 __all__ = ["Gpt2", "build"]
 
-DEFAULTS: dict[str, Any] = dict(OPTIONS["gpt2"].defaults)  # bounds: probes.models.OPTIONS
 
 
 class Block(nn.Module):

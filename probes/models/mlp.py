@@ -13,11 +13,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from probes.built import BuiltWorkload
-from probes.models import OPTIONS, check_builtin_options
+from probes.models import check_builtin_options
 
 __all__ = ["build", "mlp"]
 
-DEFAULTS: dict[str, Any] = dict(OPTIONS["mlp"].defaults)  # bounds: probes.models.OPTIONS
 
 
 def mlp(*, input_dim: int, hidden: int, layers: int, num_classes: int) -> nn.Sequential:

@@ -14,11 +14,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from probes.built import BuiltWorkload
-from probes.models import OPTIONS, check_builtin_options
+from probes.models import check_builtin_options
 
 __all__ = ["BasicBlock", "Bottleneck", "ResNet", "build"]
 
-DEFAULTS: dict[str, Any] = dict(OPTIONS["resnet50"].defaults)  # bounds: probes.models.OPTIONS
 _STAGES = {18: (False, (2, 2, 2, 2)), 34: (False, (3, 4, 6, 3)), 50: (True, (3, 4, 6, 3)),
            101: (True, (3, 4, 23, 3)), 152: (True, (3, 8, 36, 3))}
 
