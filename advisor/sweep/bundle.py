@@ -29,9 +29,7 @@ _ALWAYS_IGNORED = (".*", "__pycache__", "*.pyc", "*.db", "credentials*", "*secre
 
 
 def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    name = Path(info.name).name
-    skipped = name == "__pycache__" or name.startswith(".") or name.endswith((".pyc", ".db"))
-    return None if skipped else info
+    return None if _ignored(Path(info.name).name, _ALWAYS_IGNORED) else info
 
 
 def _ignored(relative: str, patterns: Sequence[str]) -> bool:

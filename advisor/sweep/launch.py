@@ -46,7 +46,7 @@ from probes.launchers import LaunchHandle
 from probes.launchers.aws import AwsLauncher
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
-from probes.urls import sqlalchemy_url
+from probes.urls import db_error_line, sqlalchemy_url
 from probes.workload import WorkloadRecipe
 
 __all__ = ["SweepAwsLauncher", "launch_requests", "make_sweep_launcher", "run_launched",
@@ -351,4 +351,4 @@ class _InstanceBook:
             record_instance(self.study, record)
         except SQLAlchemyError as exc:  # the instances are terminated all the same
             log.error("could not record worker instance %s on the study: %s",
-                      record.instance_id, str(exc).splitlines()[0])
+                      record.instance_id, db_error_line(exc))

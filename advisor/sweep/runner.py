@@ -43,6 +43,7 @@ from advisor.sweep.sampling import make_pruner, make_sampler
 from advisor.sweep.spec import Direction, SamplerKind, SweepSpec
 from advisor.sweep.state import StudySettings, write_settings, write_stop
 from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
+from probes.urls import db_error_line
 
 __all__ = ["WorkerResult", "open_study", "run_worker"]
 
@@ -270,7 +271,7 @@ def _go_on_after_cut(exc: Exception, cut: int) -> None:
         raise AdvisorError(f"storage: {_MAX_CUT_IN_A_ROW} trials in a row were cut by database "
                            f"errors; last: {exc}") from exc
     log.warning("storage: a trial was cut by a database error (%s); going on",
-                str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                db_error_line(exc))
     time.sleep(0.5)
 
 
