@@ -23,7 +23,7 @@ from reports.charts import Bar, StackedBar, bar_chart, stacked_bar_chart
 from reports.columns import Column, columns_html, write_columns_doc
 from reports.errors import ReportError
 from reports.formatting import fmt_number
-from reports.html import Markup, el, page, table
+from reports.html import Child, Markup, el, page, table
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 
@@ -191,19 +191,13 @@ def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
         _card("runs measured", f"{sum(r.status is RowStatus.MEASURED for r in rows)} of "
               f"{len(rows)}", f"in {report.elapsed_s:.0f} s of a {report.time_box_s:g} s box"),
     ]
-    body = [el("tr", {"class": "top" if r is tuned else None}, [
-        el("td", None, str(r.knob or r.kind)), el("td", None, r.setting),
-        el("td", None, str(r.status)),
-        el("td", {"class": "num"}, _num(r.samples_per_second)),
-        el("td", {"class": "num"}, _num(r.rel_halfwidth, ".1%")),
-        el("td", {"class": "num"}, f"{r.speedup:.2f}x" if r.speedup else "-"),
-        el("td", {"class": "num"}, _num(r.samples_per_usd(price_usd_per_hour))),
-        el("td", None, "needs a convergence check" if r.changes_numerics else "same"),
-        el("td", None, r.note)]) for r in rows]
+    cells: list[list[Child]] = [[
+        str(r.knob or r.kind), r.setting, str(r.status), _num(r.samples_per_second),
+        _num(r.rel_halfwidth, ".1%"), f"{r.speedup:.2f}x" if r.speedup else "-",
+        _num(r.samples_per_usd(price_usd_per_hour)),
+        "needs a convergence check" if r.changes_numerics else "same", r.note] for r in rows]
     heads = ["knob", "setting", "status", "samples/s", "±95%", "speed-up", "samples/$",
              "numerics", "note"]
-    head = el("tr", None, [el("th", {"class": "num" if 3 <= i <= 6 else None}, h)
-                           for i, h in enumerate(heads)])
     skipped = el("ul", {"class": "notes"}, [el("li", None, f"{s.knob}: {s.reason}")
                                             for s in report.skipped])
     return page(
@@ -218,7 +212,8 @@ def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
                                      fmt=lambda v: f"{v:.2f}x"),
            el("figcaption", None, "Measured rows; error bars are the 95% intervals.")),
         el("h2", None, "Configurations"),
-        el("table", None, el("thead", None, head), el("tbody", None, body)),
+        table(heads, cells, numeric=range(3, 7),
+              row_classes=["top" if r is tuned else None for r in rows]),
         el("h3", None, "Knobs that do not apply here"), skipped,
         el("h2", None, "Where a step's time goes"), *_profile_section(report.profile),
         el("h2", None, "Columns of probe_tuning.csv"), columns_html(TUNING_COLUMNS),
