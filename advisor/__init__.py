@@ -16,16 +16,16 @@ from advisor._lazy import lazy_exports
 from advisor.errors import AdvisorError, SpecError
 
 if TYPE_CHECKING:
-    from advisor.decision import BASIS_MEANING, could_be_better, group_regions, headline
-    from advisor.evidence import ProbeEvidence, evidence_from_probes
-    from advisor.profile import WorkloadProfile, profile_workload
-    from advisor.ranking import CostEstimate, Opportunity, RankBy, Recommendation
-    from advisor.recommend import recommend
-    from advisor.rejections import Rejection, RejectionKind
-    from advisor.serialize import recommendation_to_dict
-    from advisor.service import current_catalog, recommend_for_file, stored_probe_evidence
+    from advisor.profiling.profile import WorkloadProfile, profile_workload
+    from advisor.ranking.decision import BASIS_MEANING, could_be_better, group_regions, headline
+    from advisor.ranking.evidence import ProbeEvidence, evidence_from_probes
+    from advisor.ranking.offers import CostEstimate, Opportunity, RankBy, Recommendation
+    from advisor.ranking.recommend import recommend
+    from advisor.ranking.rejections import Rejection, RejectionKind
+    from advisor.ranking.serialize import recommendation_to_dict
+    from advisor.ranking.service import current_catalog, recommend_for_file, stored_probe_evidence
     from advisor.spec import Precision, WorkloadSpec, load_workload_spec, parse_workload_spec
-    from advisor.throughput import Basis, ThroughputEstimate
+    from advisor.throughput.estimate import Basis, ThroughputEstimate
 
 __all__ = [
     "BASIS_MEANING",
@@ -58,20 +58,17 @@ __all__ = [
 ]
 
 _HOME = {
-    "BASIS_MEANING": "decision", "could_be_better": "decision", "group_regions": "decision",
-    "headline": "decision",
-    "ProbeEvidence": "evidence", "evidence_from_probes": "evidence",
-    "WorkloadProfile": "profile", "profile_workload": "profile",
-    "CostEstimate": "ranking", "Opportunity": "ranking", "RankBy": "ranking",
-    "Recommendation": "ranking",
-    "recommend": "recommend",
-    "Rejection": "rejections", "RejectionKind": "rejections",
-    "recommendation_to_dict": "serialize",
-    "current_catalog": "service", "recommend_for_file": "service",
-    "stored_probe_evidence": "service",
+    "BASIS_MEANING": "ranking", "CostEstimate": "ranking", "Opportunity": "ranking",
+    "ProbeEvidence": "ranking", "RankBy": "ranking", "Recommendation": "ranking",
+    "Rejection": "ranking", "RejectionKind": "ranking", "could_be_better": "ranking",
+    "current_catalog": "ranking", "evidence_from_probes": "ranking", "group_regions": "ranking",
+    "headline": "ranking", "recommend_for_file": "ranking", "recommendation_to_dict": "ranking",
+    "stored_probe_evidence": "ranking",
+    "recommend": "ranking.recommend",
+    "WorkloadProfile": "profiling", "profile_workload": "profiling",
+    "Basis": "throughput", "ThroughputEstimate": "throughput",
     "Precision": "spec", "WorkloadSpec": "spec", "load_workload_spec": "spec",
     "parse_workload_spec": "spec",
-    "Basis": "throughput", "ThroughputEstimate": "throughput",
 }
 
 

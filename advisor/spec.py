@@ -113,7 +113,7 @@ class WorkloadSpec:
     ``batch_size`` is the global batch per optimizer step; on N accelerators each holds
     ``ceil(batch_size / N)`` samples. ``checkpoint_minutes`` is how often the training loop
     saves a checkpoint (minutes of work between saves); on spot, an interruption loses half of
-    it on average (``advisor.spot_risk``).
+    it on average (``advisor.ranking.spot_risk``).
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""Memory: the traced prediction (``advisor.memory_trace``) against measured peaks.
+"""Memory: the traced prediction (``advisor.profiling.memory_trace``) against measured peaks.
 
 Two tables:
 
@@ -39,8 +39,7 @@ sys.path.insert(0, str(HERE))
 
 from _table import write_result  # noqa: E402
 
-from advisor.memory_trace import trace_peak_bytes  # noqa: E402
-from advisor.runtime_overhead import overhead_for_vendor  # noqa: E402
+from advisor.profiling import overhead_for_vendor, trace_peak_bytes  # noqa: E402
 from advisor.spec import Precision  # noqa: E402
 from probes.workload import WorkloadRecipe  # noqa: E402
 
@@ -285,13 +284,13 @@ def main() -> None:
         "Measured = `torch.cuda.max_memory_allocated` over a step of the probe harness on an "
         "H100 (the issue's figures; no GPU was at hand for this change). Old estimate = the "
         "hand-written sum (weights + fp32 gradients + Adam + saved activations + 1 GiB) the "
-        "issue reports. Traced = `advisor.memory_trace.trace_peak_bytes` with CUDA semantics, "
+        "issue reports. Traced = `advisor.profiling.memory_trace.trace_peak_bytes` with CUDA semantics, "
         "traced at the batch and half of it; its error is against the measured peak (both "
         "count allocator blocks, neither the CUDA context). Need = traced + the CUDA runtime "
         f"rows of advisor/data/runtime_overhead.csv ({overhead_for_vendor('NVIDIA').describe()}), "
         "what `recommend` compares with the device's memory. The CPU-semantics column traces "
         "the same step with the CPU's autocast lists and attention kernels (the ablation of "
-        "`advisor._cuda_emulation`).", "",
+        "`advisor.profiling._cuda_emulation`).", "",
         *h100, "",
         "Target: never reject an offer that fits with more than 10% to spare (measured peak at "
         "most 90% of the device's memory), over the NVIDIA memory sizes in the catalog:", "",

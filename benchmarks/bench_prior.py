@@ -23,16 +23,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_result  # noqa: E402
 
-from advisor.op_profile import op_mix_for_spec, reference_op_mixes  # noqa: E402
-from advisor.profile import profile_workload  # noqa: E402
-from advisor.reference import (  # noqa: E402
-    REFERENCE_CONV_FLOPS_FRACTION,
-    REFERENCE_FLOPS_PER_SAMPLE,
-    load_reference,
+from advisor.profiling import (  # noqa: E402
+    op_mix_for_spec,
+    profile_workload,  # noqa: E402
+    reference_op_mixes,
 )
 from advisor.spec import Precision, load_workload_spec  # noqa: E402
-from advisor.throughput import WorkloadFeatures  # noqa: E402
-from advisor.transfer import TransferModel  # noqa: E402
+from advisor.throughput import (  # noqa: E402
+    REFERENCE_CONV_FLOPS_FRACTION,
+    REFERENCE_FLOPS_PER_SAMPLE,
+    TransferModel,  # noqa: E402
+    WorkloadFeatures,  # noqa: E402
+    load_reference,
+)
 from pricing import load_accelerators  # noqa: E402
 
 ROOT = Path(__file__).parent.parent

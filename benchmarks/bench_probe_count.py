@@ -20,8 +20,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_table  # noqa: E402
 from bench_throughput import GENERATIONS, price_table, run, write_bench  # noqa: E402
 
-from advisor.baseline import MedianRatioModel  # noqa: E402
-from advisor.transfer import TransferModel  # noqa: E402
+from advisor.throughput import (
+    MedianRatioModel,  # noqa: E402
+    TransferModel,  # noqa: E402
+)
 
 PROBE_COUNTS = (1, 2, 3, 5, 8, 11)
 

@@ -34,12 +34,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_result  # noqa: E402
 
-from advisor.baseline import MedianRatioModel  # noqa: E402
-from advisor.evaluate import evaluate, read_bench  # noqa: E402
-from advisor.planner import Candidate, plan  # noqa: E402
-from advisor.reference import ReferenceRow, load_reference  # noqa: E402
-from advisor.throughput import Measurement, ThroughputModel, WorkloadFeatures  # noqa: E402
-from advisor.transfer import TransferModel  # noqa: E402
+from advisor.ranking import Candidate, plan  # noqa: E402
+from advisor.throughput import (  # noqa: E402  # noqa: E402  # noqa: E402
+    Measurement,
+    MedianRatioModel,  # noqa: E402
+    ReferenceRow,
+    ThroughputModel,
+    TransferModel,  # noqa: E402
+    WorkloadFeatures,
+    evaluate,
+    load_reference,
+    read_bench,
+)
 from pricing import Market, load_accelerators, shipped_catalog  # noqa: E402
 
 LAMBDA_CSV = Path("/work/shared/data/benchmarks/lambda_train_throughput.csv")

@@ -7,7 +7,7 @@ other generation only), so the shipped data never holds the evaluated table. The
 
 - ``none``: the table's other workloads only (``--reference none``);
 - ``shipped, tiers``: + shipped rows, own rows leading and shipped rows weighted by their
-  similarity to the probes (``advisor._tiers``; ``shipped_weight`` and
+  similarity to the probes (``advisor.throughput._tiers``; ``shipped_weight`` and
   ``shipped_weight_unseen`` chosen on the *other* generation, grid below);
 - ``shipped, pooled``: + shipped rows in one pooled table (``own_generation=None``: the
   model before this change);
@@ -15,7 +15,7 @@ other generation only), so the shipped data never holds the evaluated table. The
   with the probes carries its ratio; ``top_k=1``, no other view) and median ratio.
 
 Coverage: share of held-out targets inside the calibrated 90% interval (conformal bounds of
-the reference's own held-out folds, ``advisor._calibration``).
+the reference's own held-out folds, ``advisor.throughput._calibration``).
 
 Run: nice python benchmarks/bench_transfer_tiers.py  (writes benchmarks/results/throughput_tiers.md)
 """
@@ -31,10 +31,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_table  # noqa: E402
 from bench_throughput import GENERATIONS, price_table, run, write_bench  # noqa: E402
 
-from advisor.baseline import MedianRatioModel  # noqa: E402
-from advisor.reference import ReferenceRow, load_reference  # noqa: E402
-from advisor.throughput import ThroughputModel  # noqa: E402
-from advisor.transfer import TransferModel  # noqa: E402
+from advisor.throughput import (  # noqa: E402
+    MedianRatioModel,  # noqa: E402
+    ReferenceRow,
+    ThroughputModel,  # noqa: E402
+    TransferModel,  # noqa: E402
+    load_reference,
+)
 
 GRID = (0.0, 0.3, 0.6, 1.0)
 

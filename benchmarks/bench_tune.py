@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _table import write_result  # noqa: E402
 
-from advisor.profile import recipe_for  # noqa: E402
+from advisor.profiling import recipe_for  # noqa: E402
 from advisor.spec import load_workload_spec  # noqa: E402
 from probes.devices import detect_device  # noqa: E402
 from probes.tune import Tuner  # noqa: E402

@@ -57,7 +57,7 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
     """
     from rich.progress import Progress
 
-    from advisor.evaluate import evaluate_file
+    from advisor.throughput import evaluate_file
 
     err = console(stderr=True)
     with Progress(console=err, transient=True, disable=as_json or not err.is_terminal) as bar:

@@ -148,7 +148,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
       2  nothing was started: bad input, a missing setting, or an estimate
          over --max-usd
     """
-    from advisor.probe_plan import ProbeOptions, prepare_probes, probe_target
+    from advisor.ranking import ProbeOptions, prepare_probes, probe_target
     from advisor.spec import load_workload_spec
 
     if allow_numerics and not tune:
@@ -213,9 +213,7 @@ def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool
     """The planner's picks from the model's ranking (printed unless --json)."""
     from pathlib import Path
 
-    from advisor.planner import plan_probes
-    from advisor.probe_plan import billed_probe_minutes
-    from advisor.service import recommend_for_file
+    from advisor.ranking import billed_probe_minutes, plan_probes, recommend_for_file
 
     suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n,
                               probe_minutes=lambda key: billed_probe_minutes(key, time_box_s))
@@ -311,7 +309,7 @@ def show_probe(probe_id: str, as_json: bool) -> None:
         echo_json(row)
         return
     probe_table([row], f"probe {probe_id}")
-    from advisor.probe_plan import offer_price
+    from advisor.ranking import offer_price
 
     print_tuning(result, price_usd_per_hour=offer_price(result.offer_key))
     out = console()

@@ -13,12 +13,18 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from advisor.decision import describe_opportunity, group_regions, headline
 from advisor.errors import AdvisorError
-from advisor.evidence import TunedPolicy
-from advisor.ranking import CostEstimate, RankBy, Recommendation
-from advisor.serialize import recommendation_to_dict
-from advisor.spot_risk import SpotRiskBasis
+from advisor.ranking import (
+    CostEstimate,
+    RankBy,
+    Recommendation,
+    SpotRiskBasis,
+    TunedPolicy,
+    describe_opportunity,
+    group_regions,
+    headline,
+    recommendation_to_dict,
+)
 from cli.errors import handle_errors
 from cli.options import json_option, spec_file_argument
 from cli.render import (
@@ -190,7 +196,7 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
 
 def _status_message(model_yaml: Path) -> str:
     """'profiling NAME with torch ...' when the profile is not cached yet, else 'ranking ...'."""
-    from advisor.profile import needs_measuring
+    from advisor.profiling import needs_measuring
     from advisor.spec import load_workload_spec
 
     try:
@@ -206,9 +212,9 @@ def _status_message(model_yaml: Path) -> str:
 def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
                   rank_by: RankBy = RankBy.CONSERVATIVE,
                   tuned: TunedPolicy = TunedPolicy.OFF) -> Recommendation:
-    """``advisor.service.recommend_for_file`` with a transient status line on stderr (only when
+    """``advisor.ranking.service.recommend_for_file`` with a transient status line on stderr (only when
     stderr is a terminal): profiling a new model takes seconds."""
-    from advisor import service
+    from advisor.ranking import service
 
     with status(_status_message(model_yaml)):
         return service.recommend_for_file(model_yaml, include_flagged=include_flagged,
@@ -281,7 +287,7 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
         echo_written([("html", write_recommendation_html(rec, html_path))])
     suggestions = []
     if suggest_probes:
-        from advisor.planner import plan_probes
+        from advisor.ranking import plan_probes
 
         suggestions = plan_probes(rec, suggest_probes)
     if as_json:

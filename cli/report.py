@@ -139,7 +139,7 @@ def probe_report(probe_id: str, out_dir: Path, pdf: bool, as_json: bool) -> None
       advisor probe examples/resnet50_tune.yaml --on local --tune
       advisor report probe 3f2a9c1b7d4e --out probe-report/
     """
-    from advisor.probe_plan import offer_price
+    from advisor.ranking import offer_price
     from advisor.storage import default_storage_url
     from probes.store import ProbeStore
     from reports.output import check_output_path

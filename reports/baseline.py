@@ -17,9 +17,8 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from advisor.decision import BASIS_LABEL
 from advisor.formatting import fmt_money
-from advisor.ranking import CostEstimate, Recommendation
+from advisor.ranking import BASIS_LABEL, CostEstimate, Recommendation
 from advisor.throughput import Basis
 from pricing import Cloud, InstanceOffer, Market
 from probes.errors import ProbeError

@@ -13,8 +13,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from advisor.decision import BASIS_LABEL, BASIS_MEANING, describe_opportunity, headline
-from advisor.ranking import CostEstimate, Recommendation, Rejection, RejectionKind
+from advisor.ranking import (
+    BASIS_LABEL,
+    BASIS_MEANING,
+    CostEstimate,
+    Recommendation,
+    Rejection,
+    RejectionKind,
+    describe_opportunity,
+    headline,
+)
 from advisor.throughput import Basis
 from reports.baseline import Baseline, Savings, choose_baseline, savings
 from reports.charts import Bar, Point, bar_chart, pareto_front, scatter_chart

@@ -13,8 +13,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from advisor.ranking import CostEstimate, Recommendation
-from advisor.serialize import estimate_row, rejection_row
+from advisor.ranking import CostEstimate, Recommendation, estimate_row, rejection_row
 from reports.columns import Column, write_columns_doc
 from reports.output import write_text
 

@@ -24,7 +24,7 @@ def test_every_public_name_resolves() -> None:
 
 def test_import_advisor_does_not_import_torch_or_the_model() -> None:
     code = ("import sys, advisor; "
-            "print(sorted(m for m in ('torch', 'advisor.service', 'sklearn') if m in sys.modules))")
+            "print(sorted(m for m in ('torch', 'advisor.ranking.service', 'sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"

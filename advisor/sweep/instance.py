@@ -31,7 +31,7 @@ class InstanceChoice:
 def _catalog() -> Catalog:
     """The newest refreshed snapshot per cloud, else the shipped catalog."""
     try:
-        from advisor.service import current_catalog
+        from advisor.ranking import current_catalog
     except ImportError:  # pragma: no cover - the service module lands with recommend
         return shipped_catalog()
     return current_catalog()
@@ -53,7 +53,7 @@ def _recommended(spec: SweepSpec) -> InstanceOffer:
     path = Path(spec.model)
     if not path.is_absolute() and spec.source_dir:
         path = Path(spec.source_dir) / path
-    from advisor.service import recommend_for_file
+    from advisor.ranking import recommend_for_file
 
     ranked = recommend_for_file(path).ranked
     if not ranked:

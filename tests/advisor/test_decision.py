@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.decision import BASIS_LABEL, could_be_better, group_regions, headline
-from advisor.ranking import CostAssumptions, CostEstimate, RankBy, Recommendation, cost_of, rank
-from advisor.throughput import Basis, ThroughputEstimate
+from advisor.ranking.decision import BASIS_LABEL, could_be_better, group_regions, headline
+from advisor.ranking.offers import CostAssumptions, CostEstimate, RankBy, Recommendation, cost_of, rank
+from advisor.throughput.estimate import Basis, ThroughputEstimate
 from pricing import Market
 from tests.advisor.test_ranking import offer, spec
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from advisor.errors import AdvisorError
-from advisor.evaluate import read_bench
+from advisor.throughput.evaluation import read_bench
 from cli.main import advisor
 from pricing import load_accelerators
 

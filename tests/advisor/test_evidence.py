@@ -7,11 +7,11 @@ from typing import Any
 
 import yaml
 
-from advisor.evidence import TunedPolicy, evidence_from_probes
-from advisor.service import recommend_for_file
+from advisor.ranking.evidence import TunedPolicy, evidence_from_probes
+from advisor.ranking.service import recommend_for_file
 from advisor.spec import load_workload_spec
 from advisor.storage import default_storage_url
-from advisor.throughput import Basis
+from advisor.throughput.estimate import Basis
 from pricing import shipped_catalog
 from probes.store import ProbeStore
 from probes.types import ProbeResult, ProbeStatus
@@ -186,7 +186,7 @@ def test_tuning_advice_names_the_tuned_setting_and_the_convergence_check() -> No
 def test_recommend_ranks_a_tuned_configuration_only_when_asked(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from advisor.decision import BASIS_LABEL, BASIS_MEANING, headline
+    from advisor.ranking.decision import BASIS_LABEL, BASIS_MEANING, headline
 
     path, fingerprint = _model_yaml(tmp_path)
     tuned = replace(_tuned(900.0, combos=((1200.0, False),)), workload_fingerprint=fingerprint)

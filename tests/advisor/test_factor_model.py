@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor._factor import fit_factors
+from advisor.throughput._factor import fit_factors
 
 RNG = np.random.default_rng(3)
 LEVELS = RNG.normal(5, 2, 12)           # per workload

@@ -1,4 +1,4 @@
-"""advisor._krige: the kriged precision shift and the hierarchical spec prior, alone and
+"""advisor.throughput._krige: the kriged precision shift and the hierarchical spec prior, alone and
 blended into TransferModel."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from advisor._krige import SpecPrior, Twin, krige, shift_krige
-from advisor._table import FloatArray, ReferenceTable, precision_twin, spec_features
 from advisor.errors import AdvisorError
-from advisor.reference import ReferenceRow
-from advisor.throughput import WorkloadFeatures
-from advisor.transfer import TransferModel
+from advisor.throughput._krige import SpecPrior, Twin, krige, shift_krige
+from advisor.throughput._table import FloatArray, ReferenceTable, precision_twin, spec_features
+from advisor.throughput.estimate import WorkloadFeatures
+from advisor.throughput.reference import ReferenceRow
+from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
 
 SPECS = load_accelerators()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from advisor.memory_trace import cuda_allocated_bytes, trace_peak_bytes
+from advisor.profiling.memory_trace import cuda_allocated_bytes, trace_peak_bytes
 from advisor.spec import Precision
 from probes.workload import WorkloadRecipe
 
@@ -129,7 +129,7 @@ def fake() -> Iterator[None]:
 
 
 def test_policy_table_covers_every_op_cuda_autocasts() -> None:
-    from advisor._cuda_emulation import ops_without_policy
+    from advisor.profiling._cuda_emulation import ops_without_policy
 
     assert ops_without_policy() == []
 
@@ -138,7 +138,7 @@ def test_policy_table_covers_every_op_cuda_autocasts() -> None:
 def test_cuda_autocast_lists_differ_from_the_cpu_lists() -> None:
     import torch
 
-    from advisor._cuda_emulation import cuda_autocast
+    from advisor.profiling._cuda_emulation import cuda_autocast
 
     linear, norm = torch.nn.Linear(8, 8), torch.nn.LayerNorm(8)
     x = torch.randn(4, 8)
@@ -163,7 +163,7 @@ def test_attention_with_dropout_takes_the_fused_kernel_as_on_cuda() -> None:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    from advisor._cuda_emulation import cuda_attention
+    from advisor.profiling._cuda_emulation import cuda_attention
 
     class Ops(TorchDispatchMode):
         seen: list[str] = []

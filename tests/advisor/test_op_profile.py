@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.op_profile import OpClass, OpCost, OpMix, classify_op, trace_op_mix
+from advisor.profiling.op_profile import OpClass, OpCost, OpMix, classify_op, trace_op_mix
 from advisor.spec import Precision
 from probes.workload import WorkloadRecipe
 

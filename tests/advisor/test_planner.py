@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.planner import Candidate, knowledge_gradient, plan
+from advisor.ranking.planner import Candidate, knowledge_gradient, plan
 
 
 def _c(name: str, value: float, sigma: float, price: float = 1.0) -> Candidate:

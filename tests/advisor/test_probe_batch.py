@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.probe_plan import ProbeOptions, prepare_probes, probe_target
+from advisor.ranking.probe_plan import ProbeOptions, prepare_probes, probe_target
 from advisor.spec import parse_workload_spec
 from probes.launchers import launcher_class
 

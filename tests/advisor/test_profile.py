@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.profile import MemoryBasis, WorkloadProfile, profile_workload, recipe_for
+from advisor.profiling.profile import MemoryBasis, WorkloadProfile, profile_workload, recipe_for
 from advisor.spec import Precision, WorkloadSpec, load_workload_spec, parse_workload_spec
 from advisor.storage import profile_cache_dir
 
@@ -101,7 +101,7 @@ def test_memory_grows_with_batch() -> None:
 def test_traced_memory_is_the_peak_of_a_training_step() -> None:
     profile = profile_workload(_spec("gpt2", precision="bf16", batch_size=4, options={
         "hidden": 64, "layers": 2, "heads": 2, "seq_len": 128, "vocab": 1000}))
-    from advisor.memory_trace import trace_peak_bytes
+    from advisor.profiling.memory_trace import trace_peak_bytes
 
     traced = trace_peak_bytes(recipe_for(_spec("gpt2", precision="bf16", batch_size=4, options={
         "hidden": 64, "layers": 2, "heads": 2, "seq_len": 128, "vocab": 1000}),
@@ -184,7 +184,7 @@ def test_cached_profile_is_read_without_importing_torch(advisor_home: Path) -> N
     script = textwrap.dedent(f"""
         import json, sys
         from advisor.spec import load_workload_spec
-        from advisor.profile import profile_workload
+        from advisor.profiling.profile import profile_workload
         profile = profile_workload(load_workload_spec({str(spec_path)!r}))
         print(json.dumps([profile.flops_per_sample, "torch" in sys.modules]))
     """)

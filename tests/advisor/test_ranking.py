@@ -7,8 +7,8 @@ from datetime import date
 
 import pytest
 
-from advisor.profile import MemoryBasis, WorkloadProfile
-from advisor.ranking import (
+from advisor.profiling.profile import MemoryBasis, WorkloadProfile
+from advisor.ranking.offers import (
     CostAssumptions,
     MeasuredMemory,
     RejectionKind,
@@ -20,7 +20,7 @@ from advisor.ranking import (
     samples_that_fit,
 )
 from advisor.spec import parse_workload_spec
-from advisor.throughput import Basis, ThroughputEstimate
+from advisor.throughput.estimate import Basis, ThroughputEstimate
 from pricing import Cloud, InstanceOffer, Market, shipped_catalog
 
 ACCELERATORS = shipped_catalog().accelerators

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from advisor.ranking import check_constraint_names, filter_offers
+from advisor.ranking.offers import check_constraint_names, filter_offers
 from advisor.spec import WorkloadSpec, parse_workload_spec
 from pricing import Cloud, InstanceOffer, Market, UnknownNameError, shipped_catalog
 

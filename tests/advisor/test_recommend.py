@@ -6,11 +6,11 @@ from datetime import date
 
 import pytest
 
-from advisor.profile import WorkloadProfile
-from advisor.recommend import recommend
-from advisor.serialize import recommendation_to_dict
+from advisor.profiling.profile import WorkloadProfile
+from advisor.ranking.recommend import recommend
+from advisor.ranking.serialize import recommendation_to_dict
 from advisor.spec import parse_workload_spec
-from advisor.throughput import Basis, Measurement
+from advisor.throughput.estimate import Basis, Measurement
 from pricing import Cloud, shipped_catalog
 from pricing.errors import UnknownNameError
 

@@ -8,12 +8,12 @@ from datetime import date
 
 import pytest
 
-from advisor.decision import BASIS_LABEL, headline
-from advisor.profile import WorkloadProfile
-from advisor.ranking import Recommendation
-from advisor.recommend import default_throughput_model, recommend
+from advisor.profiling.profile import WorkloadProfile
+from advisor.ranking.decision import BASIS_LABEL, headline
+from advisor.ranking.offers import Recommendation
+from advisor.ranking.recommend import default_throughput_model, recommend
 from advisor.spec import parse_workload_spec
-from advisor.throughput import Basis, ThroughputModel
+from advisor.throughput.estimate import Basis, ThroughputModel
 from pricing import shipped_catalog
 
 GIB = 2**30

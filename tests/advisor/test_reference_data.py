@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor._import_reference import COLUMNS, build_reference
-from advisor.reference import REFERENCE_CSV, load_reference
+from advisor.throughput._import_reference import COLUMNS, build_reference
+from advisor.throughput.reference import REFERENCE_CSV, load_reference
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from advisor.ranking import CostAssumptions, RejectionKind, cost_of, rank
-from advisor.rejections import KIND_TEXT, Rejection
-from advisor.serialize import rejection_row
-from advisor.throughput import Basis, ThroughputEstimate
+from advisor.ranking.offers import CostAssumptions, RejectionKind, cost_of, rank
+from advisor.ranking.rejections import KIND_TEXT, Rejection
+from advisor.ranking.serialize import rejection_row
+from advisor.throughput.estimate import Basis, ThroughputEstimate
 from pricing import Market
 from tests.advisor.test_ranking import offer, spec
 

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.op_profile import OpClass, OpCost, OpMix, reference_op_mixes
-from advisor.reference import load_reference
-from advisor.roofline import RooflinePrior, compute_path, reference_samples
+from advisor.profiling.op_profile import OpClass, OpCost, OpMix, reference_op_mixes
 from advisor.spec import Precision
-from advisor.throughput import WorkloadFeatures
-from advisor.transfer import TransferModel
+from advisor.throughput.estimate import WorkloadFeatures
+from advisor.throughput.reference import load_reference
+from advisor.throughput.roofline import RooflinePrior, compute_path, reference_samples
+from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
 
 SPECS = load_accelerators()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.runtime_overhead import (
+from advisor.profiling.runtime_overhead import (
     RUNTIMES,
     SHIPPED_OVERHEAD,
     load_runtime_overheads,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.reference import ReferenceRow
-from advisor.scaling import ScalingModel
+from advisor.throughput.reference import ReferenceRow
+from advisor.throughput.scaling import ScalingModel
 from pricing import load_accelerators
 
 SPECS = load_accelerators()

@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.spot_risk import (
+from advisor.ranking.spot_risk import (
     DEFAULT_BUCKET,
     HOURS_PER_MONTH,
     OVER_20_MODEL_FRACTION,

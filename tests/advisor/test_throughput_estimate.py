@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.throughput import MIN_STEP_SECONDS, Basis, ThroughputEstimate
+from advisor.throughput.estimate import MIN_STEP_SECONDS, Basis, ThroughputEstimate
 
 
 def test_a_flops_figure_beyond_one_step_per_min_step_time_is_capped() -> None:
@@ -36,8 +36,8 @@ def test_figures_below_the_cap_and_measured_ones_are_kept(estimate: ThroughputEs
 def test_recommend_caps_a_tiny_model_at_one_step_per_min_step_time() -> None:
     from datetime import date
 
-    from advisor.profile import WorkloadProfile
-    from advisor.recommend import recommend
+    from advisor.profiling.profile import WorkloadProfile
+    from advisor.ranking.recommend import recommend
     from advisor.spec import parse_workload_spec
     from pricing import shipped_catalog
 

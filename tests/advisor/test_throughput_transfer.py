@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from advisor._table import split_precision
 from advisor.errors import AdvisorError
-from advisor.model_cache import cached_transfer_model
-from advisor.reference import ReferenceRow, load_reference
 from advisor.spec import Precision
-from advisor.throughput import Basis, Measurement, WorkloadFeatures
-from advisor.transfer import TransferModel
+from advisor.throughput._table import split_precision
+from advisor.throughput.estimate import Basis, Measurement, WorkloadFeatures
+from advisor.throughput.model_cache import cached_transfer_model
+from advisor.throughput.reference import ReferenceRow, load_reference
+from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
 
 SPECS = load_accelerators()

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from advisor._calibration import conformal_bounds
-from advisor._tiers import BENCH_GENERATION, mix_tiers, shipped_similarity
-from advisor.reference import ReferenceRow
-from advisor.throughput import Measurement, WorkloadFeatures
-from advisor.transfer import TransferModel
+from advisor.throughput._calibration import conformal_bounds
+from advisor.throughput._tiers import BENCH_GENERATION, mix_tiers, shipped_similarity
+from advisor.throughput.estimate import Measurement, WorkloadFeatures
+from advisor.throughput.reference import ReferenceRow
+from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
 
 SPEEDS = {"T4": 1.0, "A10G": 2.5, "L4": 1.8, "A100-40GB-SXM": 6.0, "H100-SXM": 14.0}
@@ -95,10 +95,10 @@ def test_conformal_bounds_with_few_residuals_take_the_extremes() -> None:
 
 
 def test_calibration_does_not_import_the_model_module() -> None:
-    source = Path(__file__).parents[2] / "advisor" / "_calibration.py"
+    source = Path(__file__).parents[2] / "advisor" / "throughput" / "_calibration.py"
     imported = {node.module for node in ast.walk(ast.parse(source.read_text()))
                 if isinstance(node, ast.ImportFrom)}
-    assert "advisor.transfer" not in imported
+    assert "advisor.throughput.transfer" not in imported
 
 
 def test_get_params_round_trips() -> None:

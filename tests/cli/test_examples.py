@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from advisor.reference import load_reference
+from advisor.throughput.reference import load_reference
 from cli.main import advisor
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

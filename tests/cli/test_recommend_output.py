@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import advisor.service
-from advisor.decision import group_regions
-from advisor.profile import WorkloadProfile
-from advisor.ranking import Recommendation
-from advisor.recommend import recommend
+import advisor.ranking.service
+from advisor.profiling.profile import WorkloadProfile
+from advisor.ranking.decision import group_regions
+from advisor.ranking.offers import Recommendation
+from advisor.ranking.recommend import recommend
 from advisor.spec import load_workload_spec
 from cli.main import advisor as advisor_cli
 from pricing import shipped_catalog
@@ -45,7 +45,7 @@ def calls(mlp_rec: Recommendation, monkeypatch: pytest.MonkeyPatch) -> list[Path
         seen.append(path)
         return mlp_rec
 
-    monkeypatch.setattr(advisor.service, "recommend_for_file", fake)
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", fake)
     return seen
 
 
@@ -204,7 +204,7 @@ def test_rank_by_reaches_the_library(monkeypatch: pytest.MonkeyPatch,
         seen.append(kwargs["rank_by"])
         return mlp_rec
 
-    monkeypatch.setattr(advisor.service, "recommend_for_file", fake)
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", fake)
     assert _run("recommend", str(MLP_YAML), "--rank-by", "estimate", "--json")[0] == 0
     assert _run("recommend", str(MLP_YAML), "--json")[0] == 0
     assert [str(s) for s in seen] == ["estimate", "conservative"]

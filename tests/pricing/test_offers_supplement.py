@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from advisor.profile import WorkloadProfile
-from advisor.recommend import recommend
+from advisor.profiling.profile import WorkloadProfile
+from advisor.ranking.recommend import recommend
 from advisor.spec import parse_workload_spec
 from cli.main import advisor
 from pricing import Cloud, Market, shipped_catalog

@@ -98,7 +98,7 @@ def test_refresh_aws_end_to_end(monkeypatch: pytest.MonkeyPatch, advisor_home: P
     assert [s["path"] for s in in_use] == [written["path"]]
     assert in_use[0]["age_days"] < 1 and in_use[0]["rows"] > 100
 
-    from advisor.service import current_catalog  # what recommend ranks on
+    from advisor.ranking.service import current_catalog  # what recommend ranks on
     catalog = current_catalog()
     assert catalog.captured_at[Cloud.AWS] == NOW.date()
     assert Cloud.AWS not in catalog.approximate_dates

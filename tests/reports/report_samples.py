@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from advisor.ranking import CostEstimate, Recommendation, Rejection, RejectionKind
-from advisor.throughput import Basis, ThroughputEstimate
+from advisor.ranking.offers import CostEstimate, Recommendation, Rejection, RejectionKind
+from advisor.throughput.estimate import Basis, ThroughputEstimate
 from pricing import Cloud, InstanceOffer, Market
 from reports.sweep_data import SweepReportData, TrialCost
 

@@ -13,7 +13,7 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState, create_trial
 from report_samples import sample_recommendation
 
-import advisor.service
+import advisor.ranking.service
 from advisor.sweep.state import COST_ATTR, PRICE_ATTR
 from cli.main import advisor as advisor_cli
 
@@ -22,7 +22,8 @@ from cli.main import advisor as advisor_cli
 def fake_recommend(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """``recommend_for_file`` returns the hand-built recommendation (no profiling); the
     commands run in a folder holding a stand-in ``model.yaml`` (the argument must exist)."""
-    monkeypatch.setattr(advisor.service, "recommend_for_file", lambda _path, **_kw: sample_recommendation())
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file",
+                        lambda _path, **_kw: sample_recommendation())
     cwd = tmp_path_factory.mktemp("cwd")
     (cwd / "model.yaml").write_text("name: stand-in\n")
     monkeypatch.chdir(cwd)

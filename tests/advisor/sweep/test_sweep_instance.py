@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from advisor.service import recommend_for_file
+from advisor.ranking.service import recommend_for_file
 from advisor.sweep.instance import resolve_instance
 from advisor.sweep.spec import load_sweep_spec
 

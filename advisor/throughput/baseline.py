@@ -15,9 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Self
 
 from advisor.errors import AdvisorError
-from advisor.reference import ReferenceRow
-from advisor.scaling import ScalingModel
-from advisor.throughput import (
+from advisor.throughput.estimate import (
     Basis,
     Measurement,
     ThroughputEstimate,
@@ -26,6 +24,8 @@ from advisor.throughput import (
     peak_flops,
     precision_key,
 )
+from advisor.throughput.reference import ReferenceRow
+from advisor.throughput.scaling import ScalingModel
 from pricing import AcceleratorSpec
 
 __all__ = ["MedianRatioModel"]

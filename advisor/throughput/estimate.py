@@ -2,8 +2,8 @@
 
 ``ThroughputModel`` is the seam: scikit-learn style (keyword hyper-parameters in
 ``__init__``, ``fit`` returns self, learned state ends in ``_``). The model ``recommend``
-uses is ``advisor.transfer.TransferModel``; ``advisor.baseline`` holds the simple baseline
-it is measured against.
+uses is ``advisor.throughput.transfer.TransferModel``; ``advisor.throughput.baseline`` holds
+the simple baseline it is measured against.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Self
 
 from advisor.errors import AdvisorError
-from advisor.op_profile import OpMix
-from advisor.reference import ReferenceRow
+from advisor.profiling import OpMix
 from advisor.spec import Precision
+from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
 __all__ = [
@@ -93,7 +93,7 @@ class WorkloadFeatures:
     """What the throughput model knows about the workload being predicted.
 
     ``precision`` is None when unknown (e.g. rows of a user's benchmark file).
-    ``op_mix`` (the traced operator mix, ``advisor.op_profile``) and ``batch_size_per_device``
+    ``op_mix`` (the traced operator mix, ``advisor.profiling.op_profile``) and ``batch_size_per_device``
     let the model predict with no probe from the operators' roofline; None keeps the
     FLOPs-per-sample prior.
     """

@@ -9,12 +9,12 @@ known FLOPs (achieved FLOP/s per accelerator). Intervals are quantiles of residu
 by leaving each reference workload out (and, for unseen accelerators, each accelerator).
 With the workload's operator mix (``WorkloadFeatures.op_mix``), the no-probe prediction is
 the operators' roofline with learned per-class efficiencies, corrected per accelerator by
-its misses on the reference workloads measured there (``advisor.roofline``); it replaces
+its misses on the reference workloads measured there (``advisor.throughput.roofline``); it replaces
 the FLOPs prior (``roofline_weight`` = 1) or is blended with it in log space.
 Parts from a vendor with no reference rows at all (TPU, Gaudi, Trainium) keep the probed
 fraction of datasheet peak; their interval is the unseen one widened, since no data can
 measure that error. When the reference holds the evaluated table's own rows next to shipped
-ones, the own rows lead and shipped rows count by their similarity (``advisor._tiers``).
+ones, the own rows lead and shipped rows count by their similarity (``advisor.throughput._tiers``).
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from typing import Any, Self
 
 import numpy as np
 
-from advisor._calibration import MEASURED_HALF_WIDTH, interval, residual_quantiles
-from advisor._factor import FactorFit, fit_factors
-from advisor._krige import SpecPrior, Twin, twin_and_shifts
-from advisor._no_probe import NoProbePrior
-from advisor._table import (
+from advisor.errors import AdvisorError
+from advisor.throughput._calibration import MEASURED_HALF_WIDTH, interval, residual_quantiles
+from advisor.throughput._factor import FactorFit, fit_factors
+from advisor.throughput._krige import SpecPrior, Twin, twin_and_shifts
+from advisor.throughput._no_probe import NoProbePrior
+from advisor.throughput._table import (
     FloatArray,
     ReferenceTable,
     fit_ridge,
@@ -39,13 +40,9 @@ from advisor._table import (
     spec_features,
     split_precision,
 )
-from advisor._tiers import BENCH_GENERATION, mix_tiers, shipped_similarity
-from advisor._transfer_core import TransferSettings, blend_predict
-from advisor.errors import AdvisorError
-from advisor.reference import ReferenceRow
-from advisor.roofline import AnchoredRoofline
-from advisor.scaling import ScalingModel
-from advisor.throughput import (
+from advisor.throughput._tiers import BENCH_GENERATION, mix_tiers, shipped_similarity
+from advisor.throughput._transfer_core import TransferSettings, blend_predict
+from advisor.throughput.estimate import (
     Basis,
     Measurement,
     ThroughputEstimate,
@@ -53,6 +50,9 @@ from advisor.throughput import (
     WorkloadFeatures,
     precision_key,
 )
+from advisor.throughput.reference import ReferenceRow
+from advisor.throughput.roofline import AnchoredRoofline
+from advisor.throughput.scaling import ScalingModel
 from pricing import AcceleratorSpec
 
 __all__ = ["TransferModel"]
@@ -73,7 +73,7 @@ class TransferModel(NoProbePrior, ThroughputModel):
     ``calibrate`` (measure residuals in ``fit``; off for fast repeated fits),
     ``random_state``, ``kind_width`` (difference in convolution share of FLOPs at which a
     reference workload's weight falls to exp(-1) when predicting without probes).
-    The low-rank factorization of the reference table (``advisor._factor``) is blended in
+    The low-rank factorization of the reference table (``advisor.throughput._factor``) is blended in
     with ``factor_weight`` (target measured in the reference) and ``factor_weight_unseen``
     (target known by its specs only); ``factor_rank``, ``factor_alpha`` (ridge on the
     factors), ``factor_shrinkage`` (ridge pulling a new workload toward the mean one) and
@@ -83,17 +83,17 @@ class TransferModel(NoProbePrior, ThroughputModel):
     at the other precision (its *precision twin*), the factorization's new row shrinks
     toward the twin's fitted row plus the mean fp32 -> mixed shift of the reference's model
     pairs, instead of toward the mean workload; a few probes then only correct the twin.
-    Two more views are blended in (``advisor._krige``): with a twin and a target measured in
+    Two more views are blended in (``advisor.throughput._krige``): with a twin and a target measured in
     the reference, the twin plus the kriged precision shift (``krige_weight``); for a
     target known by its specs only, the hierarchical spec regression whose prior comes from
     the reference workloads (or the twin) (``spec_prior_weight``). With many probes of a
     target measured in the reference, the workload's row is also kriged from the probes
-    (``advisor._krige.krige``; it leans on the probes that co-vary with the target), blended
+    (``advisor.throughput._krige.krige``; it leans on the probes that co-vary with the target), blended
     in with weight ``row_krige_slope`` x (probes - 2), at most ``ROW_KRIGE_MAX`` (0 = off).
     ``roofline_weight``: weight of the operator roofline prior against the FLOPs prior for a
     workload with an operator mix and no probe (1 = roofline alone, 0 = off); the roofline
     is fitted on first use (``roofline()``), so fits for tables without mixes stay fast.
-    Tiers (``advisor._tiers``): reference rows of generation ``own_generation`` (None = off)
+    Tiers (``advisor.throughput._tiers``): reference rows of generation ``own_generation`` (None = off)
     lead when other rows are present too; the pooled model is mixed in with weight
     ``shipped_weight`` (target seen in the own rows) or ``shipped_weight_unseen`` times the
     probes' similarity to the best shipped workload (``similarity_tau``).

@@ -19,7 +19,7 @@ __all__ = [
     "load_reference",
 ]
 
-REFERENCE_CSV = Path(__file__).parent / "data" / "reference_throughput.csv"
+REFERENCE_CSV = Path(__file__).parent.parent / "data" / "reference_throughput.csv"
 
 # Training FLOPs per sample (forward + backward = 3 x forward) of the reference models whose
 # architecture is public and fixed by the benchmark, so measured samples/s becomes achieved

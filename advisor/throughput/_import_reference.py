@@ -1,6 +1,6 @@
 """Rebuild ``advisor/data/reference_throughput.csv`` from the Lambda table in ``shared/data``.
 
-Run ``python -m advisor._import_reference ../shared/data``. Keeps every measured row with the
+Run ``python -m advisor.throughput._import_reference ../shared/data``. Keeps every measured row with the
 software generation, drops the implausible multi-GPU ncf rows (about 1e10 samples/s), and
 renames precision ``fp16_amp`` to ``mixed``. A test checks the shipped file equals the output.
 """
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     """Write ``advisor/data/reference_throughput.csv``."""
     shared = Path((argv or sys.argv[1:] or ["../shared/data"])[0])
     rows = build_reference((shared / "benchmarks/lambda_train_throughput.csv").read_text())
-    out = Path(__file__).parent / "data" / "reference_throughput.csv"
+    out = Path(__file__).parent.parent / "data" / "reference_throughput.csv"
     with out.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()

@@ -10,8 +10,8 @@ j's offsets ``y_p - log j(p)`` are constant when j behaves like W on the probes;
 know X, ``log j(X)`` comes from j's ridge regression on spec features instead.
 
 ``blend_predict`` averages this with the low-rank factorization's prediction (see
-``advisor._factor``), in log space, with the factor weight of the case (target column
-measured in the reference or not), and then with the views of ``advisor._krige``: the
+``advisor.throughput._factor``), in log space, with the factor weight of the case (target column
+measured in the reference or not), and then with the views of ``advisor.throughput._krige``: the
 kriged precision shift when the workload has a twin and the target is measured, the
 hierarchical spec regression when the target is known by its specs only.
 """
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from advisor._factor import FactorFit
-from advisor._krige import SpecPrior, Twin, krige, shift_krige
-from advisor._table import FloatArray, ReferenceTable, ridge_predict
+from advisor.throughput._factor import FactorFit
+from advisor.throughput._krige import SpecPrior, Twin, krige, shift_krige
+from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict
 
 __all__ = ["ROW_KRIGE_MAX", "TransferResult", "TransferSettings", "blend_predict",
            "transfer_predict"]

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.ranking import MeasuredMemory
+from advisor.ranking.offers import MeasuredMemory
 from advisor.throughput import Basis, Measurement
 from pricing import Catalog
 from probes.device_check import rechecked, result_accelerator

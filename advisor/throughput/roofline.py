@@ -29,8 +29,8 @@ from typing import Self
 import numpy as np
 
 from advisor.errors import AdvisorError
-from advisor.op_profile import COMPUTE_CLASSES, OpClass, OpCost, OpMix
-from advisor.reference import ReferenceRow
+from advisor.profiling import COMPUTE_CLASSES, OpClass, OpCost, OpMix
+from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
 __all__ = ["PATHS", "AnchoredRoofline", "RooflinePrior", "RooflineSample", "compute_path",

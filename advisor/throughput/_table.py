@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from advisor.reference import REFERENCE_FLOPS_PER_SAMPLE, ReferenceRow
-from advisor.throughput import peak_flops
+from advisor.throughput.estimate import peak_flops
+from advisor.throughput.reference import REFERENCE_FLOPS_PER_SAMPLE, ReferenceRow
 from pricing import AcceleratorSpec
 
 __all__ = ["FloatArray", "ReferenceTable", "precision_twin", "spec_features", "split_precision"]

@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from advisor._factor import FactorFit
-from advisor._krige import SpecPrior
-from advisor._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict
-from advisor._transfer_core import TransferSettings, blend_predict
+from advisor.throughput._factor import FactorFit
+from advisor.throughput._krige import SpecPrior
+from advisor.throughput._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict
+from advisor.throughput._transfer_core import TransferSettings, blend_predict
 
 __all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_quantiles"]
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from advisor.errors import AdvisorError
 from advisor.formatting import fmt_usd_pair, fmt_usd_small
-from advisor.profile import recipe_for
-from advisor.ranking import per_device_batch
+from advisor.profiling import recipe_for
+from advisor.ranking.offers import per_device_batch
 from advisor.spec import WorkloadSpec
 from pricing import Cloud, InstanceOffer, shipped_catalog
 from probes.errors import ProbeError

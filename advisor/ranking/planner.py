@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from advisor.errors import AdvisorError
-from advisor.ranking import CostEstimate, Recommendation
+from advisor.ranking.offers import CostEstimate, Recommendation
 
 __all__ = ["Candidate", "ProbeSuggestion", "knowledge_gradient", "plan", "plan_probes"]
 

@@ -20,7 +20,7 @@ from advisor.errors import AdvisorError
 __all__ = ["RUNTIMES", "SHIPPED_OVERHEAD", "OverheadItem", "RuntimeOverhead",
            "load_runtime_overheads", "overhead_for_accelerator", "overhead_for_vendor"]
 
-SHIPPED_OVERHEAD = Path(__file__).parent / "data" / "runtime_overhead.csv"
+SHIPPED_OVERHEAD = Path(__file__).parent.parent / "data" / "runtime_overhead.csv"
 # The runtimes a probe can run on (``pricing.devices.RUNTIMES``), and ``*`` for any other.
 RUNTIMES = ("cuda", "xla", "hpu", "neuron", "*")
 _ANY = "*"

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Self
 
 from advisor.errors import AdvisorError
-from advisor.reference import ReferenceRow
+from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
 __all__ = ["FABRIC_INTERCONNECTS", "ScalingModel", "interconnect_class"]

@@ -7,10 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 
-from advisor.decision import BASIS_MEANING, could_be_better, rank_by_assumption
-from advisor.op_profile import OpMix
-from advisor.profile import WorkloadProfile
-from advisor.ranking import (
+from advisor.profiling import OpMix, WorkloadProfile
+from advisor.ranking.decision import BASIS_MEANING, could_be_better, rank_by_assumption
+from advisor.ranking.offers import (
     CostAssumptions,
     CostEstimate,
     MeasuredMemory,
@@ -26,7 +25,7 @@ from advisor.ranking import (
     samples_per_device,
     samples_that_fit,
 )
-from advisor.rejections import KIND_TEXT
+from advisor.ranking.rejections import KIND_TEXT
 from advisor.spec import Precision, WorkloadSpec
 from advisor.throughput import (
     MIN_STEP_SECONDS,
@@ -44,8 +43,8 @@ STALE_PRICES_DAYS = 90
 
 def default_throughput_model(catalog: Catalog) -> ThroughputModel:
     """The throughput model ``recommend`` uses, fitted on the shipped reference data (ratio
-    transfer with residual intervals; cached on disk, see ``advisor.model_cache``)."""
-    from advisor.model_cache import cached_transfer_model
+    transfer with residual intervals; cached on disk, see ``advisor.throughput.model_cache``)."""
+    from advisor.throughput import cached_transfer_model
 
     return cached_transfer_model(catalog.accelerators)
 

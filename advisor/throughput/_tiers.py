@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from advisor._table import FloatArray
+from advisor.throughput._table import FloatArray
 
 __all__ = ["BENCH_GENERATION", "mix_tiers", "shipped_similarity"]
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
-from advisor.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
-from advisor.op_profile import OpMix, op_mix_for_spec
-from advisor.profile import profile_workload
-from advisor.ranking import RankBy, Recommendation
-from advisor.recommend import recommend
+from advisor.profiling import OpMix, op_mix_for_spec, profile_workload
+from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
+from advisor.ranking.offers import RankBy, Recommendation
+from advisor.ranking.recommend import recommend
 from advisor.spec import WorkloadSpec, load_workload_spec
 from advisor.storage import data_dir, default_storage_url
 from pricing import Catalog, shipped_catalog

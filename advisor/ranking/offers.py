@@ -8,11 +8,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from advisor.profile import WorkloadProfile
-from advisor.rejections import Rejection, RejectionKind
-from advisor.runtime_overhead import overhead_for_accelerator, overhead_for_vendor
+from advisor.profiling import WorkloadProfile, overhead_for_accelerator, overhead_for_vendor
+from advisor.ranking.rejections import Rejection, RejectionKind
+from advisor.ranking.spot_risk import SpotOverhead, spot_overhead
 from advisor.spec import SpotPolicy, WorkloadSpec
-from advisor.spot_risk import SpotOverhead, spot_overhead
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
 from probes.batch_search import search_largest_batch

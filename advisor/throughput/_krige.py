@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from advisor._table import FloatArray, ReferenceTable
+from advisor.throughput._table import FloatArray, ReferenceTable
 
 __all__ = ["SpecPrior", "Twin", "krige", "shift_krige", "twin_and_shifts"]
 

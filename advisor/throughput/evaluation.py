@@ -24,10 +24,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from advisor._fields import decode_utf8
-from advisor._tiers import BENCH_GENERATION
 from advisor.errors import AdvisorError
-from advisor.reference import ReferenceRow
-from advisor.throughput import Measurement, ThroughputModel, WorkloadFeatures
+from advisor.throughput._tiers import BENCH_GENERATION
+from advisor.throughput.estimate import Measurement, ThroughputModel, WorkloadFeatures
+from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec, PricingError, canonical_accelerator_name
 
 __all__ = [
@@ -236,8 +236,8 @@ def evaluate(
 
 
 def _model_factories() -> dict[str, Callable[[], ThroughputModel]]:
-    from advisor.baseline import MedianRatioModel
-    from advisor.transfer import TransferModel
+    from advisor.throughput.baseline import MedianRatioModel
+    from advisor.throughput.transfer import TransferModel
 
     return {"transfer": TransferModel, "median-ratio": MedianRatioModel}
 
@@ -255,7 +255,7 @@ def evaluate_file(
 ) -> EvaluationResult:
     """``advisor model evaluate``: read BENCH.csv and run the protocol with a named model
     (``transfer`` or the ``median-ratio`` baseline) and reference (``shipped`` or ``none``)."""
-    from advisor.reference import load_reference
+    from advisor.throughput.reference import load_reference
     from pricing import load_accelerators
 
     factories = _model_factories()

@@ -1,7 +1,7 @@
 """Deciding under uncertainty: what the pick rests on, what a probe could overturn, and the
 ranking folded to one row per choice.
 
-The ranking (``advisor.ranking.rank``) orders offers by a conservative figure of samples per
+The ranking (``advisor.ranking.offers.rank``) orders offers by a conservative figure of samples per
 dollar, so a guess outranks evidence only when even its pessimistic end is better. What is
 left is said here: each basis's meaning (defined once), the offers whose optimistic end beats
 the pick with what a probe of them costs and is expected to save (the planner's knowledge
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from advisor.formatting import fmt_money
-from advisor.planner import PROBE_MINUTES, ProbeMinutes, candidates_from, plan
-from advisor.ranking import CONSERVATIVE_QUANTILE, CostEstimate, Opportunity, RankBy, Recommendation
+from advisor.ranking.offers import CONSERVATIVE_QUANTILE, CostEstimate, Opportunity, RankBy, Recommendation
+from advisor.ranking.planner import PROBE_MINUTES, ProbeMinutes, candidates_from, plan
 from advisor.throughput import Basis
 
 __all__ = [

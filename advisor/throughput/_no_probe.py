@@ -2,7 +2,7 @@
 
 With the workload's operator mix (``WorkloadFeatures.op_mix``) the prediction is the
 operators' roofline with learned per-class efficiencies, corrected per accelerator by its
-misses on the reference workloads measured there (``advisor.roofline``); otherwise, or
+misses on the reference workloads measured there (``advisor.throughput.roofline``); otherwise, or
 blended with it (``roofline_weight``), the FLOPs-known reference workloads scaled by FLOPs
 per sample, leaning on those of the same kind (convolution share of FLOPs). Parts from a
 vendor with no reference rows keep the probed (or the nearest part's) fraction of peak.
@@ -16,13 +16,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from advisor._table import FloatArray, ReferenceTable, ridge_predict, spec_features
 from advisor.errors import AdvisorError
-from advisor.op_profile import reference_op_mixes
-from advisor.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
-from advisor.roofline import AnchoredRoofline, reference_samples
+from advisor.profiling import reference_op_mixes
 from advisor.spec import Precision
-from advisor.throughput import WorkloadFeatures, peak_flops, precision_key
+from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict, spec_features
+from advisor.throughput.estimate import WorkloadFeatures, peak_flops, precision_key
+from advisor.throughput.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
+from advisor.throughput.roofline import AnchoredRoofline, reference_samples
 from pricing import AcceleratorSpec
 
 __all__ = ["NoProbePrior"]

@@ -4,7 +4,7 @@
 memory) and runs the step the probe harness runs (``probes/harness.py``): AdamW(lr=1e-4) with
 torch's multi-tensor (``foreach``) implementation, the default on CUDA;
 ``zero_grad(set_to_none=True)``; the forward under autocast at the workload's precision
-(bf16/fp16; none for fp32 and tf32) with CUDA's autocast op lists (``advisor._cuda_emulation``);
+(bf16/fp16; none for fp32 and tf32) with CUDA's autocast op lists (``advisor.profiling._cuda_emulation``);
 ``loss.backward()``; ``optimizer.step()``. It runs the step twice: the first allocates Adam's
 state; the second is a steady step, and its peak is the answer, as the harness measures peak
 memory over steps after warm-up.
@@ -23,7 +23,7 @@ line ``base + slope * batch`` per point of the step, and the peak at any batch i
 line there (exact while the operator sequence does not depend on the batch, up to allocator
 rounding). Not modelled: kernels' internal workspaces (cuDNN convolution algorithms, fused
 attention backward buffers), the cuBLAS workspace, the caching allocator's fragmentation and
-the CUDA context; those are the per-device runtime overhead (``advisor.runtime_overhead``).
+the CUDA context; those are the per-device runtime overhead (``advisor.profiling.runtime_overhead``).
 fp16 runs without the harness's GradScaler (it scales in place; a few scalars).
 
 ``device="cpu"`` traces the step as the harness runs it on the CPU instead (CPU autocast lists
@@ -245,7 +245,7 @@ def _autocast(precision: Precision,
     if device == "cpu":
         return lambda: torch.autocast("cpu", dtype=dtype), "cpu"
     try:
-        from advisor._cuda_emulation import cuda_autocast
+        from advisor.profiling._cuda_emulation import cuda_autocast
 
         with cuda_autocast(dtype):
             pass
@@ -267,7 +267,7 @@ def _trace(recipe: WorkloadRecipe, precision: Precision, batch_size: int, device
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from advisor._cuda_emulation import cuda_attention
+    from advisor.profiling._cuda_emulation import cuda_attention
 
     cuda = device == "cuda"
     autocast, lists = _autocast(precision, device)

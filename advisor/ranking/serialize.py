@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.decision import describe_opportunity, headline
-from advisor.ranking import CostEstimate, Opportunity, Recommendation, Rejection
+from advisor.ranking.decision import describe_opportunity, headline
+from advisor.ranking.offers import CostEstimate, Opportunity, Recommendation, Rejection
 
 __all__ = ["estimate_row", "opportunity_row", "recommendation_to_dict", "rejection_row"]
 

@@ -16,15 +16,15 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from advisor.op_profile import REFERENCE_OP_MIX_JSON
-from advisor.reference import REFERENCE_CSV, load_reference
+from advisor.profiling import REFERENCE_OP_MIX_JSON
 from advisor.storage import data_dir
-from advisor.transfer import TransferModel
+from advisor.throughput.reference import REFERENCE_CSV, load_reference
+from advisor.throughput.transfer import TransferModel
 from pricing import AcceleratorSpec
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model"]
 
-CACHE_VERSION = 7
+CACHE_VERSION = 8
 
 
 def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],

@@ -1,7 +1,7 @@
 """Workload profile: FLOPs per sample, parameters and memory at the batch size.
 
 Measured locally with torch (FLOP counter on meta-backed fake tensors, memory from a traced
-training step, ``advisor.memory_trace``); no GPU needed. Cached by the spec's fingerprint so
+training step, ``advisor.profiling.memory_trace``); no GPU needed. Cached by the spec's fingerprint so
 ``recommend`` only pays for torch the first time: this module imports torch only inside the
 measuring functions, and a cached profile is read without it.
 """
@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from advisor._torch_counting import SavedBytes, cpu_attention_flops, identity, parameters
 from advisor.errors import AdvisorError
+from advisor.profiling._torch_counting import SavedBytes, cpu_attention_flops, identity, parameters
 from advisor.spec import Precision, WorkloadSpec
 from advisor.storage import profile_cache_dir
 from probes.errors import ProbeError
@@ -38,7 +38,7 @@ _INSTALL_HINT = ("install with pip install 'advisor[torch]' (torch==2.13.0 on CP
 class MemoryBasis(enum.StrEnum):
     """Where a profile's memory figure comes from."""
 
-    TRACED = "traced"        # a training step traced on fake tensors (advisor.memory_trace)
+    TRACED = "traced"        # a training step traced on fake tensors (advisor.profiling.memory_trace)
     USER = "model.yaml"      # profile.memory_gib in model.yaml
     ESTIMATE = "estimate"    # the sum of weights, gradients, Adam state and saved activations
 
@@ -112,7 +112,7 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     batch 2, halved, measured under the spec's precision; temporary buffers are not counted. That sum
     is kept for reference (and used where tracing fails): the memory need is traced from two
     full training steps on fake tensors at ``batch_size`` and half of it
-    (``advisor.memory_trace.trace_peak_bytes``), peak live bytes as CUDA's allocator counts them.
+    (``advisor.profiling.memory_trace.trace_peak_bytes``), peak live bytes as CUDA's allocator counts them.
 
     ``spec.profile`` (flops_per_sample, params, memory_gib) replaces measured figures;
     ``memory_gib`` is what one device needs at the spec's ``batch_size``. Without torch the
@@ -171,7 +171,7 @@ def _trace_batches(batch_size: int) -> tuple[int, int]:
 def _traced(spec: WorkloadSpec, profile: WorkloadProfile) -> WorkloadProfile:
     """``profile`` with the memory of a traced training step (unchanged where tracing fails:
     its memory stays the estimated sum)."""
-    from advisor.memory_trace import trace_peak_bytes
+    from advisor.profiling.memory_trace import trace_peak_bytes
 
     try:
         traced = trace_peak_bytes(recipe_for(spec, samples_per_device=spec.batch_size),

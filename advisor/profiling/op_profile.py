@@ -9,7 +9,7 @@ the dtype it computes in, its FLOPs (torch's own ``flop_counter`` formulas, plus
 project's CPU flash-attention formulas) and the bytes it moves (input plus output tensor
 bytes, the usual roofline approximation). Two batch sizes separate what scales with the
 batch (``OpMix.per_sample``) from what each step pays once (``OpMix.per_step``: the
-optimizer, weight casts, kernel launches). ``advisor.roofline`` turns a mix into time.
+optimizer, weight casts, kernel launches). ``advisor.throughput.roofline`` turns a mix into time.
 
 Torch is imported only inside the tracing functions; a cached mix is read without it.
 """
@@ -37,7 +37,7 @@ __all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "OpClass", "OpCost", "O
            "write_reference_op_mixes"]
 
 _CACHE_VERSION = 1
-REFERENCE_OP_MIX_JSON = Path(__file__).parent / "data" / "reference_op_mix.json"
+REFERENCE_OP_MIX_JSON = Path(__file__).parent.parent / "data" / "reference_op_mix.json"
 # The shipped reference models the built-ins reproduce: (built-in, options). BERT on SQuAD
 # fine-tunes at 384 tokens with a per-token span head (two logits), close to the
 # classification head's cost; ResNet-50 at 224 x 224 with 1000 classes.
@@ -202,7 +202,7 @@ def _recorder_class() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    from advisor._torch_counting import cpu_attention_flops
+    from advisor.profiling._torch_counting import cpu_attention_flops
 
     registry: dict[Any, Callable[..., int]] = dict(flop_counter.flop_registry)
     wrap: Callable[..., Any] = flop_counter.shape_wrapper
@@ -320,7 +320,7 @@ def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
 
     Raises AdvisorError when it cannot be traced (see ``trace_op_mix``).
     """
-    from advisor.profile import recipe_for
+    from advisor.profiling.profile import recipe_for
 
     path = profile_cache_dir() / f"{spec.fingerprint()}.ops.json"
     if use_cache:
@@ -352,7 +352,7 @@ def load_op_mix(path: Path) -> OpMix | None:
 
 def write_reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> None:
     """Trace every ``REFERENCE_RECIPES`` model at both reference precisions into ``path``
-    (run ``python -m advisor.op_profile`` after changing a built-in or the tracer)."""
+    (run ``python -m advisor.profiling.op_profile`` after changing a built-in or the tracer)."""
     mixes = {}
     for model, (builtin, options) in sorted(REFERENCE_RECIPES.items()):
         for key, precision in _REFERENCE_PRECISIONS.items():

@@ -1,0 +1,63 @@
+"""The local profile of a workload, measured on this machine with no GPU: FLOPs and memory
+per sample (``profile``), the peak of a training step traced on fake tensors
+(``memory_trace``), its operator mix (``op_profile``) and the per-device runtime overhead
+(``runtime_overhead``).
+
+The names below are imported on first use (``import advisor.profiling`` never imports torch).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from advisor._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from advisor.profiling.memory_trace import trace_peak_bytes
+    from advisor.profiling.op_profile import (
+        COMPUTE_CLASSES,
+        REFERENCE_OP_MIX_JSON,
+        OpClass,
+        OpCost,
+        OpMix,
+        op_mix_for_spec,
+        reference_op_mixes,
+    )
+    from advisor.profiling.profile import WorkloadProfile, needs_measuring, profile_workload, recipe_for
+    from advisor.profiling.runtime_overhead import overhead_for_accelerator, overhead_for_vendor
+
+__all__ = [
+    "COMPUTE_CLASSES",
+    "OpClass",
+    "OpCost",
+    "OpMix",
+    "REFERENCE_OP_MIX_JSON",
+    "WorkloadProfile",
+    "needs_measuring",
+    "op_mix_for_spec",
+    "overhead_for_accelerator",
+    "overhead_for_vendor",
+    "profile_workload",
+    "recipe_for",
+    "reference_op_mixes",
+    "trace_peak_bytes",
+]
+
+_HOME = {
+    "COMPUTE_CLASSES": "op_profile",
+    "OpClass": "op_profile",
+    "OpCost": "op_profile",
+    "OpMix": "op_profile",
+    "REFERENCE_OP_MIX_JSON": "op_profile",
+    "WorkloadProfile": "profile",
+    "needs_measuring": "profile",
+    "op_mix_for_spec": "op_profile",
+    "overhead_for_accelerator": "runtime_overhead",
+    "overhead_for_vendor": "runtime_overhead",
+    "profile_workload": "profile",
+    "recipe_for": "profile",
+    "reference_op_mixes": "op_profile",
+    "trace_peak_bytes": "memory_trace",
+}
+
+__getattr__, __dir__ = lazy_exports("advisor.profiling", _HOME, globals(), __all__)

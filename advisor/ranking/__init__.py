@@ -1,0 +1,106 @@
+"""Ranking and recommendation: offers filtered by the constraints and memory fit, costed
+(``offers``), ordered, explained (``decision``, ``rejections``, ``spot_risk``), with the
+probes worth running next (``planner``, ``probe_plan``); ``service`` runs the whole flow from
+a model.yaml and ``serialize`` turns it into ``--json`` rows.
+
+The names below are imported on first use (``import advisor.ranking`` never imports torch or
+scikit-learn).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from advisor._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from advisor.ranking.decision import (
+        BASIS_LABEL,
+        BASIS_MEANING,
+        could_be_better,
+        describe_opportunity,
+        group_regions,
+        headline,
+    )
+    from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
+    from advisor.ranking.offers import CostEstimate, Opportunity, RankBy, Recommendation
+    from advisor.ranking.planner import Candidate, plan, plan_probes
+    from advisor.ranking.probe_plan import (
+        ProbeOptions,
+        billed_probe_minutes,
+        offer_price,
+        prepare_probes,
+        probe_target,
+    )
+    from advisor.ranking.rejections import Rejection, RejectionKind
+    from advisor.ranking.serialize import estimate_row, recommendation_to_dict, rejection_row
+    from advisor.ranking.service import current_catalog, recommend_for_file, stored_probe_evidence
+    from advisor.ranking.spot_risk import SpotRiskBasis
+
+__all__ = [
+    "BASIS_LABEL",
+    "BASIS_MEANING",
+    "Candidate",
+    "CostEstimate",
+    "Opportunity",
+    "ProbeEvidence",
+    "ProbeOptions",
+    "RankBy",
+    "Recommendation",
+    "Rejection",
+    "RejectionKind",
+    "SpotRiskBasis",
+    "TunedPolicy",
+    "billed_probe_minutes",
+    "could_be_better",
+    "current_catalog",
+    "describe_opportunity",
+    "estimate_row",
+    "evidence_from_probes",
+    "group_regions",
+    "headline",
+    "offer_price",
+    "plan",
+    "plan_probes",
+    "prepare_probes",
+    "probe_target",
+    "recommend_for_file",
+    "recommendation_to_dict",
+    "rejection_row",
+    "stored_probe_evidence",
+]
+
+_HOME = {
+    "BASIS_LABEL": "decision",
+    "BASIS_MEANING": "decision",
+    "Candidate": "planner",
+    "CostEstimate": "offers",
+    "Opportunity": "offers",
+    "ProbeEvidence": "evidence",
+    "ProbeOptions": "probe_plan",
+    "RankBy": "offers",
+    "Recommendation": "offers",
+    "Rejection": "rejections",
+    "RejectionKind": "rejections",
+    "SpotRiskBasis": "spot_risk",
+    "TunedPolicy": "evidence",
+    "billed_probe_minutes": "probe_plan",
+    "could_be_better": "decision",
+    "current_catalog": "service",
+    "describe_opportunity": "decision",
+    "estimate_row": "serialize",
+    "evidence_from_probes": "evidence",
+    "group_regions": "decision",
+    "headline": "decision",
+    "offer_price": "probe_plan",
+    "plan": "planner",
+    "plan_probes": "planner",
+    "prepare_probes": "probe_plan",
+    "probe_target": "probe_plan",
+    "recommend_for_file": "service",
+    "recommendation_to_dict": "serialize",
+    "rejection_row": "serialize",
+    "stored_probe_evidence": "service",
+}
+
+__getattr__, __dir__ = lazy_exports("advisor.ranking", _HOME, globals(), __all__)
