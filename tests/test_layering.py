@@ -71,3 +71,67 @@ def test_no_two_modules_import_each_other() -> None:
     pairs = sorted({tuple(sorted((a, b))) for a, targets in imports.items() for b in targets
                     if a != b and a in imports.get(b, set())})
     assert pairs == []
+
+
+# Inside advisor: the shared base modules (advisor/*.py) under the sub-packages, each
+# sub-package importing only those below it.
+SUBPACKAGES = {
+    "profiling": set(),
+    "throughput": {"profiling"},
+    "ranking": {"profiling", "throughput"},
+    "sweep": {"profiling", "throughput", "ranking"},
+}
+FACED = ("profiling", "throughput", "ranking")
+
+
+def _advisor_imports(path: Path) -> set[str]:
+    """``advisor.<x>...`` modules that ``path`` imports, as dotted names."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("advisor."))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                and node.module.startswith("advisor."):
+            found.add(node.module)
+    return found
+
+
+def test_advisor_subpackages_import_only_lower_ones() -> None:
+    bad = []
+    for path in sorted((ROOT / "advisor").rglob("*.py")):
+        parts = path.relative_to(ROOT / "advisor").parts
+        if parts == ("__init__.py",):
+            continue  # the package's lazy face names every sub-package
+        own = parts[0] if len(parts) > 1 else None
+        allowed = SUBPACKAGES[own] | {own} if own else set()
+        for module in _advisor_imports(path):
+            sub = module.split(".")[1]
+            if sub in SUBPACKAGES and sub not in allowed:
+                bad.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert bad == []
+
+
+def test_other_packages_use_the_faces_of_advisor_subpackages() -> None:
+    """cli, reports, probes, pricing, the sweep and the base modules import
+    ``advisor.profiling``, ``advisor.throughput`` and ``advisor.ranking`` through their
+    ``__init__`` (the public names), never a module inside."""
+    bad = []
+    for package in ALLOWED:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = path.relative_to(ROOT)
+            if rel.parts[0] == "advisor" and len(rel.parts) > 2 and rel.parts[1] in FACED:
+                continue  # inside its own sub-package
+            if rel == Path("advisor/__init__.py"):
+                continue
+            bad += [f"{rel} imports {m}" for m in _advisor_imports(path)
+                    if m.split(".")[1] in FACED and m.count(".") > 1]
+    assert bad == []
+
+
+def test_each_face_exports_what_it_names() -> None:
+    import importlib
+
+    for sub in FACED:
+        face = importlib.import_module(f"advisor.{sub}")
+        missing = [name for name in face.__all__ if getattr(face, name, None) is None]
+        assert missing == [], sub
