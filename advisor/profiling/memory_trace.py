@@ -1,13 +1,11 @@
 """Peak device memory of one training step, traced on fake tensors.
 
-``trace_peak_bytes`` builds the workload under ``FakeTensorMode`` (shapes and dtypes, no
-memory) and runs the step the probe harness runs (``probes/harness.py``): AdamW(lr=1e-4) with
-torch's multi-tensor (``foreach``) implementation, the default on CUDA;
-``zero_grad(set_to_none=True)``; the forward under autocast at the workload's precision
-(bf16/fp16; none for fp32 and tf32) with CUDA's autocast op lists (``advisor.profiling._cuda_emulation``);
-``loss.backward()``; ``optimizer.step()``. It runs the step twice: the first allocates Adam's
-state; the second is a steady step, and its peak is the answer, as the harness measures peak
-memory over steps after warm-up.
+``trace_peak_bytes`` runs the step the probe harness runs on fake tensors (shapes and dtypes,
+no memory; ``advisor.profiling.fake_step``): AdamW(lr=1e-4) with torch's multi-tensor
+(``foreach``) implementation, the default on CUDA; ``zero_grad(set_to_none=True)``; the forward
+under autocast at the workload's precision with CUDA's autocast op lists; ``loss.backward()``;
+``optimizer.step()``. Of the two steps, the first allocates Adam's state; the second is a steady
+step, and its peak is the answer, as the harness measures peak memory over steps after warm-up.
 
 A ``TorchDispatchMode`` sees every tensor an operator returns; each new storage adds its bytes,
 rounded as the CUDA caching allocator counts them (``cuda_allocated_bytes``), and a weak-reference
@@ -35,12 +33,13 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from advisor.profiling.fake_step import FakeStep, run_fake_steps
 from advisor.spec import Precision
-from probes.workload import WorkloadRecipe, build_workload
+from probes.workload import WorkloadRecipe
 
 __all__ = ["DEVICES", "TracedMemory", "cuda_allocated_bytes", "trace_peak_bytes"]
 
@@ -234,26 +233,6 @@ def _dispatch_mode(live: _LiveBytes) -> AbstractContextManager[Any]:
     return Tracker()  # type: ignore[no-untyped-call]
 
 
-def _autocast(precision: Precision,
-              device: str) -> tuple[Callable[[], AbstractContextManager[Any]], str]:
-    """The forward's autocast block and which op lists it applies."""
-    import torch
-
-    dtype = {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
-    if dtype is None:
-        return nullcontext, "none"
-    if device == "cpu":
-        return lambda: torch.autocast("cpu", dtype=dtype), "cpu"
-    try:
-        from advisor.profiling._cuda_emulation import cuda_autocast
-
-        with cuda_autocast(dtype):
-            pass
-    except (AttributeError, TypeError, RuntimeError):  # a torch without these library hooks
-        return lambda: torch.autocast("cpu", dtype=dtype), "cpu"
-    return lambda: cuda_autocast(dtype), "cuda"
-
-
 def _storages(tensors: Iterator[Any]) -> Iterator[Any]:
     import torch
 
@@ -264,46 +243,34 @@ def _storages(tensors: Iterator[Any]) -> Iterator[Any]:
 
 def _trace(recipe: WorkloadRecipe, precision: Precision, batch_size: int, device: str) -> _Trace:
     """Two training steps at ``batch_size`` on fake tensors; the second one's timeline."""
-    import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    from advisor.profiling._cuda_emulation import cuda_attention
-
     cuda = device == "cuda"
-    autocast, lists = _autocast(precision, device)
     live = _LiveBytes(cuda_allocated_bytes if cuda else int)
-    with FakeTensorMode(), cuda_attention() if cuda else nullcontext(), _dispatch_mode(live):
-        built = build_workload(replace(recipe, batch_size=batch_size))
-        model = built.model
-        model.train()
-        live.tag = "batch"
-        batch = built.make_batch(batch_size, "cpu")
-        params = [p for p in model.parameters() if p.requires_grad]
-        # CUDA's default is the multi-tensor (foreach) AdamW; the CPU's the per-tensor loop.
-        optimizer = torch.optim.AdamW(params, lr=1e-4, foreach=True if cuda else None)
-        hooks = [p.register_post_accumulate_grad_hook(
-            lambda p: live.retag(p.grad.untyped_storage(), "gradients")) for p in params]
-        for step in (1, 2):
-            if step == 2:
-                live.restart()
-            optimizer.zero_grad(set_to_none=True)
-            live.tag = "forward"
-            with autocast():
-                loss = built.loss_fn(model, batch)
-            live.tag = "backward"
-            loss.backward()
-            live.tag = "optimizer step"
-            optimizer.step()
-            del loss
-            if step == 1:
-                _adopt_optimizer_state(live, optimizer, host_steps=cuda)
-        for hook in hooks:
-            hook.remove()
-        timeline = live.timeline or []
-        trace = _Trace(timeline=timeline, peak=live.peak,
-                       at_peak=tuple(sorted(live.at_peak.items())), autocast=lists, notes=[])
-        del built, model, batch, optimizer, params
-    return trace
+    hooks: list[Any] = []
+    traced: list[_Trace] = []
+
+    def on_phase(step: int, phase: str, state: FakeStep) -> None:
+        if phase == "ready":
+            hooks.extend(p.register_post_accumulate_grad_hook(
+                lambda p: live.retag(p.grad.untyped_storage(), "gradients"))
+                for p in state.params)
+        elif phase == "start" and step == 2:
+            live.restart()
+        elif phase == "done" and step == 1:
+            _adopt_optimizer_state(live, state.optimizer, host_steps=cuda)
+        elif phase == "done":
+            for hook in hooks:
+                hook.remove()
+            traced.append(_Trace(timeline=live.timeline or [], peak=live.peak,
+                                 at_peak=tuple(sorted(live.at_peak.items())), autocast="",
+                                 notes=[]))
+        elif phase != "start":
+            live.tag = phase
+
+    # CUDA's default is the multi-tensor (foreach) AdamW; the CPU's the per-tensor loop.
+    lists = run_fake_steps(recipe, precision, batch_size, device=device,
+                           foreach=True if cuda else None, observer=_dispatch_mode(live),
+                           on_phase=on_phase)
+    return replace(traced[0], autocast=lists)
 
 
 def _adopt_optimizer_state(live: _LiveBytes, optimizer: Any, *, host_steps: bool) -> None:

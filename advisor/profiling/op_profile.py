@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.profiling.fake_step import FakeStep, run_fake_steps
 from advisor.spec import Precision, WorkloadSpec
 from advisor.storage import profile_cache_dir
 from probes.errors import ProbeError
-from probes.workload import WorkloadRecipe, build_workload
+from probes.workload import WorkloadRecipe
 
 __all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "OpClass", "OpCost", "OpMix",
            "classify_op", "load_op_mix", "op_mix_for_spec", "reference_op_mixes", "trace_op_mix",
@@ -219,6 +220,7 @@ def _recorder_class() -> type:
     class Recorder(TorchDispatchMode):  # type: ignore[misc,no-untyped-call]
         def __init__(self) -> None:
             super().__init__()  # type: ignore[no-untyped-call]
+            self.recording = False
             self.phase_optimizer = False
             self.autocast = False
             self.totals: dict[tuple[OpClass, str], list[float]] = defaultdict(
@@ -229,7 +231,8 @@ def _recorder_class() -> type:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             name = func.name()
-            if getattr(func, "is_view", False) or not name.startswith("aten::"):
+            if not self.recording or getattr(func, "is_view", False) \
+                    or not name.startswith("aten::"):
                 return out
             op_class = classify_op(name)
             outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
@@ -257,30 +260,16 @@ def _recorder_class() -> type:
 
 def _trace_step(recipe: WorkloadRecipe, precision: Precision, batch_size: int,
                 recorder_class: type) -> dict[tuple[OpClass, str], list[float]]:
-    """Totals of one fake training step at ``batch_size``."""
-    import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
+    """Totals of the steady (second) fake training step at ``batch_size``."""
+    recorder = recorder_class()
+    recorder.autocast = precision.low_precision
 
-    dtype = {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
-    with FakeTensorMode(allow_non_fake_inputs=True):
-        built = build_workload(recipe)
-        model = built.model
-        if hasattr(model, "train"):
-            model.train()
-        params = [p for p in model.parameters() if p.requires_grad]
-        optimizer = torch.optim.AdamW(params, lr=1e-4, foreach=True) if params else None
-        batch = built.make_batch(batch_size, "cpu")
-        recorder = recorder_class()
-        recorder.autocast = dtype is not None
-        with recorder:
-            with torch.autocast("cpu", dtype=dtype or torch.bfloat16, enabled=dtype is not None):
-                loss = built.loss_fn(model, batch)
-            loss.backward()
-        if optimizer is not None:
-            optimizer.step()  # creates the optimizer state: once per run, not per step
-            with recorder:
-                recorder.phase_optimizer = True
-                optimizer.step()
+    def on_phase(step: int, phase: str, _state: FakeStep) -> None:
+        recorder.recording = step == 2 and phase != "done"
+        recorder.phase_optimizer = phase == "optimizer step"
+
+    run_fake_steps(recipe, precision, batch_size, device="cpu", foreach=True,
+                   observer=recorder, on_phase=on_phase)
     return dict(recorder.totals)
 
 
