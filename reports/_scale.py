@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Scale", "compact_number", "nice_ticks"]
+__all__ = ["Scale", "compact_number", "nice_ticks", "wants_log_axis"]
 
 
 def compact_number(value: float) -> str:
@@ -17,6 +18,11 @@ def compact_number(value: float) -> str:
         if magnitude >= limit:
             return f"{value / limit:.3g}{suffix}"
     return f"{value:.3g}"
+
+
+def wants_log_axis(values: Sequence[float]) -> bool:
+    """Whether positive ``values`` span more than 20x (then a log axis reads better)."""
+    return bool(values) and min(values) > 0 and max(values) / min(values) > 20
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:

@@ -2,19 +2,30 @@
 
 A comment line inside a CSV breaks spreadsheet imports, so each CSV ``x.csv`` gets a
 ``x.columns.md`` next to it, and the HTML report carries the same table in its "Columns"
-section.
+section. A report declares its columns once, as a text table (:func:`column_table`), and
+writes the CSV and its documentation with one call (:func:`write_csv`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import csv
+import io
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from reports.html import Markup, el, table
 from reports.output import write_text
 
-__all__ = ["Column", "columns_doc_path", "columns_html", "columns_markdown", "write_columns_doc"]
+__all__ = [
+    "Column",
+    "column_table",
+    "columns_doc_path",
+    "columns_html",
+    "columns_markdown",
+    "write_columns_doc",
+    "write_csv",
+]
 
 
 @dataclass(frozen=True)
@@ -24,6 +35,28 @@ class Column:
     name: str
     unit: str
     meaning: str
+
+
+def column_table(text: str) -> tuple[Column, ...]:
+    """Columns declared one a line as ``name | unit | meaning`` (unit may be blank).
+
+    A line that starts with white space continues the meaning above it (joined by one space);
+    blank lines are skipped. ValueError names a line that is neither.
+    """
+    columns: list[Column] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if line[0].isspace() and columns:
+            last = columns.pop()
+            columns.append(Column(last.name, last.unit, f"{last.meaning} {line.strip()}"))
+            continue
+        parts = [part.strip() for part in line.split("|", 2)]
+        if len(parts) != 3 or not parts[0] or line[0].isspace():
+            raise ValueError(f"column line {line.strip()!r}: write 'name | unit | meaning', "
+                             "or indent it to continue the meaning above")
+        columns.append(Column(*parts))
+    return tuple(columns)
 
 
 def columns_doc_path(csv_path: Path) -> Path:
@@ -43,6 +76,22 @@ def columns_markdown(title: str, intro: str, columns: Sequence[Column]) -> str:
 def write_columns_doc(csv_path: Path, title: str, intro: str, columns: Sequence[Column]) -> Path:
     """Write the ``.columns.md`` beside ``csv_path``; returns its path."""
     return write_text(columns_doc_path(csv_path), columns_markdown(title, intro, columns))
+
+
+def write_csv(path: Path, columns: Sequence[Column], rows: Iterable[Mapping[str, object]], *,
+              intro: str, ignore_extra: bool = False) -> list[Path]:
+    """Write ``rows`` as a CSV with one header per column (a missing key is an empty cell) and
+    ``<name>.columns.md`` beside it, titled "Columns of <file name>"; returns both paths.
+
+    A row key that is not a column raises ValueError unless ``ignore_extra``.
+    """
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=[c.name for c in columns], lineterminator="\n",
+                            extrasaction="ignore" if ignore_extra else "raise")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, buffer.getvalue())
+    return [path, write_columns_doc(path, f"Columns of {path.name}", intro, columns)]
 
 
 def columns_html(columns: Sequence[Column]) -> Markup:

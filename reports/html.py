@@ -16,6 +16,7 @@ __all__ = [
     "CSP",
     "Child",
     "Markup",
+    "card",
     "el",
     "escape",
     "offer_key",
@@ -143,6 +144,12 @@ def el(tag: str, attrs: Mapping[str, object] | None = None, *children: Child) ->
         _render_child(child, out)
     out.append(f"</{tag}>")
     return Markup("".join(out))
+
+
+def card(key: str, value: str, note: Child = "") -> Markup:
+    """A summary card: a small caption, the value in large type and a note under it (if any)."""
+    return el("div", {"class": "card"}, el("div", {"class": "k"}, key),
+              el("div", {"class": "v"}, value), el("div", {"class": "n"}, note) if note else None)
 
 
 def offer_key(key: str) -> Markup:

@@ -8,8 +8,6 @@ and the top operators), each CSV with its ``.columns.md``. Pure: values in, file
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,52 +18,53 @@ from probes.step_profile import StepProfile
 from probes.tune_report import RowKind, RowStatus, TuneRow
 from probes.types import ProbeResult
 from reports.charts import Bar, StackedBar, bar_chart, stacked_bar_chart
-from reports.columns import Column, columns_html, write_columns_doc
+from reports.columns import column_table, columns_html, write_csv
 from reports.errors import ReportError
 from reports.formatting import fmt_number
-from reports.html import Child, Markup, el, page, table
+from reports.html import Child, Markup, card, el, page, table
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 
 __all__ = ["PROFILE_COLUMNS", "TUNING_COLUMNS", "ProbeReportFiles", "profile_rows",
            "tuning_rows", "write_probe_report"]
 
-TUNING_COLUMNS: tuple[Column, ...] = (
-    Column("probe_id", "", "the probe that ran the tune"),
-    Column("offer", "", "offer key the probe ran on (`local`: this machine)"),
-    Column("device", "", "the device as its runtime names it"),
-    Column("kind", "", "`baseline` (the spec as written), `trial` (one knob changed), "
-           "`baseline_again` (after the trials: the machine's drift) or `combination` (the "
-           "knobs that beat both baselines, together)"),
-    Column("knob", "", "the knob a trial changes (empty for the baseline and combinations)"),
-    Column("setting", "", "the configuration's change in words"),
-    Column("status", "", "`measured`, `oom`, `failed` or `not_measured` (the time box ran out)"),
-    Column("samples_per_second", "samples/s", "steady-state training throughput"),
-    Column("samples_per_second_low", "samples/s", "low end of the 95% interval"),
-    Column("samples_per_second_high", "samples/s", "high end of the 95% interval"),
-    Column("speedup", "x", "samples/s over the baseline's"),
-    Column("samples_per_usd", "samples/USD", "samples per dollar at the offer's price (empty "
-           "when the offer is free, as local probes are)"),
-    Column("changes_numerics", "", "`true` when precision or batch differ from the spec: "
-           "needs a convergence check before training with it"),
-    Column("precision", "", "fp32, tf32, bf16 or fp16"),
-    Column("batch_size", "samples", "per-device batch"),
-    Column("channels_last", "", "`true` for channels-last memory format"),
-    Column("compiler", "", "torch.compile backend (empty: eager)"),
-    Column("input", "", "`cached` (one batch reused) or `loader` (the entrypoint's loader)"),
-    Column("num_workers", "", "DataLoader workers (empty: as the loader has them)"),
-    Column("pin_memory", "", "DataLoader pinned memory (empty: as the loader has it)"),
-    Column("measured_steps", "steps", "steps measured after warm-up"),
-    Column("peak_memory_gib", "GiB", "peak device memory (process RSS growth on the CPU)"),
-    Column("note", "", "why a row was not measured or failed, or what a combination held back"),
-)
-PROFILE_COLUMNS: tuple[Column, ...] = (
-    Column("section", "", "`phase` (input wait, forward, backward, optimizer) or `operator`"),
-    Column("name", "", "the phase, or the operator as torch.profiler names it"),
-    Column("seconds_per_step", "seconds", "mean time per profiled step (operators: self time)"),
-    Column("share", "fraction", "of the step (phases) or of all operators' self time"),
-    Column("calls_per_step", "calls", "operator calls per step (empty for phases)"),
-)
+TUNING_COLUMNS = column_table("""
+probe_id                |             | the probe that ran the tune
+offer                   |             | offer key the probe ran on (`local`: this machine)
+device                  |             | the device as its runtime names it
+kind                    |             | `baseline` (the spec as written), `trial` (one knob changed),
+                                        `baseline_again` (after the trials: the machine's drift) or
+                                        `combination` (the knobs that beat both baselines, together)
+knob                    |             | the knob a trial changes (empty for the baseline and combinations)
+setting                 |             | the configuration's change in words
+status                  |             | `measured`, `oom`, `failed` or `not_measured` (the time box ran out)
+samples_per_second      | samples/s   | steady-state training throughput
+samples_per_second_low  | samples/s   | low end of the 95% interval
+samples_per_second_high | samples/s   | high end of the 95% interval
+speedup                 | x           | samples/s over the baseline's
+samples_per_usd         | samples/USD | samples per dollar at the offer's price (empty when the offer is
+                                        free, as local probes are)
+changes_numerics        |             | `true` when precision or batch differ from the spec: needs a
+                                        convergence check before training with it
+precision               |             | fp32, tf32, bf16 or fp16
+batch_size              | samples     | per-device batch
+channels_last           |             | `true` for channels-last memory format
+compiler                |             | torch.compile backend (empty: eager)
+input                   |             | `cached` (one batch reused) or `loader` (the entrypoint's loader)
+num_workers             |             | DataLoader workers (empty: as the loader has them)
+pin_memory              |             | DataLoader pinned memory (empty: as the loader has it)
+measured_steps          | steps       | steps measured after warm-up
+peak_memory_gib         | GiB         | peak device memory (process RSS growth on the CPU)
+note                    |             | why a row was not measured or failed, or what a combination held
+                                        back
+""")
+PROFILE_COLUMNS = column_table("""
+section          |          | `phase` (input wait, forward, backward, optimizer) or `operator`
+name             |          | the phase, or the operator as torch.profiler names it
+seconds_per_step | seconds  | mean time per profiled step (operators: self time)
+share            | fraction | of the step (phases) or of all operators' self time
+calls_per_step   | calls    | operator calls per step (empty for phases)
+""")
 _GROUP_COLORS = {"baseline": "#6b7785", "same numerics": "#1b7837",
                  "changes numerics": "#d6842a", "combination": "#2166ac"}
 _PHASE_COLORS = {"input wait": "#b2182b", "forward": "#2166ac", "backward": "#4393c3",
@@ -120,16 +119,6 @@ def profile_rows(profile: StepProfile) -> list[dict[str, Any]]:
     return rows
 
 
-def _write_csv(path: Path, columns: Sequence[Column], rows: list[dict[str, Any]],
-               title: str, intro: str) -> Path:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[c.name for c in columns], lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    write_text(path, buffer.getvalue())
-    return write_columns_doc(path, title, intro, columns)
-
-
 def _group(row: TuneRow) -> str:
     if row.kind in (RowKind.BASELINE, RowKind.RECHECK):
         return "baseline"
@@ -159,11 +148,6 @@ def _num(value: float | None, fmt: str = "") -> str:
     return format(value, fmt) if fmt else fmt_number(value)
 
 
-def _card(key: str, value: str, note: str = "") -> Markup:
-    return el("div", {"class": "card"}, el("div", {"class": "k"}, key),
-              el("div", {"class": "v"}, value), el("div", {"class": "n"}, note) if note else None)
-
-
 def _profile_section(profile: StepProfile | None) -> list[Markup]:
     if profile is None:
         return [el("p", {"class": "muted"}, "No profile: the time box ran out first.")]
@@ -185,10 +169,10 @@ def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
     rows = report.rows
     tuned = report.tuned(allow_numerics=report.allow_numerics)
     cards = [
-        _card("baseline", f"{_num(rows[0].samples_per_second)} samples/s", rows[0].setting),
-        _card("tuned", f"{tuned.speedup or 1.0:.2f}x" if tuned else "1.00x",
+        card("baseline", f"{_num(rows[0].samples_per_second)} samples/s", rows[0].setting),
+        card("tuned", f"{tuned.speedup or 1.0:.2f}x" if tuned else "1.00x",
               tuned.setting if tuned else "no knob beat the baseline beyond the noise"),
-        _card("runs measured", f"{sum(r.status is RowStatus.MEASURED for r in rows)} of "
+        card("runs measured", f"{sum(r.status is RowStatus.MEASURED for r in rows)} of "
               f"{len(rows)}", f"in {report.elapsed_s:.0f} s of a {report.time_box_s:g} s box"),
     ]
     cells: list[list[Child]] = [[
@@ -232,15 +216,15 @@ def write_probe_report(result: ProbeResult, out_dir: Path, *, price_usd_per_hour
     when = generated_at or datetime.now(UTC)
     html_path = write_text(out_dir / "probe.html", render_probe_html(
         result, price_usd_per_hour=price_usd_per_hour, generated_at=when))
-    tuning_csv = out_dir / "probe_tuning.csv"
-    doc = _write_csv(tuning_csv, TUNING_COLUMNS, tuning_rows(result, price_usd_per_hour),
-                     "Columns of probe_tuning.csv", "One row per configuration the tune ran, "
-                     "the baseline first. Empty cells: not measured or not applicable.")
+    tuning_csv, doc = write_csv(out_dir / "probe_tuning.csv", TUNING_COLUMNS,
+                                tuning_rows(result, price_usd_per_hour),
+                                intro="One row per configuration the tune ran, the baseline "
+                                      "first. Empty cells: not measured or not applicable.")
     profile_csv = profile_doc = None
     if result.tuning.profile is not None:
-        profile_csv = out_dir / "probe_profile.csv"
-        profile_doc = _write_csv(profile_csv, PROFILE_COLUMNS, profile_rows(result.tuning.profile),
-                                 "Columns of probe_profile.csv", "The profiled configuration's "
-                                 "time split per step, then its top operators by self time.")
+        profile_csv, profile_doc = write_csv(
+            out_dir / "probe_profile.csv", PROFILE_COLUMNS, profile_rows(result.tuning.profile),
+            intro="The profiled configuration's time split per step, then its top operators by "
+                  "self time.")
     pdf_path = print_pdf(html_path, out_dir / "probe.pdf") if pdf else None
     return ProbeReportFiles(html_path, tuning_csv, doc, pdf_path, profile_csv, profile_doc)

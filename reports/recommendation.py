@@ -24,11 +24,12 @@ from advisor.ranking import (
     headline,
 )
 from advisor.throughput import Basis
+from reports._scale import wants_log_axis
 from reports.baseline import Baseline, Savings, choose_baseline, savings
 from reports.charts import Bar, Point, bar_chart, pareto_front, scatter_chart
 from reports.columns import columns_html
 from reports.formatting import fmt_money, fmt_number, fmt_usd
-from reports.html import Child, Markup, el, escape, offer_key, page, table
+from reports.html import Child, Markup, card, el, escape, offer_key, page, table
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 from reports.recommendation_csv import COLUMN_DOCS, write_recommendation_csv
@@ -54,11 +55,6 @@ def _offer_label(est: CostEstimate | None, offer_key: str) -> str:
     return f"{o.cloud} {o.region} {o.instance_type} {o.market} ({o.accelerator_count}x {o.accelerator})"
 
 
-def _card(key: str, value: str, note: str | Markup = "") -> Markup:
-    return el("div", {"class": "card"}, el("div", {"class": "k"}, key),
-              el("div", {"class": "v"}, value), el("div", {"class": "n"}, note) if note else None)
-
-
 def _basis_tag(basis: Basis) -> Markup:
     return el("span", {"class": f"tag {basis}"}, str(basis))
 
@@ -70,21 +66,21 @@ def _summary(rec: Recommendation, base: Baseline | None, saved: Savings | None) 
     top = rec.ranked[0]
     basis = top.throughput.basis
     cards = [
-        _card(f"top pick ({basis}: {BASIS_LABEL[basis]})",
+        card(f"top pick ({basis}: {BASIS_LABEL[basis]})",
               f"{top.offer.accelerator_count}x {top.offer.accelerator}",
               Markup(offer_key(top.offer.key)
                      + escape(f" at {fmt_money(top.offer.price_usd_per_hour)}/h"))),
-        _card("whole run", fmt_money(top.run_cost_usd),
+        card("whole run", fmt_money(top.run_cost_usd),
               f"{fmt_money(top.run_cost_usd_low)} to {fmt_money(top.run_cost_usd_high)}; "
               f"{top.run_hours:,.1f} h"),
-        _card("samples per dollar", fmt_number(top.samples_per_dollar),
+        card("samples per dollar", fmt_number(top.samples_per_dollar),
               f"{fmt_number(top.samples_per_dollar_low)} to "
               f"{fmt_number(top.samples_per_dollar_high)}; basis: {basis}"),
-        _card("offers", f"{len(rec.ranked):,} ranked", f"{len(rec.rejected):,} rejected"),
+        card("offers", f"{len(rec.ranked):,} ranked", f"{len(rec.rejected):,} rejected"),
     ]
     if saved is not None:
         b = saved.baseline.estimate_basis
-        cards.insert(2, _card(
+        cards.insert(2, card(
             "saved vs baseline",
             f"{fmt_money(saved.run_saved_usd_low)} to {fmt_money(saved.run_saved_usd_high)}",
             f"pick {basis} ({BASIS_LABEL[basis]}) vs baseline {b}; point estimate "
@@ -118,11 +114,6 @@ def _baseline_text(base: Baseline | None, saved: Savings | None) -> Markup:
               f"{abs(saved.hours_difference):,.1f} h {'longer' if saved.hours_difference > 0 else 'less'}.")
 
 
-def _spread(values: Sequence[float]) -> bool:
-    """Whether values span more than 20x (then a log axis reads better)."""
-    return bool(values) and min(values) > 0 and max(values) / min(values) > 20
-
-
 def _charts(rec: Recommendation, base: Baseline | None) -> Markup:
     bars = [Bar(label=f"{i}. {e.offer.cloud} {e.offer.region} {e.offer.instance_type} {e.offer.market}",
                 value=e.samples_per_dollar,
@@ -144,8 +135,8 @@ def _charts(rec: Recommendation, base: Baseline | None) -> Markup:
         highlight.append((points[base_index], "baseline"))
     scatter = scatter_chart(
         points, x_label="run time (hours)", y_label="run cost (USD)", colors=BASIS_COLORS,
-        name="cost-vs-time", log_x=_spread([p.x for p in points]),
-        log_y=_spread([p.y for p in points]), front=front, highlight=highlight)
+        name="cost-vs-time", log_x=wants_log_axis([p.x for p in points]),
+        log_y=wants_log_axis([p.y for p in points]), front=front, highlight=highlight)
     return el("section", {"id": "charts"},
               el("h2", None, "Samples per dollar"),
               el("figure", None, bar_chart(bars, x_label="samples per dollar (higher is better)",

@@ -8,48 +8,48 @@ as ``<name>.columns.md``.
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import Any
 
 from advisor.ranking import CostEstimate, Recommendation, estimate_row, rejection_row
-from reports.columns import Column, write_columns_doc
-from reports.output import write_text
+from reports.columns import column_table, write_csv
 
 __all__ = ["COLUMNS", "COLUMN_DOCS", "recommendation_rows", "write_recommendation_csv"]
 
-COLUMN_DOCS: tuple[Column, ...] = (
-    Column("rank", "", "1 = most samples per dollar; empty for rejected offers"),
-    Column("status", "", "`ranked` (meets every constraint) or `rejected` (see `reason`)"),
-    Column("offer", "", "offer key `cloud:instance_type:region:market`"),
-    Column("cloud", "", "aws, gcp or azure"),
-    Column("region", "", "cloud region"),
-    Column("instance_type", "", "the cloud's instance type name"),
-    Column("accelerator", "", "accelerator model (catalog name)"),
-    Column("accelerator_count", "devices", "accelerators per instance"),
-    Column("market", "", "`on-demand` or `spot`"),
-    Column("price_usd_per_hour", "USD/hour", "instance price the ranking used, as observed on "
-           "`price_observed_at` (not re-priced later)"),
-    Column("samples_per_second", "samples/s", "training throughput estimate, whole instance"),
-    Column("samples_per_second_low", "samples/s", "low end of the throughput interval"),
-    Column("samples_per_second_high", "samples/s", "high end of the throughput interval"),
-    Column("samples_per_dollar", "samples/USD", "samples_per_second x 3600 / price_usd_per_hour"),
-    Column("samples_per_dollar_low", "samples/USD", "the same at samples_per_second_low"),
-    Column("samples_per_dollar_high", "samples/USD", "the same at samples_per_second_high"),
-    Column("run_hours", "hours", "whole training run, with start-up and spot restart overhead"),
-    Column("run_cost_usd", "USD", "run_hours x price_usd_per_hour"),
-    Column("memory_needed_gib_per_device", "GiB", "predicted peak memory per device"),
-    Column("accelerator_memory_gib", "GiB", "memory of one device"),
-    Column("basis", "", "where samples_per_second comes from: `measured` (probe of this "
-           "workload), `predicted` (model fitted on reference data) or `prior` (accelerator "
-           "without reference data; wider interval)"),
-    Column("price_observed_at", "date (YYYY-MM-DD)", "when the price was observed"),
-    Column("price_source", "", "where the price came from (catalog file or price API)"),
-    Column("prices_captured_at", "date (YYYY-MM-DD)", "capture date of the price snapshot "
-           "(oldest capture among the clouds used)"),
-    Column("reason", "", "why a rejected offer was left out"),
-)
+COLUMN_DOCS = column_table("""
+rank                         |                   | 1 = most samples per dollar; empty for rejected offers
+status                       |                   | `ranked` (meets every constraint) or `rejected` (see
+                                                   `reason`)
+offer                        |                   | offer key `cloud:instance_type:region:market`
+cloud                        |                   | aws, gcp or azure
+region                       |                   | cloud region
+instance_type                |                   | the cloud's instance type name
+accelerator                  |                   | accelerator model (catalog name)
+accelerator_count            | devices           | accelerators per instance
+market                       |                   | `on-demand` or `spot`
+price_usd_per_hour           | USD/hour          | instance price the ranking used, as observed on
+                                                   `price_observed_at` (not re-priced later)
+samples_per_second           | samples/s         | training throughput estimate, whole instance
+samples_per_second_low       | samples/s         | low end of the throughput interval
+samples_per_second_high      | samples/s         | high end of the throughput interval
+samples_per_dollar           | samples/USD       | samples_per_second x 3600 / price_usd_per_hour
+samples_per_dollar_low       | samples/USD       | the same at samples_per_second_low
+samples_per_dollar_high      | samples/USD       | the same at samples_per_second_high
+run_hours                    | hours             | whole training run, with start-up and spot restart
+                                                   overhead
+run_cost_usd                 | USD               | run_hours x price_usd_per_hour
+memory_needed_gib_per_device | GiB               | predicted peak memory per device
+accelerator_memory_gib       | GiB               | memory of one device
+basis                        |                   | where samples_per_second comes from: `measured` (probe of
+                                                   this workload), `predicted` (model fitted on reference
+                                                   data) or `prior` (accelerator without reference data;
+                                                   wider interval)
+price_observed_at            | date (YYYY-MM-DD) | when the price was observed
+price_source                 |                   | where the price came from (catalog file or price API)
+prices_captured_at           | date (YYYY-MM-DD) | capture date of the price snapshot (oldest capture among
+                                                   the clouds used)
+reason                       |                   | why a rejected offer was left out
+""")
 
 COLUMNS = [c.name for c in COLUMN_DOCS]
 
@@ -93,11 +93,4 @@ def write_recommendation_csv(rec: Recommendation, path: Path) -> list[Path]:
 
     Also writes ``<name>.columns.md`` beside it; returns both paths (CSV first).
     """
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n",
-                            extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(recommendation_rows(rec))
-    write_text(path, buffer.getvalue())
-    doc = write_columns_doc(path, f"Columns of {path.name}", _INTRO, COLUMN_DOCS)
-    return [path, doc]
+    return write_csv(path, COLUMN_DOCS, recommendation_rows(rec), intro=_INTRO, ignore_extra=True)

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from reports._scale import wants_log_axis
 from reports.charts import Point, Series, StackedBar, line_chart, scatter_chart, stacked_bar_chart
 from reports.columns import columns_html
 from reports.formatting import fmt_count
-from reports.html import Child, Markup, el, page, table
+from reports.html import Child, Markup, card, el, page, table
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 from reports.sweep_csv import COLUMN_DOCS, write_sweep_csv
@@ -89,23 +90,18 @@ def spend_over_time(trials: Sequence[TrialCost]) -> tuple[list[tuple[float, floa
     return points, label
 
 
-def _card(key: str, value: str, note: str = "") -> Markup:
-    return el("div", {"class": "card"}, el("div", {"class": "k"}, key),
-              el("div", {"class": "v"}, value), el("div", {"class": "n"}, note) if note else None)
-
-
 def _summary(data: SweepReportData, best: TrialCost | None) -> Markup:
     spent = data.spent_usd
     budget_note = (f"{spent / data.budget_usd:.0%} of the {_money(data.budget_usd)} budget"
                    if data.budget_usd else "no dollar budget recorded")
     counts = data.count_by_state()
     cards = [
-        _card("spent", _money(spent), budget_note),
-        _card("trials", f"{len(data.trials):,}",
+        card("spent", _money(spent), budget_note),
+        card("trials", f"{len(data.trials):,}",
               ", ".join(f"{n} {_STATE_NAMES.get(s, s)}" for s, n in counts.items())),
-        _card("saved by pruning", _money(data.saved_by_pruning_usd), "estimated"),
-        _card("storage freed", _bytes(data.bytes_cleaned), "by artifact cleanup"),
-        _card("best trial", f"#{best.number}" if best else "none",
+        card("saved by pruning", _money(data.saved_by_pruning_usd), "estimated"),
+        card("storage freed", _bytes(data.bytes_cleaned), "by artifact cleanup"),
+        card("best trial", f"#{best.number}" if best else "none",
               f"{data.direction} objective {_value(best.value)}, cost {_money(best.cost_usd)}"
               if best else "no trial completed"),
     ]
@@ -163,14 +159,13 @@ def _objective_chart(data: SweepReportData, best: TrialCost | None) -> Markup:
     points = [Point(t.cost_usd, float(t.value or 0.0), _STATE_NAMES.get(t.state, t.state),
                     f"trial {t.number} ({t.state}): {_money(t.cost_usd)}, objective "
                     f"{_value(t.value)}") for t in shown]
-    values = [p.y for p in points]
-    log_y = bool(values) and min(values) > 0 and max(values) / min(values) > 20
     at = next((i for i, t in enumerate(shown) if t is best), None)
     highlight = [] if at is None or best is None else [(points[at], f"best #{best.number}")]
     colors = {_STATE_NAMES[s]: c for s, c in STATE_COLORS.items()}
     chart = scatter_chart(points, x_label="trial cost (USD)", y_label="objective",
-                          colors=colors, name="cost-vs-objective", log_y=log_y,
-                          highlight=highlight, fmt_x=_money)
+                          colors=colors, name="cost-vs-objective",
+                          log_y=wants_log_axis([p.y for p in points]), highlight=highlight,
+                          fmt_x=_money)
     return el("section", {"id": "cost-vs-objective"},
               el("h2", None, "Cost per trial against its objective"),
               el("figure", None, chart, el("figcaption", None, (

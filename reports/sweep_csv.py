@@ -7,38 +7,35 @@ written beside the CSV as ``<name>.columns.md``.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 from typing import Any
 
-from reports.columns import Column, write_columns_doc
-from reports.output import write_text
+from reports.columns import column_table, write_csv
 from reports.sweep_data import SweepReportData, TrialCost
 
 __all__ = ["COLUMNS", "COLUMN_DOCS", "sweep_rows", "write_sweep_csv"]
 
-COLUMN_DOCS: tuple[Column, ...] = (
-    Column("study", "", "Optuna study name"),
-    Column("trial", "", "trial number (0-based, in start order)"),
-    Column("state", "", "`complete`, `pruned`, `fail`, `running` or `waiting`"),
-    Column("objective_value", "objective's unit", "final objective of a completed trial; last "
-           "reported intermediate value of a pruned one; empty otherwise"),
-    Column("value_kind", "", "`final`, `last_intermediate` or empty"),
-    Column("is_best", "", "`true` for the best completed trial"),
-    Column("cost_usd", "USD", "what the trial cost: wall time x price / trials sharing the "
-           "instance; a running trial counts its time so far"),
-    Column("price_usd_per_hour", "USD/hour", "instance price recorded when the trial ran"),
-    Column("wall_s", "seconds", "trial wall time as recorded by the sweep runner"),
-    Column("started_at", "UTC, ISO 8601", "when the trial started"),
-    Column("finished_at", "UTC, ISO 8601", "when the trial ended (empty while running)"),
-    Column("steps_reported", "steps", "intermediate values the trial reported (pruning points)"),
-    Column("instance", "", "offer the trials were charged at (`local` when free)"),
-    Column("prices_captured_at", "date (YYYY-MM-DD)", "capture date of the price snapshot the "
-           "instance price came from (empty when the study did not record it)"),
-    Column("params", "JSON", "the trial's hyper-parameters as a JSON object (sorted keys)"),
-)
+COLUMN_DOCS = column_table("""
+study              |                   | Optuna study name
+trial              |                   | trial number (0-based, in start order)
+state              |                   | `complete`, `pruned`, `fail`, `running` or `waiting`
+objective_value    | objective's unit  | final objective of a completed trial; last reported intermediate
+                                         value of a pruned one; empty otherwise
+value_kind         |                   | `final`, `last_intermediate` or empty
+is_best            |                   | `true` for the best completed trial
+cost_usd           | USD               | what the trial cost: wall time x price / trials sharing the
+                                         instance; a running trial counts its time so far
+price_usd_per_hour | USD/hour          | instance price recorded when the trial ran
+wall_s             | seconds           | trial wall time as recorded by the sweep runner
+started_at         | UTC, ISO 8601     | when the trial started
+finished_at        | UTC, ISO 8601     | when the trial ended (empty while running)
+steps_reported     | steps             | intermediate values the trial reported (pruning points)
+instance           |                   | offer the trials were charged at (`local` when free)
+prices_captured_at | date (YYYY-MM-DD) | capture date of the price snapshot the instance price came from
+                                         (empty when the study did not record it)
+params             | JSON              | the trial's hyper-parameters as a JSON object (sorted keys)
+""")
 
 COLUMNS = [c.name for c in COLUMN_DOCS]
 
@@ -77,10 +74,4 @@ def sweep_rows(data: SweepReportData) -> list[dict[str, Any]]:
 
 def write_sweep_csv(data: SweepReportData, path: Path) -> list[Path]:
     """Write the per-trial CSV and ``<name>.columns.md`` beside it; returns both paths."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(sweep_rows(data))
-    write_text(path, buffer.getvalue())
-    doc = write_columns_doc(path, f"Columns of {path.name}", _INTRO, COLUMN_DOCS)
-    return [path, doc]
+    return write_csv(path, COLUMN_DOCS, sweep_rows(data), intro=_INTRO)
