@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import pricing.sources.aws as aws_module
 from cli.main import advisor
 from pricing import Cloud, shipped_catalog
-from pricing.sources.fakes import AwsFakeFleet, stubbed_aws_factory
+from pricing.sources.fakes_aws import AwsFakeFleet, stubbed_aws_factory
 
 NOW = datetime.now(UTC)
 

@@ -12,7 +12,7 @@ from pricing import Cloud, PricingError, shipped_catalog
 from pricing.refresh import refresh
 from pricing.snapshots import current_catalog, newest_snapshots, write_snapshot
 from pricing.sources import AwsPriceSource, FetchResult, PriceSource, SourceError
-from pricing.sources.fakes import AwsFakeFleet, stubbed_aws_factory
+from pricing.sources.fakes_aws import AwsFakeFleet, stubbed_aws_factory
 
 NOW = datetime(2025, 7, 1, 12, 0, tzinfo=UTC)
 AWS = [o for o in shipped_catalog().offers if o.cloud is Cloud.AWS]

@@ -13,7 +13,7 @@ from botocore.stub import Stubber
 from pricing import Market, shipped_catalog
 from pricing.checks import apply_checks
 from pricing.sources import AwsPriceSource, SourceError
-from pricing.sources.fakes import (
+from pricing.sources.fakes_aws import (
     AwsFakeFleet,
     aws_price_list_entry,
     stubbed_aws_factory,

@@ -10,13 +10,9 @@ import pytest
 
 from pricing import Cloud, load_accelerators, shipped_catalog
 from pricing.sources import AwsPriceSource, AzurePriceSource, FetchResult, GcpPriceSource
-from pricing.sources.fakes import (
-    AwsFakeFleet,
-    FakeRetailPricesServer,
-    azure_items,
-    gcp_fake_clients,
-    stubbed_aws_factory,
-)
+from pricing.sources.fakes import FakeRetailPricesServer, azure_items
+from pricing.sources.fakes_aws import AwsFakeFleet, stubbed_aws_factory
+from pricing.sources.fakes_gcp import gcp_fake_clients
 
 NOW = datetime(2025, 7, 1, 12, 0, tzinfo=UTC)
 

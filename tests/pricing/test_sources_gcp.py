@@ -10,7 +10,7 @@ from google.api_core.exceptions import ServiceUnavailable
 
 from pricing import Market
 from pricing.sources import GcpPriceSource, SourceError
-from pricing.sources.fakes import FakeCloudCatalog, gcp_fake_clients
+from pricing.sources.fakes_gcp import FakeCloudCatalog, gcp_fake_clients
 from pricing.sources.gcp import COMPUTE_SERVICE, TPU_SERVICE
 
 NOW = datetime(2025, 7, 1, 12, 0, tzinfo=UTC)
