@@ -46,7 +46,7 @@ def test_probe_needs_an_offer_or_a_plan(tmp_path: Path) -> None:
 
 def test_plan_with_nothing_worth_probing_exits_0_and_launches_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("advisor.ranking.planner.plan_probes", lambda *args, **kwargs: [])
+    monkeypatch.setattr("advisor.ranking.plan_probes", lambda *args, **kwargs: [])
     model = _model(tmp_path)
     result = CliRunner().invoke(advisor, ["probe", model, "--plan", "2"])
     assert result.exit_code == 0, result.stderr
