@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -66,6 +67,12 @@ def _launcher_factory(opts: dict[str, Any]) -> Any:
     return build
 
 
+def _gcp_project_option(what: str) -> Callable[[Any], Any]:
+    """``--gcp-project`` (as ``gcp_project``), from $GOOGLE_CLOUD_PROJECT when not given."""
+    return click.option("--gcp-project", envvar="GOOGLE_CLOUD_PROJECT", default=None,
+                        help=f"{what} [env GOOGLE_CLOUD_PROJECT].")
+
+
 def _result_json(result: ProbeResult) -> dict[str, Any]:
     """The stored result and its findings, judged against the device it really ran on."""
     from pricing import load_accelerators
@@ -108,8 +115,7 @@ def _result_json(result: ProbeResult) -> dict[str, Any]:
               help="Treat using more than this much memory as out of memory.")
 @click.option("--aws-bucket", envvar="ADVISOR_AWS_BUCKET", default=None,
               help="S3 bucket for AWS probe bundles and results [env ADVISOR_AWS_BUCKET].")
-@click.option("--gcp-project", envvar="GOOGLE_CLOUD_PROJECT", default=None,
-              help="GCP project for gcp probes [env GOOGLE_CLOUD_PROJECT].")
+@_gcp_project_option("GCP project for gcp probes")
 @click.option("--gcp-bucket", envvar="ADVISOR_GCP_BUCKET", default=None,
               help="GCS bucket for GCP probe bundles and results [env ADVISOR_GCP_BUCKET].")
 @json_option
@@ -323,8 +329,7 @@ def show_probe(probe_id: str, as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="List what would be terminated, terminate nothing.")
 @click.option("--aws-region", "aws_regions", multiple=True, metavar="REGION",
               help="Also look for AWS probe instances in this region (repeatable).")
-@click.option("--gcp-project", envvar="GOOGLE_CLOUD_PROJECT", default=None,
-              help="Also look for GCP probe VMs and TPU nodes in this project.")
+@_gcp_project_option("Also look for GCP probe VMs and TPU nodes in this project")
 @json_option
 @handle_errors
 def gc_probes(dry_run: bool, aws_regions: tuple[str, ...], gcp_project: str | None,

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -31,7 +32,6 @@ from cli.render import (
     console,
     echo_json,
     echo_written,
-    fit_widths,
     fmt_compact,
     fmt_number,
     fmt_usd,
@@ -59,6 +59,7 @@ _COLUMNS = (_Col("#"), _Col(_KEY, numeric=False), _Col("region", numeric=False, 
             _Col("basis", numeric=False, wraps=True))
 # Left out, in this order, when the table cannot fit otherwise (JSON, CSV and HTML keep them).
 _OPTIONAL = ("samples/s", _RANGE)
+_UNBOUNDED = 10_000  # a console width no table reaches: measures its true minimum
 
 
 def _market(est: CostEstimate) -> str:
@@ -94,32 +95,6 @@ def _cells(rec: Recommendation, top: int, *, all_regions: bool) -> list[dict[str
     return rows
 
 
-def _widths(col: _Col, rows: Sequence[dict[str, str]]) -> tuple[int, int]:
-    """(narrowest without folding, widest) content width: the longest word of a wrapping
-    column or the whole cell, and the longest cell."""
-    texts = [col.name, *(r[col.name] for r in rows)]
-    longest = max(len(text) for text in texts)
-    if col.wraps:
-        return max(len(word) for text in texts for word in text.split()), longest
-    return longest, longest
-
-
-def _layout(rows: Sequence[dict[str, str]], width: int) -> tuple[list[_Col], list[int], list[str]]:
-    """Columns, their widths and the optional columns left out, for a console ``width`` wide;
-    no columns when even the narrowest table does not fit."""
-    columns = list(_COLUMNS)
-    dropped: list[str] = []
-    for name in (None, *_OPTIONAL):
-        if name is not None:
-            columns = [c for c in columns if c.name != name]
-            dropped.append(name)
-        mins, maxes = zip(*(_widths(c, rows) for c in columns), strict=True)
-        fitted = fit_widths(mins, maxes, width)
-        if fitted is not None:
-            return columns, fitted, dropped
-    return [], [], []
-
-
 def _title(rec: Recommendation) -> str:
     order = ("the low end of its range" if rec.rank_by is RankBy.CONSERVATIVE
              else "its point estimate")
@@ -140,25 +115,35 @@ def _offer_list(rec: Recommendation, rows: Sequence[dict[str, str]]) -> Group:
     return Group(Text(_title(rec)), grid)
 
 
+def _table(rec: Recommendation, rows: Sequence[dict[str, str]], columns: Sequence[_Col]) -> Table:
+    """The rows as a rich table: rich wraps the text columns to fit the console; the others
+    are never narrowed (their minimum width is their longest cell)."""
+    table = Table(title=_title(rec), title_justify="left")
+    for col in columns:
+        longest = max(len(text) for text in (col.name, *(r[col.name] for r in rows)))
+        table.add_column(col.name, justify="right" if col.numeric else "left", overflow="fold",
+                         no_wrap=not col.wraps, min_width=None if col.wraps else longest)
+    for row in rows:
+        table.add_row(*(Text(row[c.name]) for c in columns))
+    return table
+
+
 def ranking_table(rec: Recommendation, top: int, *, width: int,
                   all_regions: bool = False) -> tuple[Table | Group, list[str]]:
     """The ranking as a rich table no wider than ``width``, and the columns it left out.
 
     Nothing is ever cut off with an ellipsis: text columns wrap first, then the optional
-    columns are left out; when even that is too wide, each offer becomes a short entry whose
-    first line is the offer key (folded only when the console is narrower than the key).
+    columns are left out (while rich measures the table wider than ``width``); when even that
+    is too wide, each offer becomes a short entry whose first line is the offer key (folded
+    only when the console is narrower than the key).
     """
     rows = _cells(rec, top, all_regions=all_regions)
-    columns, widths, dropped = _layout(rows, width)
-    if not columns:
-        return _offer_list(rec, rows), []
-    table = Table(title=_title(rec), title_justify="left")
-    for col, col_width in zip(columns, widths, strict=True):
-        table.add_column(col.name, justify="right" if col.numeric else "left", width=col_width,
-                         overflow="fold")
-    for row in rows:
-        table.add_row(*(Text(row[c.name]) for c in columns))
-    return table, dropped
+    unbounded = Console(width=_UNBOUNDED)
+    for n in range(len(_OPTIONAL) + 1):
+        table = _table(rec, rows, [c for c in _COLUMNS if c.name not in _OPTIONAL[:n]])
+        if Measurement.get(unbounded, unbounded.options, table).minimum <= width:
+            return table, list(_OPTIONAL[:n])
+    return _offer_list(rec, rows), []
 
 
 def _render(rec: Recommendation, top: int, *, all_regions: bool = False,

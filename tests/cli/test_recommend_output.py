@@ -18,6 +18,7 @@ from advisor.ranking.recommend import recommend
 from advisor.spec import load_workload_spec
 from cli.main import advisor as advisor_cli
 from pricing import shipped_catalog
+from reports.formatting import fmt_number, fmt_usd
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MLP_YAML = EXAMPLES / "mlp.yaml"
@@ -126,6 +127,28 @@ def test_offer_keys_are_never_truncated(calls: list[Path], mlp_rec: Recommendati
     for est in mlp_rec.ranked[:top]:
         assert f"{est.offer.cloud}:{est.offer.instance_type}" in out
     assert "gcp:tpu-v5litepod-1" in out and "gcp:tpu-v5litepod-4" in out
+
+
+@pytest.mark.parametrize("width", [
+    80,   # one entry per offer
+    100,  # still one entry per offer
+    120,  # the narrowest the entries take at the most
+    135,  # the table, optional columns left out
+    200,  # the whole table
+])
+def test_every_line_fits_and_the_key_cells_stay_whole(calls: list[Path],
+                                                      mlp_rec: Recommendation,
+                                                      width: int) -> None:
+    code, out, err = _run("recommend", str(MLP_YAML), "--top", "10",
+                          env={"COLUMNS": str(width)})
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= width and "…" not in out
+    for group in group_regions(mlp_rec.ranked)[:10]:
+        est = group.best
+        assert f"{est.offer.cloud}:{est.offer.instance_type}" in out
+        assert fmt_number(est.samples_per_dollar) in out  # samples/$, never folded
+        assert fmt_usd(est.run_cost_usd) in out
+        assert est.offer.region in out  # text columns wrap between words, not inside one
 
 
 def test_a_tiny_console_folds_but_never_cuts(calls: list[Path]) -> None:
