@@ -50,10 +50,10 @@ MAX_PROFILE_TIMEOUT_S = 86_400.0
 class Precision(enum.StrEnum):
     """Numeric precision of the training step."""
 
-    FP32 = "fp32"
-    TF32 = "tf32"
-    BF16 = "bf16"
-    FP16 = "fp16"
+    FP32 = "fp32"  # full single precision throughout
+    TF32 = "tf32"  # fp32 tensors, matmuls on TF32 tensor cores (Ampere and later)
+    BF16 = "bf16"  # bfloat16 autocast: fp32's range at half the width
+    FP16 = "fp16"  # float16 autocast, with loss scaling against underflow
 
     @property
     def low_precision(self) -> bool:
@@ -64,9 +64,9 @@ class Precision(enum.StrEnum):
 class SpotPolicy(enum.StrEnum):
     """Whether spot (interruptible) offers may be used."""
 
-    NEVER = "never"
-    ALLOWED = "allowed"
-    ONLY = "only"
+    NEVER = "never"  # on-demand offers only
+    ALLOWED = "allowed"  # spot and on-demand offers ranked together
+    ONLY = "only"  # spot offers only
 
 
 @dataclass(frozen=True)
