@@ -25,15 +25,15 @@ from _table import write_result  # noqa: E402
 
 from advisor.profiling import (  # noqa: E402
     op_mix_for_spec,
-    profile_workload,  # noqa: E402
+    profile_workload,
     reference_op_mixes,
 )
 from advisor.spec import Precision, load_workload_spec  # noqa: E402
 from advisor.throughput import (  # noqa: E402
     REFERENCE_CONV_FLOPS_FRACTION,
     REFERENCE_FLOPS_PER_SAMPLE,
-    TransferModel,  # noqa: E402
-    WorkloadFeatures,  # noqa: E402
+    TransferModel,
+    WorkloadFeatures,
     load_reference,
 )
 from pricing import load_accelerators  # noqa: E402

@@ -21,8 +21,8 @@ from _table import write_table  # noqa: E402
 from bench_throughput import GENERATIONS, price_table, run, write_bench  # noqa: E402
 
 from advisor.throughput import (
-    MedianRatioModel,  # noqa: E402
-    TransferModel,  # noqa: E402
+    MedianRatioModel,
+    TransferModel,
 )
 
 PROBE_COUNTS = (1, 2, 3, 5, 8, 11)

@@ -37,10 +37,10 @@ from _table import write_result  # noqa: E402
 from advisor.ranking import Candidate, plan  # noqa: E402
 from advisor.throughput import (  # noqa: E402  # noqa: E402  # noqa: E402
     Measurement,
-    MedianRatioModel,  # noqa: E402
+    MedianRatioModel,
     ReferenceRow,
     ThroughputModel,
-    TransferModel,  # noqa: E402
+    TransferModel,
     WorkloadFeatures,
     evaluate,
     load_reference,

@@ -32,10 +32,10 @@ from _table import write_table  # noqa: E402
 from bench_throughput import GENERATIONS, price_table, run, write_bench  # noqa: E402
 
 from advisor.throughput import (  # noqa: E402
-    MedianRatioModel,  # noqa: E402
+    MedianRatioModel,
     ReferenceRow,
-    ThroughputModel,  # noqa: E402
-    TransferModel,  # noqa: E402
+    ThroughputModel,
+    TransferModel,
     load_reference,
 )
 
