@@ -1,15 +1,12 @@
 """Offers, accelerator specs, the shipped price catalog and live price sources."""
 
-from pricing.catalog import (
+from pricing.accelerators import (
     SHIPPED_DATA_DIR,
-    Catalog,
     canonical_accelerator_name,
     load_accelerators,
-    load_catalog,
     matching_accelerators,
-    read_offers_csv,
-    shipped_catalog,
 )
+from pricing.catalog import Catalog, load_catalog, read_offers_csv, shipped_catalog
 from pricing.devices import accelerator_for_device
 from pricing.errors import PricingError, UnknownNameError
 from pricing.spot import (

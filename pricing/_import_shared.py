@@ -78,29 +78,23 @@ _NO_TENSOR_CORES = {"kepler", "pascal"}
 _NO_BF16 = {"kepler", "pascal", "volta", "turing"}
 _INFERENCE_ONLY = {"inferentia2"}
 
-# (cloud, price-table accelerator, instance-type prefix) -> canonical spec name; first match wins.
-_OFFER_ACCELERATOR: list[tuple[str, str, str, str | None]] = [
-    ("aws", "V100", "", "V100-16GB-SXM2"),
-    ("aws", "V100-32GB", "", "V100-32GB-SXM2"),
-    ("aws", "A100", "", "A100-40GB-SXM"),
-    ("aws", "A100-80GB", "", "A100-80GB-SXM"),
-    ("aws", "H100", "", "H100-SXM"),
-    ("aws", "Gaudi HL-205", "", "Gaudi"),
-    ("aws", "Trainium", "", "Trainium1"),
-    ("aws", "Qualcomm AI100", "", None),  # inference card with no spec row: left out
-    ("azure", "A100-80GB", "Standard_ND", "A100-80GB-SXM"),
-    ("azure", "A100-80GB", "Standard_NC", "A100-80GB-PCIe"),
-    ("azure", "A100", "", "A100-40GB-SXM"),
-    ("azure", "H100", "Standard_ND", "H100-SXM"),
-    ("azure", "H100", "Standard_NC", "H100-NVL"),
-    ("gcp", "A100", "", "A100-40GB-SXM"),
-    ("gcp", "A100-80GB", "", "A100-80GB-SXM"),
-    ("gcp", "H100", "", "H100-SXM"),
-    ("gcp", "V100", "", "V100-16GB-SXM2"),
-    ("gcp", "tpu-v2", "", "TPU-v2"), ("gcp", "tpu-v3", "", "TPU-v3"),
-    ("gcp", "tpu-v4", "", "TPU-v4"), ("gcp", "tpu-v5e", "", "TPU-v5e"),
-    ("gcp", "tpu-v5p", "", "TPU-v5p"), ("gcp", "tpu-v6e", "", "TPU-v6e"),
-]
+# cloud -> price-table accelerator -> canonical spec name (None: left out of the catalog).
+_OFFER_ACCELERATOR: dict[str, dict[str, str | None]] = {
+    "aws": {"V100": "V100-16GB-SXM2", "V100-32GB": "V100-32GB-SXM2", "A100": "A100-40GB-SXM",
+            "A100-80GB": "A100-80GB-SXM", "H100": "H100-SXM", "Gaudi HL-205": "Gaudi",
+            "Trainium": "Trainium1",
+            "Qualcomm AI100": None},  # inference card with no spec row
+    "azure": {"A100": "A100-40GB-SXM"},
+    "gcp": {"A100": "A100-40GB-SXM", "A100-80GB": "A100-80GB-SXM", "H100": "H100-SXM",
+            "V100": "V100-16GB-SXM2",
+            **{f"tpu-{v}": f"TPU-{v}" for v in ("v2", "v3", "v4", "v5e", "v5p", "v6e")}},
+}
+# (cloud, price-table accelerator) -> (instance-type prefix, canonical name): one name that
+# stands for two parts, told apart by the instance family; first prefix that matches wins.
+_BY_INSTANCE_PREFIX: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+    ("azure", "A100-80GB"): (("Standard_ND", "A100-80GB-SXM"), ("Standard_NC", "A100-80GB-PCIe")),
+    ("azure", "H100"): (("Standard_ND", "H100-SXM"), ("Standard_NC", "H100-NVL")),
+}
 
 # Spot prices seen in one availability zone only.
 _SINGLE_ZONE_SPOT = frozenset({("aws", "trn2.48xlarge")})
@@ -142,10 +136,11 @@ def _on_demand_flags(prices: list[dict[str, str]]) -> dict[tuple[str, str, str],
 
 
 def _canonical_accelerator(cloud: str, name: str, instance_type: str) -> str | None:
-    for rule_cloud, rule_name, prefix, canonical in _OFFER_ACCELERATOR:
-        if rule_cloud == cloud and rule_name == name and instance_type.startswith(prefix):
+    """The spec name of a price-table accelerator; a name no rule knows stays as it is."""
+    for prefix, canonical in _BY_INSTANCE_PREFIX.get((cloud, name), ()):
+        if instance_type.startswith(prefix):
             return canonical
-    return name
+    return _OFFER_ACCELERATOR.get(cloud, {}).get(name, name)
 
 
 def _num(text: str) -> str:

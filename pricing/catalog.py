@@ -25,16 +25,7 @@ from pricing.accelerators import (
 from pricing.errors import PricingError, UnknownNameError
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
-__all__ = [
-    "SHIPPED_DATA_DIR",
-    "Catalog",
-    "canonical_accelerator_name",
-    "load_accelerators",
-    "load_catalog",
-    "matching_accelerators",
-    "read_offers_csv",
-    "shipped_catalog",
-]
+__all__ = ["Catalog", "load_catalog", "read_offers_csv", "shipped_catalog"]
 
 SCHEMA_VERSION = 1
 

@@ -23,7 +23,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pricing._import_shared import OFFER_COLUMNS
-from pricing.catalog import SHIPPED_DATA_DIR, Catalog, load_catalog, shipped_catalog
+from pricing.accelerators import SHIPPED_DATA_DIR
+from pricing.catalog import Catalog, load_catalog, shipped_catalog
 from pricing.errors import PricingError
 from pricing.types import Cloud, InstanceOffer
 

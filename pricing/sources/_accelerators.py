@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pricing.catalog import canonical_accelerator_name, load_accelerators
+from pricing.accelerators import canonical_accelerator_name, load_accelerators
 from pricing.errors import UnknownNameError
 
 __all__ = ["canonical_or_none", "device_memory_gib"]

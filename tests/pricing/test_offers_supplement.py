@@ -23,7 +23,7 @@ from pricing._import_shared import (
     SUPPLEMENT_COLUMNS,
     apply_supplement,
 )
-from pricing.catalog import SHIPPED_DATA_DIR
+from pricing.accelerators import SHIPPED_DATA_DIR
 
 SUPPLEMENT = SHIPPED_DATA_DIR / "offers_supplement.csv"
 SNAPSHOT_DATE = date.fromisoformat(CAPTURED_AT)

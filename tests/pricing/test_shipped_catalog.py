@@ -18,7 +18,7 @@ from pricing._import_shared import (
     build_accelerators,
     build_offers,
 )
-from pricing.catalog import SHIPPED_DATA_DIR, canonical_accelerator_name
+from pricing.accelerators import SHIPPED_DATA_DIR, canonical_accelerator_name
 from pricing.errors import UnknownNameError
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
