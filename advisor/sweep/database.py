@@ -158,8 +158,13 @@ def _will_not_heal(db_error: BaseException) -> bool:
     return isinstance(orig, sqlite3.Error) and "locked" not in str(orig)
 
 
-def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RETRY_S) -> Any:
-    """Call, retrying with back-off while the database is unreachable (e.g. restarting)."""
+def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RETRY_S,
+                  sleep: Callable[[float], None] = time.sleep) -> Any:
+    """Call, retrying with back-off (0.2 s doubling up to 5 s) while the database is
+    unreachable (e.g. restarting); AdvisorError after ``retry_s`` or for a file that will not
+    heal, other errors as they are."""
+    # A loop, not tenacity: its three outcomes come from one database error here; tenacity
+    # would split them into a retry predicate, a before-sleep hook and a translation after.
     deadline = time.monotonic() + retry_s
     delay = 0.2
     while True:
@@ -177,5 +182,5 @@ def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RE
                 raise AdvisorError(f"storage: {what} failed for {retry_s:.0f} s: "
                                    f"{first_line}") from exc
             log.warning("storage: %s failed (%s); retrying in %.1f s", what, first_line, delay)
-            time.sleep(delay)
+            sleep(delay)
             delay = min(delay * 2, 5.0)

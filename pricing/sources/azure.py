@@ -18,8 +18,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
 from pricing.sources._accelerators import device_memory_gib
-from pricing.sources.base import Clock, FetchResult, PriceSource, SourceError, utc_now
+from pricing.sources.base import Clock, FetchResult, PriceSource, Sleep, SourceError, utc_now
 from pricing.types import Cloud, InstanceOffer, Market
 
 __all__ = ["AZURE_REGIONS", "AZURE_SIZES", "RETAIL_PRICES_URL", "AzurePriceSource", "Transport"]
@@ -51,18 +53,26 @@ AZURE_SIZES: dict[str, tuple[str, int, int, float]] = {
 }
 
 
-def urllib_transport(url: str, *, timeout_s: float = 30.0, attempts: int = 4) -> bytes:
-    """GET ``url`` with urllib; retry HTTP 429/5xx with backoff (1, 2, 4 s)."""
-    for attempt in range(attempts):
-        try:
-            with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310
-                body: bytes = response.read()
-                return body
-        except urllib.error.HTTPError as exc:
-            if exc.code not in (429, 500, 502, 503, 504) or attempt == attempts - 1:
-                raise
-            time.sleep(2**attempt)
-    raise AssertionError("unreachable")
+def _retried(exc: BaseException) -> bool:
+    return isinstance(exc, urllib.error.HTTPError) and exc.code in (429, 500, 502, 503, 504)
+
+
+def _get(url: str, timeout_s: float) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310
+            body: bytes = response.read()
+    except urllib.error.HTTPError as exc:
+        exc.close()  # its response holds the socket; the error still says what failed
+        raise
+    return body
+
+
+def urllib_transport(url: str, *, timeout_s: float = 30.0, attempts: int = 4,
+                     sleep: Sleep = time.sleep) -> bytes:
+    """GET ``url`` with urllib; retry HTTP 429/5xx with backoff (1, 2, 4 s), ``attempts`` in all."""
+    retrying = Retrying(stop=stop_after_attempt(attempts), wait=wait_exponential(),
+                        retry=retry_if_exception(_retried), sleep=sleep, reraise=True)
+    return retrying(_get, url, timeout_s)
 
 
 def _filter(sizes: Sequence[str], regions: Sequence[str]) -> str:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
 from pricing.errors import PricingError
 from pricing.types import Cloud, InstanceOffer
 
@@ -90,16 +92,13 @@ def with_backoff(
     base_delay_s: float = 0.5,
     sleep: Sleep = time.sleep,
 ) -> T:
-    """Run ``call``; on a throttling error wait 0.5, 1, 2, ... s and retry, ``attempts`` in all."""
-    for attempt in range(attempts):
-        try:
-            return call()
-        except Exception as exc:  # noqa: BLE001 - filtered by is_throttle, re-raised otherwise
-            if not is_throttle(exc):
-                raise
-            if attempt == attempts - 1:
-                raise SourceError(
-                    f"{what}: still throttled after {attempts} attempts ({exc})"
-                ) from exc
-            sleep(base_delay_s * 2**attempt)
-    raise AssertionError("unreachable")
+    """Run ``call``; on a throttling error wait 0.5, 1, 2, ... s and retry, ``attempts`` in all.
+
+    Other errors are raised at once; throttling on the last attempt raises SourceError."""
+    retrying = Retrying(stop=stop_after_attempt(attempts), wait=wait_exponential(multiplier=base_delay_s),
+                        retry=retry_if_exception(is_throttle), sleep=sleep)
+    try:
+        return retrying(call)
+    except RetryError as exc:
+        last = exc.last_attempt.exception()
+        raise SourceError(f"{what}: still throttled after {attempts} attempts ({last})") from last

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import urllib.error
 from datetime import UTC, datetime
 
 import pytest
 
 from pricing import Cloud, Market, shipped_catalog
 from pricing.sources import AzurePriceSource, SourceError
+from pricing.sources.azure import Transport, urllib_transport
 from pricing.sources.fakes import FakeRetailPricesServer, azure_items
 
 NOW = datetime(2025, 7, 1, 12, 0, tzinfo=UTC)
@@ -32,9 +34,21 @@ def test_filter_names_sizes_and_regions() -> None:
 
 
 def test_page_failing_mid_way_raises_naming_the_page() -> None:
+    sleeps: list[float] = []
     with FakeRetailPricesServer(azure_items(SHIPPED), page_size=10, fail_on_page=2) as server, \
             pytest.raises(SourceError, match=r"page 2 failed after 10 items: HTTPError"):
-        AzurePriceSource(base_url=server.url, transport=_no_retry).fetch(["eastus"])
+        AzurePriceSource(base_url=server.url, transport=_recorded(sleeps)).fetch(["eastus"])
+    assert sleeps == [1, 2, 4]  # HTTP 500 retried, 4 attempts in all
+    assert len(server.requests) == 1 + 4
+
+
+def test_transport_does_not_retry_a_refused_connection() -> None:
+    with FakeRetailPricesServer([]) as server:
+        url = server.url
+    sleeps: list[float] = []
+    with pytest.raises(urllib.error.URLError):
+        _recorded(sleeps)(url)
+    assert sleeps == []
 
 
 def test_malformed_and_non_usd_items_skipped_with_reason() -> None:
@@ -60,9 +74,5 @@ def test_unknown_size_rejected_at_construction() -> None:
         AzurePriceSource(sizes=["Standard_NC999"])
 
 
-def _no_retry(url: str) -> bytes:
-    import urllib.request
-
-    with urllib.request.urlopen(url, timeout=5) as response:
-        body: bytes = response.read()
-        return body
+def _recorded(sleeps: list[float]) -> Transport:
+    return lambda url: urllib_transport(url, timeout_s=5, sleep=sleeps.append)
