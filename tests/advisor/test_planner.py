@@ -22,6 +22,22 @@ def test_uncertain_rival_is_worth_probing_and_a_hopeless_one_is_not() -> None:
     assert gains[2] < 1e-6
 
 
+@pytest.mark.parametrize(("median", "sigma"), [
+    (9.0, 0.3),    # a rival just below the pick
+    (12.0, 0.1),   # a rival above it, little doubt
+    (4.0, 0.8),    # far below, wide interval
+])
+def test_gain_is_the_expected_maximum_integrated_by_scipy(median: float, sigma: float) -> None:
+    import numpy as np
+    from scipy.stats import lognorm
+
+    gains = knowledge_gradient([_c("pick", 10, 0.0), _c("rival", median, sigma)])
+    rival_mean = median * np.exp(sigma ** 2 / 2)
+    best = max(10.0, rival_mean)
+    expected_max = lognorm(s=sigma, scale=median).expect(lambda x: np.maximum(x, 10.0))
+    assert gains[1] == pytest.approx(max(0.0, expected_max - best) / best, rel=1e-6, abs=1e-9)
+
+
 def test_plan_ranks_by_cut_per_dollar_and_prices_the_probe() -> None:
     candidates = [_c("top", 10, 0.3, price=30.0), _c("rival", 9.5, 0.3, price=1.0)]
     suggestions = plan(candidates, 1, probe_minutes=6, run_cost_usd=1000)
