@@ -1,15 +1,15 @@
 """Operator profile: FLOPs and bytes moved per operator class and dtype of one training step.
 
-One training step (forward under autocast at the workload's precision, backward, AdamW's
-``foreach`` update as the harness runs it on CUDA; what CUDA autocast keeps in fp32 (layer
-norm, softmax, losses) is counted in fp32 even where CPU autocast would not) runs on fake
-tensors (no memory, no compute) under a dispatch mode that records every aten operator: its
-class (``OpClass``),
-the dtype it computes in, its FLOPs (torch's own ``flop_counter`` formulas, plus this
-project's CPU flash-attention formulas) and the bytes it moves (input plus output tensor
-bytes, the usual roofline approximation). Two batch sizes separate what scales with the
-batch (``OpMix.per_sample``) from what each step pays once (``OpMix.per_step``: the
-optimizer, weight casts, kernel launches). ``advisor.throughput.roofline`` turns a mix into time.
+The steady step of ``advisor.profiling.fake_step`` (forward under autocast at the workload's
+precision, backward, AdamW's ``foreach`` update), traced with CUDA's semantics (its autocast
+op lists keep layer norm, softmax and losses in fp32; attention takes the fused kernel) on
+fake tensors (no memory, no compute), under a dispatch mode that records every aten operator:
+its class (``OpClass``), the dtype it computes in, its FLOPs (torch's own ``flop_counter``
+formulas, plus this project's CPU flash-attention formulas) and the bytes it moves (input plus
+output tensor bytes, the usual roofline approximation). Two batch sizes separate what scales
+with the batch (``OpMix.per_sample``) from what each step pays once (``OpMix.per_step``: the
+optimizer, weight casts, kernel launches). ``advisor.throughput.roofline`` turns a mix into
+time.
 
 Torch is imported only inside the tracing functions; a cached mix is read without it.
 """
@@ -37,7 +37,7 @@ __all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "OpClass", "OpCost", "O
            "classify_op", "load_op_mix", "op_mix_for_spec", "reference_op_mixes", "trace_op_mix",
            "write_reference_op_mixes"]
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 REFERENCE_OP_MIX_JSON = Path(__file__).parent.parent / "data" / "reference_op_mix.json"
 # The shipped reference models the built-ins reproduce: (built-in, options). BERT on SQuAD
 # fine-tunes at 384 tokens with a per-token span head (two logits), close to the
@@ -185,16 +185,6 @@ _TRACE_ERRORS = (RuntimeError, NotImplementedError, TypeError, ValueError, Attri
                  IndexError, ProbeError)
 
 
-# Operators CUDA autocast runs in fp32 (torch's autocast op lists) that CPU autocast may run
-# in bf16: traced on the CPU, they are counted as CUDA runs them.
-_CUDA_AUTOCAST_FP32 = ("layer_norm", "group_norm", "softmax", "nll_loss", "cross_entropy",
-                       "binary_cross_entropy", "mse_loss", "smooth_l1_loss", "kl_div")
-
-
-def _runs_fp32_under_cuda_autocast(name: str) -> bool:
-    return any(pattern in name for pattern in _CUDA_AUTOCAST_FP32)
-
-
 def _recorder_class() -> type:
     """A ``TorchDispatchMode`` that sums FLOPs and bytes per (class, dtype); built lazily so
     this module imports without torch."""
@@ -209,9 +199,8 @@ def _recorder_class() -> type:
     wrap: Callable[..., Any] = flop_counter.shape_wrapper
     registry.update({k: wrap(v) for k, v in cpu_attention_flops().items()})
 
-    def nbytes(t: Any, promote: bool = False) -> int:
-        width = 4 if promote and t.dtype in (torch.bfloat16, torch.float16) else t.element_size()
-        size = int(t.numel()) * int(width)
+    def nbytes(t: Any) -> int:
+        size = int(t.numel()) * int(t.element_size())
         try:
             return min(size, int(t.untyped_storage().nbytes()))
         except (RuntimeError, NotImplementedError):
@@ -222,7 +211,6 @@ def _recorder_class() -> type:
             super().__init__()  # type: ignore[no-untyped-call]
             self.recording = False
             self.phase_optimizer = False
-            self.autocast = False
             self.totals: dict[tuple[OpClass, str], list[float]] = defaultdict(
                 lambda: [0.0, 0.0, 0.0])
 
@@ -244,14 +232,11 @@ def _recorder_class() -> type:
             inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
             floating = [t for t in inputs + outputs if t.is_floating_point()]
             dtype = str(floating[0].dtype).removeprefix("torch.") if floating else "float32"
-            promote = self.autocast and _runs_fp32_under_cuda_autocast(name)
-            if promote:
-                dtype = "float32"
             formula = registry.get(func._overloadpacket)  # noqa: SLF001 - torch's own key
             flops = int(formula(*args, **kwargs, out_val=out)) if formula else 0
             entry = self.totals[(op_class, dtype)]
             entry[0] += flops
-            entry[1] += sum(nbytes(t, promote) for t in inputs + outputs)
+            entry[1] += sum(nbytes(t) for t in inputs + outputs)
             entry[2] += 1
             return out
 
@@ -262,13 +247,12 @@ def _trace_step(recipe: WorkloadRecipe, precision: Precision, batch_size: int,
                 recorder_class: type) -> dict[tuple[OpClass, str], list[float]]:
     """Totals of the steady (second) fake training step at ``batch_size``."""
     recorder = recorder_class()
-    recorder.autocast = precision.low_precision
 
     def on_phase(step: int, phase: str, _state: FakeStep) -> None:
         recorder.recording = step == 2 and phase != "done"
         recorder.phase_optimizer = phase == "optimizer step"
 
-    run_fake_steps(recipe, precision, batch_size, device="cpu", foreach=True,
+    run_fake_steps(recipe, precision, batch_size, device="cuda", foreach=True,
                    observer=recorder, on_phase=on_phase)
     return dict(recorder.totals)
 
