@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_result  # noqa: E402
 
 from advisor.ranking import Candidate, plan  # noqa: E402
-from advisor.throughput import (  # noqa: E402  # noqa: E402  # noqa: E402
+from advisor.throughput import (  # noqa: E402
     Measurement,
     MedianRatioModel,
     ReferenceRow,
