@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,30 @@ def test_each_face_exports_what_it_names() -> None:
         face = importlib.import_module(f"advisor.{sub}")
         missing = [name for name in face.__all__ if getattr(face, name, None) is None]
         assert missing == [], sub
+
+
+_WRITER = re.compile(r"(write|record|fail|delete|clean|set|mark|charge|store|save|put|remove"
+                     r"|update|insert)(_|$)")
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Names ``path`` imports from the layers under reports (its own files write reports)."""
+    return {alias.name for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+            and node.module.split(".")[0] in ALLOWED["reports"] for alias in node.names}
+
+
+def test_reports_import_no_writer() -> None:
+    """Reports read what the core stored; a name like ``write_stop`` or ``fail_stale_trials``
+    imported into reports/ is a write from a report (the behaviour itself is tested on a
+    database file in tests/advisor/sweep/test_sweep_report_readonly.py)."""
+    bad = [f"{path.relative_to(ROOT)} imports {name}"
+           for path in sorted((ROOT / "reports").rglob("*.py"))
+           for name in _imported_names(path) if _WRITER.match(name)]
+    assert bad == []
+
+
+def test_writer_check_catches_a_writer(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from advisor.sweep.state import Market, read_settings, write_stop\n")
+    assert {n for n in _imported_names(module) if _WRITER.match(n)} == {"write_stop"}
