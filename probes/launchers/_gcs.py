@@ -1,4 +1,5 @@
-"""What the GCP launchers share: the bundle and result in GCS, the startup script, error codes.
+"""What the GCP launchers share: the bundle and result in GCS, the startup script, error codes,
+and ``GcpLauncherBase`` (project, bucket, zones, runtimes; results and logs read from GCS).
 
 The instance reads the bundle and request with ``gsutil`` (its service account needs storage
 read/write scope) and writes ``result.json`` and ``harness.log`` next to them.
@@ -7,18 +8,20 @@ read/write scope) and writes ``result.json`` and ``harness.log`` next to them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator
+import importlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from probes.errors import ProbeError
 from probes.launchers._bundle import boot_script, make_bundle
-from probes.launchers.base import TAG_EXPIRES, LaunchFailed, LaunchHandle
-from probes.launchers.runtimes import Runtime
+from probes.launchers.base import TAG_EXPIRES, Launcher, LaunchFailed, LaunchHandle, probe_tags
+from probes.launchers.runtimes import Runtime, RuntimeTable
 from probes.types import ProbeRequest, ProbeResult
 
-__all__ = ["CAPACITY_MARKERS", "GcsArea", "first_zone_with_capacity", "gcp_labels",
-           "google_errors", "is_capacity_error", "is_not_found"]
+__all__ = ["CAPACITY_MARKERS", "GcpLauncherBase", "GcsArea", "default_storage_client",
+           "first_zone_with_capacity", "gcp_labels", "google_errors", "is_capacity_error",
+           "is_not_found", "resource_name"]
 
 CAPACITY_MARKERS = ("ZONE_RESOURCE_POOL_EXHAUSTED", "STOCKOUT", "does not have enough resources",
                     "RESOURCE_EXHAUSTED", "resource pool exhausted", "UNSUPPORTED_OPERATION")
@@ -63,6 +66,16 @@ def first_zone_with_capacity(label: str, zones: Iterable[str], create: Callable[
         return zone
     raise LaunchFailed(f"{label}: no capacity in any zone ({'; '.join(refused)}); try another "
                        "region or on-demand")
+
+
+def default_storage_client() -> Any:
+    """A google-cloud-storage client with the ambient credentials (imported lazily)."""
+    return importlib.import_module("google.cloud.storage").Client()
+
+
+def resource_name(request: ProbeRequest) -> str:
+    """The instance or TPU node name of a probe (lowercase, '-' for '_', at most 63 chars)."""
+    return f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
 
 
 def gcp_labels(tags: dict[str, str]) -> dict[str, str]:
@@ -158,3 +171,48 @@ class GcsArea:
             bucket = self._bucket()
             for blob in bucket.list_blobs(prefix=self.key(probe_id, "")):
                 blob.delete()
+
+
+class GcpLauncherBase(Launcher):
+    """A GCP launcher's common part: ``project`` (required), results in
+    ``gs://bucket/key_prefix/``, ``zones`` (region -> zones to try in order, default ``-a``,
+    ``-b``, ``-c``), ``runtimes`` per machine family and an optional pinned ``python``.
+    Subclasses launch, check and delete their resource."""
+
+    def __init__(
+        self,
+        *,
+        project: str,
+        bucket: str,
+        runtimes: RuntimeTable,
+        storage_client_factory: Callable[[], Any] = default_storage_client,
+        zones: Mapping[str, Sequence[str]] | None = None,
+        python: str | None = None,
+        key_prefix: str = "advisor-probes",
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)
+        if not project:
+            raise ProbeError(f"{self.name} launcher: project is required (set --gcp-project or "
+                             "GOOGLE_CLOUD_PROJECT)")
+        self.project = project
+        self.area = GcsArea(storage_client_factory, bucket, key_prefix)
+        self.zones = {k: list(v) for k, v in (zones or {}).items()}
+        self.runtimes = runtimes
+        self.python = python
+
+    def _labels(self, request: ProbeRequest, expires: datetime) -> dict[str, str]:
+        """The probe's tags as GCP labels, expiring at ``expires``."""
+        return gcp_labels(probe_tags(request.probe_id, expires))
+
+    def _first_zone(self, request: ProbeRequest, region: str, create: Callable[[str], None],
+                    cleanup: Callable[[str], None]) -> str:
+        """``first_zone_with_capacity`` over the region's zones (``zones``, else -a, -b, -c)."""
+        zones = self.zones.get(region) or [f"{region}-{s}" for s in "abc"]
+        return first_zone_with_capacity(f"{self.name} {request.offer_key}", zones, create, cleanup)
+
+    def poll(self, handle: LaunchHandle) -> ProbeResult | None:
+        return self.area.result(handle)
+
+    def failure_detail(self, handle: LaunchHandle) -> str:
+        return self.area.log_tail(handle.probe_id)

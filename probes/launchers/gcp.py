@@ -12,25 +12,17 @@ lazily and its errors become ProbeError here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from pricing import Market
 from probes.errors import ProbeError
-from probes.launchers._gcs import (
-    GcsArea,
-    expired,
-    first_zone_with_capacity,
-    gcp_labels,
-    google_errors,
-    is_not_found,
-)
-from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, Launcher, LaunchFailed, LaunchHandle, probe_tags
+from probes.launchers._gcs import GcpLauncherBase, expired, google_errors, is_not_found, resource_name
+from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, LaunchHandle
 from probes.launchers.runtimes import GCP_GPU_RUNTIMES, Runtime, RuntimeTable
 from probes.offer_keys import parse_offer_key
-from probes.types import ProbeRequest, ProbeResult
+from probes.types import ProbeRequest
 
 __all__ = ["DEFAULT_IMAGE", "GcpLauncher", "split_machine_type"]
 
@@ -59,13 +51,7 @@ def _default_instances_client() -> Any:
     return compute_v1.InstancesClient()
 
 
-def _default_storage_client() -> Any:
-    import importlib
-
-    return importlib.import_module("google.cloud.storage").Client()
-
-
-class GcpLauncher(Launcher):
+class GcpLauncher(GcpLauncherBase):
     """Probes on Compute Engine in ``project``; results in ``gs://bucket/key_prefix/``.
 
     ``zones`` maps region -> zones to try in order (default ``-a``, ``-b``, ``-c``);
@@ -76,31 +62,11 @@ class GcpLauncher(Launcher):
     name = "gcp"
     boot_overhead_s = 180.0
 
-    def __init__(
-        self,
-        *,
-        project: str,
-        bucket: str,
-        instances_client: Any = None,
-        storage_client_factory: Callable[[], Any] = _default_storage_client,
-        zones: Mapping[str, Sequence[str]] | None = None,
-        runtimes: RuntimeTable = GCP_GPU_RUNTIMES,
-        image: str | None = None,
-        python: str | None = None,
-        key_prefix: str = "advisor-probes",
-        **options: Any,
-    ) -> None:
-        super().__init__(**options)
-        if not project:
-            raise ProbeError("gcp launcher: project is required (set --gcp-project or "
-                             "GOOGLE_CLOUD_PROJECT)")
-        self.project = project
+    def __init__(self, *, instances_client: Any = None, runtimes: RuntimeTable = GCP_GPU_RUNTIMES,
+                 image: str | None = None, **options: Any) -> None:
+        super().__init__(runtimes=runtimes, **options)
         self._instances = instances_client
-        self.area = GcsArea(storage_client_factory, bucket, key_prefix)
-        self.zones = {k: list(v) for k, v in (zones or {}).items()}
-        self.runtimes = runtimes
         self.image = image
-        self.python = python
 
     def runtime_for(self, instance_type: str) -> Runtime:
         """The machine family's runtime with the pinned image and python applied."""
@@ -112,13 +78,6 @@ class GcpLauncher(Launcher):
         if self._instances is None:
             self._instances = _default_instances_client()
         return self._instances
-
-    def _zones(self, region: str) -> list[str]:
-        return self.zones.get(region) or [f"{region}-{s}" for s in "abc"]
-
-    @staticmethod
-    def _instance_name(request: ProbeRequest) -> str:
-        return f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
 
     def _instance(self, request: ProbeRequest, zone: str, script: str, market: Market,
                   instance_type: str, image: str) -> Any:
@@ -134,9 +93,9 @@ class GcpLauncher(Launcher):
             provisioning_model="SPOT" if market is Market.SPOT else "STANDARD",
         )
         return compute_v1.Instance(
-            name=self._instance_name(request),
+            name=resource_name(request),
             machine_type=f"zones/{zone}/machineTypes/{machine}",
-            labels=gcp_labels(probe_tags(request.probe_id, expires)),
+            labels=self._labels(request, expires),
             scheduling=scheduling,
             guest_accelerators=[compute_v1.AcceleratorConfig(
                 accelerator_type=f"zones/{zone}/acceleratorTypes/{gpu}", accelerator_count=count,
@@ -145,7 +104,7 @@ class GcpLauncher(Launcher):
                 boot=True, auto_delete=True,
                 initialize_params=compute_v1.AttachedDiskInitializeParams(
                     source_image=image, disk_size_gb=100,
-                    labels=gcp_labels(probe_tags(request.probe_id, expires))),
+                    labels=self._labels(request, expires)),
             )],
             network_interfaces=[compute_v1.NetworkInterface(
                 network="global/networks/default",
@@ -165,7 +124,7 @@ class GcpLauncher(Launcher):
             runtime = self.runtime_for(ref.instance_type)
             script = self.area.upload(request, runtime=runtime, shutdown_after_s=(
                 self.boot_overhead_s + request.max_run_s + self.grace_s))
-            name = self._instance_name(request)
+            name = resource_name(request)
 
             def insert(zone: str) -> None:
                 body = self._instance(request, zone, script, ref.market, ref.instance_type,
@@ -173,13 +132,9 @@ class GcpLauncher(Launcher):
                 self._client().insert(project=self.project, zone=zone,
                                       instance_resource=body).result()
 
-            zone = first_zone_with_capacity(f"gcp {request.offer_key}", self._zones(ref.region),
-                                            insert, lambda z: self._delete(z, name))
+            zone = self._first_zone(request, ref.region, insert, lambda z: self._delete(z, name))
             return LaunchHandle(request.probe_id, self.name, name, zone, self.clock(),
                                 self.expiry_for(request))
-
-    def poll(self, handle: LaunchHandle) -> ProbeResult | None:
-        return self.area.result(handle)
 
     def is_alive(self, handle: LaunchHandle) -> bool:
         try:
@@ -190,9 +145,6 @@ class GcpLauncher(Launcher):
                 return False
             raise ProbeError(f"gcp: cannot read {handle.resource_id}: {exc}") from exc
         return str(inst.status) in _ALIVE
-
-    def failure_detail(self, handle: LaunchHandle) -> str:
-        return self.area.log_tail(handle.probe_id)
 
     def _delete(self, zone: str, name: str) -> None:
         try:

@@ -11,26 +11,17 @@ injectable (``tpu_client``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from pricing import Market
 from probes.errors import ProbeError
-from probes.launchers._gcs import (
-    GcsArea,
-    expired,
-    first_zone_with_capacity,
-    gcp_labels,
-    google_errors,
-    is_not_found,
-)
-from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, Launcher, LaunchFailed, LaunchHandle, probe_tags
-from probes.launchers.gcp import _default_storage_client
+from probes.launchers._gcs import GcpLauncherBase, expired, google_errors, is_not_found, resource_name
+from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, LaunchHandle
 from probes.launchers.runtimes import GCP_TPU_RUNTIMES, Runtime, RuntimeTable
 from probes.offer_keys import parse_offer_key
-from probes.types import ProbeRequest, ProbeResult
+from probes.types import ProbeRequest
 
 __all__ = ["GcpTpuLauncher", "runtime_version_for"]
 
@@ -49,7 +40,7 @@ def _default_tpu_client() -> Any:
     return tpu_v2.TpuClient()
 
 
-class GcpTpuLauncher(Launcher):
+class GcpTpuLauncher(GcpLauncherBase):
     """Probes on Cloud TPU VMs in ``project``; ``zones`` maps region -> zones to try;
     ``runtimes`` picks runtime version and setup per TPU generation; ``python``, when given,
     pins the interpreter."""
@@ -57,28 +48,10 @@ class GcpTpuLauncher(Launcher):
     name = "gcp-tpu"
     boot_overhead_s = 420.0   # VM start plus pip installing torch, torch_xla and libtpu
 
-    def __init__(
-        self,
-        *,
-        project: str,
-        bucket: str,
-        tpu_client: Any = None,
-        storage_client_factory: Callable[[], Any] = _default_storage_client,
-        zones: Mapping[str, Sequence[str]] | None = None,
-        runtimes: RuntimeTable = GCP_TPU_RUNTIMES,
-        python: str | None = None,
-        key_prefix: str = "advisor-probes",
-        **options: Any,
-    ) -> None:
-        super().__init__(**options)
-        if not project:
-            raise ProbeError("gcp-tpu launcher: project is required")
-        self.project = project
+    def __init__(self, *, tpu_client: Any = None, runtimes: RuntimeTable = GCP_TPU_RUNTIMES,
+                 **options: Any) -> None:
+        super().__init__(runtimes=runtimes, **options)
         self._tpu = tpu_client
-        self.area = GcsArea(storage_client_factory, bucket, key_prefix)
-        self.zones = {k: list(v) for k, v in (zones or {}).items()}
-        self.runtimes = runtimes
-        self.python = python
 
     def runtime_for(self, accelerator_type: str) -> Runtime:
         """The TPU generation's runtime, with the pinned python applied."""
@@ -100,7 +73,7 @@ class GcpTpuLauncher(Launcher):
         if not ref.is_tpu:
             raise LaunchFailed(f"gcp-tpu launcher cannot run offer {request.offer_key!r}")
         accelerator = ref.instance_type.removeprefix("tpu-")
-        node_id = f"advisor-probe-{request.probe_id}".lower().replace("_", "-")[:63]
+        node_id = resource_name(request)
         with self.area.launching("gcp-tpu", request):
             runtime = self.runtime_for(accelerator)
             script = self.area.upload(request, runtime=runtime, shutdown_after_s=(
@@ -108,22 +81,18 @@ class GcpTpuLauncher(Launcher):
             expires = self.expiry_for(request)
             node = tpu_v2.Node(
                 accelerator_type=accelerator, runtime_version=runtime.image,
-                labels=gcp_labels(probe_tags(request.probe_id, expires)),
+                labels=self._labels(request, expires),
                 metadata={"startup-script": script},
                 scheduling_config=tpu_v2.SchedulingConfig(spot=ref.market is Market.SPOT),
             )
-            zone = first_zone_with_capacity(
-                f"gcp-tpu {request.offer_key}",
-                self.zones.get(ref.region) or [f"{ref.region}-{s}" for s in "abc"],
+            zone = self._first_zone(
+                request, ref.region,
                 lambda z: self._client().create_node(
                     parent=f"projects/{self.project}/locations/{z}", node_id=node_id,
                     node=node).result(),
                 lambda z: self._delete(self._node_path(z, node_id)))
             return LaunchHandle(request.probe_id, self.name, node_id, zone, self.clock(),
                                 expires)
-
-    def poll(self, handle: LaunchHandle) -> ProbeResult | None:
-        return self.area.result(handle)
 
     def is_alive(self, handle: LaunchHandle) -> bool:
         try:
@@ -134,9 +103,6 @@ class GcpTpuLauncher(Launcher):
                 return False
             raise ProbeError(f"gcp-tpu: cannot read {handle.resource_id}: {exc}") from exc
         return getattr(node.state, "name", str(node.state)) in _ALIVE
-
-    def failure_detail(self, handle: LaunchHandle) -> str:
-        return self.area.log_tail(handle.probe_id)
 
     def _delete(self, path: str) -> None:
         try:

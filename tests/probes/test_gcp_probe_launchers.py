@@ -12,8 +12,8 @@ from probe_helpers import make_request
 
 from probes.errors import ProbeError
 from probes.launchers import LaunchFailed
-from probes.launchers.gcp import split_machine_type
-from probes.launchers.gcp_tpu import runtime_version_for
+from probes.launchers.gcp import GcpLauncher, split_machine_type
+from probes.launchers.gcp_tpu import GcpTpuLauncher, runtime_version_for
 from probes.orchestrate import run_probes
 from probes.store import ProbeStore
 from probes.types import ProbeStatus
@@ -80,6 +80,14 @@ def test_tpu_launcher_refuses_gpu_offers() -> None:
 ])
 def test_split_machine_type(machine: str, expected: tuple[str, str | None, int]) -> None:
     assert split_machine_type(machine) == expected
+
+
+@pytest.mark.parametrize("launcher", [GcpLauncher, GcpTpuLauncher])
+def test_an_empty_project_is_refused_saying_how_to_set_it(
+        launcher: type[GcpLauncher | GcpTpuLauncher]) -> None:
+    with pytest.raises(ProbeError, match=rf"^{launcher.name} launcher: project is required "
+                                         r"\(set --gcp-project or GOOGLE_CLOUD_PROJECT\)"):
+        launcher(project="", bucket="b")
 
 
 def test_unknown_gpu_is_named() -> None:
