@@ -15,7 +15,7 @@ from typing import Any
 
 from probes.errors import ProbeError
 from probes.launchers._bundle import boot_script, make_bundle
-from probes.launchers.base import TAG_EXPIRES, Launcher, LaunchFailed, LaunchHandle, probe_tags
+from probes.launchers.base import TAG_EXPIRES, Launcher, LaunchFailed, LaunchHandle, log_tail, probe_tags
 from probes.launchers.runtimes import Runtime, RuntimeTable
 from probes.types import ProbeRequest, ProbeResult
 
@@ -159,10 +159,7 @@ class GcsArea:
     def log_tail(self, probe_id: str) -> str:
         """The last lines of the harness log, if uploaded."""
         with contextlib.suppress(ProbeError):
-            log = self.read(probe_id, "harness.log")
-            if log:
-                lines = [ln for ln in log.decode(errors="replace").splitlines() if ln.strip()]
-                return " | ".join(lines[-3:])[-600:]
+            return log_tail(self.read(probe_id, "harness.log"))
         return ""
 
     def delete(self, probe_id: str) -> None:

@@ -28,6 +28,7 @@ from probes.launchers.base import (
     Launcher,
     LaunchFailed,
     LaunchHandle,
+    log_tail,
     probe_tags,
 )
 from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup, Runtime, RuntimeTable
@@ -280,10 +281,7 @@ class AwsLauncher(Launcher):
 
     def failure_detail(self, handle: LaunchHandle) -> str:
         with contextlib.suppress(ProbeError):
-            log = self._read(handle, "harness.log")
-            if log:
-                lines = [ln for ln in log.decode(errors="replace").splitlines() if ln.strip()]
-                return " | ".join(lines[-3:])[-600:]
+            return log_tail(self._read(handle, "harness.log"))
         return ""
 
     # -- clean-up ---------------------------------------------------------------------

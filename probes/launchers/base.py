@@ -36,6 +36,7 @@ __all__ = [
     "LaunchFailed",
     "LaunchHandle",
     "Launcher",
+    "log_tail",
     "probe_tags",
 ]
 
@@ -60,6 +61,13 @@ def probe_tags(probe_id: str, expires_at: datetime) -> dict[str, str]:
     """The tags (labels on GCP) every launched resource carries."""
     return {TAG_PROBE_ID: probe_id, TAG_MANAGED: "true",
             TAG_EXPIRES: str(int(expires_at.timestamp()))}
+
+
+def log_tail(log: bytes | None) -> str:
+    """The last three non-blank lines of a harness log joined by `` | `` (at most 600
+    characters); empty for no log."""
+    lines = [ln for ln in (log or b"").decode(errors="replace").splitlines() if ln.strip()]
+    return " | ".join(lines[-3:])[-600:]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from probes.errors import ProbeError
-from probes.launchers.base import Launcher, LaunchFailed, LaunchHandle
+from probes.launchers.base import Launcher, LaunchFailed, LaunchHandle, log_tail
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["LocalLauncher"]
@@ -120,12 +120,10 @@ class LocalLauncher(Launcher):
         return meta is not None and _pid_alive(int(meta["pid"]), str(meta["ticks"]))
 
     def failure_detail(self, handle: LaunchHandle) -> str:
-        log = self._dir(handle.probe_id) / "harness.log"
         try:
-            lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+            return log_tail((self._dir(handle.probe_id) / "harness.log").read_bytes())
         except OSError:
             return ""
-        return " | ".join(lines[-3:])[-600:]
 
     def terminate(self, handle: LaunchHandle) -> None:
         self._kill(handle.probe_id)

@@ -11,6 +11,7 @@ import pytest
 from probe_envs import Env, environment
 
 from probes.launchers import TAG_PROBE_ID, launcher_class
+from probes.launchers.base import log_tail
 from probes.types import ProbeStatus
 
 KINDS = [
@@ -102,3 +103,13 @@ class TestLauncherContract:
             assert TAG_PROBE_ID == "advisor-probe-id"
         finally:
             env.launcher.terminate(handle)
+
+
+@pytest.mark.parametrize(("log", "tail"), [
+    (None, ""),                                        # no log uploaded (yet)
+    (b"one\n\n  \ntwo\nthree\nfour\n", "two | three | four"),  # last three non-blank lines
+    (b"bad \xff byte", "bad \ufffd byte"),             # undecodable bytes replaced, not raised
+    (b"x" * 1000, "x" * 600),                          # at most 600 characters, the last ones
+])
+def test_failure_detail_is_the_log_tail(log: bytes | None, tail: str) -> None:
+    assert log_tail(log) == tail
