@@ -1,12 +1,28 @@
-"""What the text models share: multi-head self-attention."""
+"""What the text models share: their option check and multi-head self-attention."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["SelfAttention"]
+from probes.errors import ProbeError
+from probes.models import check_builtin_options
+
+__all__ = ["SelfAttention", "text_model_options"]
+
+
+def text_model_options(model: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The built-in's options checked (``check_builtin_options``) and ``hidden`` divisible by
+    ``heads``; ProbeError names both otherwise."""
+    opts = check_builtin_options(model, options)
+    if opts["hidden"] % opts["heads"]:
+        raise ProbeError(f"model option 'hidden' of {model} ({opts['hidden']}) must be divisible "
+                         f"by 'heads' ({opts['heads']})")
+    return opts
 
 
 class SelfAttention(nn.Module):

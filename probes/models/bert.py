@@ -17,9 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from probes.built import BuiltWorkload
-from probes.errors import ProbeError
-from probes.models import check_builtin_options
-from probes.models._text import SelfAttention
+from probes.models._text import SelfAttention, text_model_options
 
 __all__ = ["Bert", "build"]
 
@@ -83,10 +81,7 @@ class Bert(nn.Module):
 
 def build(**options: Any) -> BuiltWorkload:
     """A BERT encoder with synthetic token batches and its task's cross-entropy loss."""
-    opts = check_builtin_options("bert", options)
-    if opts["hidden"] % opts["heads"]:
-        raise ProbeError(f"model option 'hidden' of bert ({opts['hidden']}) must be divisible "
-                         f"by 'heads' ({opts['heads']})")
+    opts = text_model_options("bert", options)
     model = Bert(**opts)
     vocab, length, task = opts["vocab"], opts["seq_len"], opts["task"]
     labels = opts["num_labels"]

@@ -16,12 +16,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from probes.built import BuiltWorkload
-from probes.errors import ProbeError
-from probes.models import check_builtin_options
-from probes.models._text import SelfAttention
+from probes.models._text import SelfAttention, text_model_options
 
 __all__ = ["Gpt2", "build"]
-
 
 
 class Block(nn.Module):
@@ -66,10 +63,7 @@ class Gpt2(nn.Module):
 
 def build(**options: Any) -> BuiltWorkload:
     """A GPT-2 decoder with synthetic token batches and the causal-LM loss."""
-    opts = check_builtin_options("gpt2", options)
-    if opts["hidden"] % opts["heads"]:
-        raise ProbeError(f"model option 'hidden' of gpt2 ({opts['hidden']}) must be divisible "
-                         f"by 'heads' ({opts['heads']})")
+    opts = text_model_options("gpt2", options)
     model = Gpt2(**opts)
     vocab, length = opts["vocab"], opts["seq_len"]
 

@@ -84,8 +84,9 @@ def test_bert_classification_task_trains() -> None:
     ("bert", {"task": "qa"}, "'task' of bert must be one of mlm, classification"),
     # unsupported depth
     ("resnet50", {"depth": 42}, "'depth' of resnet50 must be one of 18, 34, 50, 101, 152"),
-    # heads must divide hidden
-    ("gpt2", {"hidden": 100, "heads": 12}, "must be divisible by 'heads'"),
+    # heads must divide hidden (both text models)
+    ("gpt2", {"hidden": 100, "heads": 12}, "'hidden' of gpt2 (100) must be divisible by 'heads' (12)"),
+    ("bert", {"hidden": 100, "heads": 12}, "'hidden' of bert (100) must be divisible by 'heads' (12)"),
 ])
 def test_bad_option_is_a_probe_error_naming_it(name: str, options: dict[str, object],
                                                needle: str) -> None:
