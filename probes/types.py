@@ -13,7 +13,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from probes.errors import ProbeError
 from probes.tune_report import TuneReport
@@ -71,8 +71,37 @@ def _check_positive(owner: str, name: str, value: float | None, *, allow_none: b
         raise ProbeError(f"{owner}: {name} must be a finite number > 0, got {value!r}")
 
 
+class _JsonRecord:
+    """The JSON text round trip of a record whose ``to_dict`` / ``from_dict`` do the fields;
+    ``from_json`` raises ProbeError naming the record (``_what``) for text that is not JSON."""
+
+    _what: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Parse ``to_dict`` output."""
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """The record as a JSON document."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        """Parse a JSON document written by ``to_json``."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProbeError(f"{cls._what}: not JSON ({exc})") from exc
+        return cls.from_dict(data)
+
+
 @dataclass(frozen=True)
-class ProbeRequest:
+class ProbeRequest(_JsonRecord):
     """One probe to run: which workload, on which offer, within what time and dollars.
 
     ``time_box_s`` bounds the measurement on the instance (boot time is extra);
@@ -86,6 +115,8 @@ class ProbeRequest:
     each applicable knob, then the best combination, inside the same box (``probes.tune``);
     ``allow_numerics`` lets precision and batch changes into that combination.
     """
+
+    _what = "probe request"
 
     probe_id: str
     offer_key: str
@@ -133,10 +164,6 @@ class ProbeRequest:
         data["created_at"] = self.created_at.isoformat()
         return data
 
-    def to_json(self) -> str:
-        """The request as a JSON document."""
-        return json.dumps(self.to_dict(), sort_keys=True)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeRequest:
         """Parse ``to_dict`` output; raises ProbeError naming a bad or missing key."""
@@ -148,17 +175,9 @@ class ProbeRequest:
         except (KeyError, TypeError, ValueError) as exc:
             raise ProbeError(f"probe request: bad JSON ({exc})") from exc
 
-    @classmethod
-    def from_json(cls, text: str) -> ProbeRequest:
-        """Parse a JSON document written by ``to_json``."""
-        try:
-            return cls.from_dict(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise ProbeError(f"probe request: not JSON ({exc})") from exc
-
 
 @dataclass(frozen=True)
-class ProbeResult:
+class ProbeResult(_JsonRecord):
     """What one probe measured (or why it could not).
 
     ``samples_per_second`` is the steady-state mean after warm-up; ``rel_halfwidth`` its
@@ -181,6 +200,8 @@ class ProbeResult:
     ``tuning`` (a tune only) holds each knob's row, the best combination and the step
     profile; the figures above are then the baseline's (the spec as written).
     """
+
+    _what = "probe result"
 
     probe_id: str
     offer_key: str
@@ -256,10 +277,6 @@ class ProbeResult:
         data["created_at"] = self.created_at.isoformat()
         return data
 
-    def to_json(self) -> str:
-        """The result as a JSON document."""
-        return json.dumps(self.to_dict(), sort_keys=True)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
         """Parse ``to_dict`` output; raises ProbeError naming what is wrong."""
@@ -273,14 +290,6 @@ class ProbeResult:
             return cls(**data)
         except (KeyError, TypeError, ValueError) as exc:
             raise ProbeError(f"probe result: bad JSON ({exc})") from exc
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> ProbeResult:
-        """Parse a JSON document written by ``to_json``."""
-        try:
-            return cls.from_dict(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise ProbeError(f"probe result: not JSON ({exc})") from exc
 
     @classmethod
     def failure(

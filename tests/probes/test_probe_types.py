@@ -59,11 +59,16 @@ def test_request_invariants(fields: dict[str, Any], message: str) -> None:
         make_request(**fields)
 
 
-def test_bad_result_json_is_a_probe_error() -> None:
-    with pytest.raises(ProbeError, match="not JSON"):
-        ProbeResult.from_json("{nope")
-    with pytest.raises(ProbeError, match="bad JSON"):
-        ProbeResult.from_json('{"status": "ok"}')
+@pytest.mark.parametrize(("record", "what"), [
+    (ProbeRequest, "probe request"),
+    (ProbeResult, "probe result"),
+])
+def test_bad_json_is_a_probe_error_naming_the_record(
+        record: type[ProbeRequest | ProbeResult], what: str) -> None:
+    with pytest.raises(ProbeError, match=f"^{what}: not JSON"):
+        record.from_json("{nope")
+    with pytest.raises(ProbeError, match=f"^{what}: bad JSON"):
+        record.from_json('{"status": "ok"}')
 
 
 def test_with_cost_charges_wall_time_at_the_price() -> None:
