@@ -3,9 +3,16 @@ ever cutting a probe id."""
 
 from __future__ import annotations
 
+from itertools import product
 from typing import Any
 
-from cli.render import console, fit_widths, fmt_number
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from cli.render import console, fmt_number
 
 __all__ = ["probe_table"]
 
@@ -23,6 +30,7 @@ _COLUMNS = (*_TEXT_COLUMNS, "batch", "samples/s", "±95%", "step p50 s", "step p
 _OPTIONAL = ("step p90 s", "±95%", "wall s", "input ratio", "max batch", "step p50 s", "peak GiB",
              "device")
 _MIN_OFFER = 12  # an offer key folds onto more lines down to this width
+_UNBOUNDED = 10_000  # a console width no table reaches: measures its true minimum
 
 
 def _cells(row: dict[str, Any]) -> dict[str, str]:
@@ -41,47 +49,64 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _layout(cells: list[dict[str, str]], width: int) -> tuple[list[str], list[int], list[str]]:
-    """Columns, their content widths and the optional columns left out to fit ``width``.
+def _table(title: str, cells: list[dict[str, str]], columns: list[str], *,
+           offer_max_width: int | None = None, stacked: bool = False) -> Table:
+    """The cells as a rich table: rich folds the offer keys to fit the console (to at most
+    ``offer_max_width`` characters a line when given); every other column is never narrowed
+    (its minimum width is its longest cell or header line). ``stacked`` breaks each header
+    after its first word."""
+    table = Table(title=Text(title))
+    for name in columns:
+        header = name.replace(" ", "\n", 1) if stacked else name
+        longest = max(len(text) for text in (*header.split("\n"), *(c[name] for c in cells)))
+        folds = name == "offer"
+        table.add_column(header, justify="left" if name in _TEXT_COLUMNS else "right",
+                         overflow="fold", no_wrap=not folds, min_width=None if folds else longest,
+                         max_width=offer_max_width if folds else None)
+    for texts in cells:
+        table.add_row(*(Text(texts[name]) for name in columns))
+    return table
 
-    The probe id is never cut (it is what 'probes show' takes). Optional columns are left out
-    before an offer key is folded over more than two lines; only when that is not enough does
-    it fold further (down to ``_MIN_OFFER`` characters a line); on a console narrower still,
-    every column but the id folds (each character is still shown).
+
+def _entries(title: str, cells: list[dict[str, str]]) -> Group:
+    """The narrow-console layout: one entry per probe, a line per column, the id first (folded
+    only when the console is narrower than the id)."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for i, texts in enumerate(cells):
+        if i:
+            grid.add_row()
+        for name in _COLUMNS:
+            grid.add_row(name, Text(texts[name]))
+    return Group(Text(title), grid)
+
+
+def _layout(title: str, cells: list[dict[str, str]], width: int) -> tuple[Table | Group, list[str]]:
+    """The probe table no wider than ``width``, and the optional columns it left out.
+
+    The probe id is never cut (it is what 'probes show' takes). Headers break after their
+    first word before optional columns are left out (while rich measures the table wider than
+    ``width``), and both happen before an offer key is folded over more than two lines; only
+    when that is not enough does it fold further (down to ``_MIN_OFFER`` characters a line);
+    on a console narrower still, each probe becomes an entry with a line per column.
     """
-    for fold_offer in (False, True):
-        columns, dropped = list(_COLUMNS), []
-        for name in (None, *_OPTIONAL):
-            if name is not None:
-                columns.remove(name)
-                dropped.append(name)
-            maxes = [max(len(text) for text in (c, *(r[c] for r in cells))) for c in columns]
-            mins = [min(_MIN_OFFER if fold_offer else -(-top // 2), top) if c == "offer" else
-                    max(*(len(word) for word in c.split()), *(len(r[c]) for r in cells))
-                    for c, top in zip(columns, maxes, strict=True)]
-            widths = fit_widths(mins, maxes, width)
-            if widths is not None:
-                return columns, widths, dropped
-    mins = [m if c == "probe" else 1 for c, m in zip(columns, mins, strict=True)]
-    return columns, fit_widths(mins, maxes, width) or mins, dropped
+    unbounded = Console(width=_UNBOUNDED)
+    half_offer = -(-max(len(text) for text in ("offer", *(c["offer"] for c in cells))) // 2)
+    for offer_width, n, stacked in product((half_offer, _MIN_OFFER), range(len(_OPTIONAL) + 1),
+                                           (False, True)):
+        columns = [c for c in _COLUMNS if c not in _OPTIONAL[:n]]
+        folded = _table(title, cells, columns, offer_max_width=offer_width, stacked=stacked)
+        if Measurement.get(unbounded, unbounded.options, folded).minimum <= width:
+            return _table(title, cells, columns, stacked=stacked), list(_OPTIONAL[:n])
+    return _entries(title, cells), []
 
 
 def probe_table(rows: list[dict[str, Any]], title: str) -> None:
     """Print probe rows (as ``advisor probe --json`` gives them) as a table that fits the
     console, then each probe's error and findings."""
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
-
     out = console()
-    cells = [_cells(row) for row in rows]
-    columns, widths, dropped = _layout(cells, out.width)
-    table = Table(title=Text(title))
-    for name, width in zip(columns, widths, strict=True):
-        table.add_column(name, justify="left" if name in _TEXT_COLUMNS else "right",
-                         width=width, overflow="fold")
-    for texts in cells:
-        table.add_row(*(Text(texts[name]) for name in columns))
+    table, dropped = _layout(title, [_cells(row) for row in rows], out.width)
     out.print(table)
     if dropped:
         out.print(f"({', '.join(dropped)} left out to fit {out.width} columns; "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,7 @@ from rich.markup import escape
 
 from reports.formatting import fmt_compact, fmt_money, fmt_number, fmt_usd
 
-__all__ = ["console", "echo_json", "echo_written", "fit_widths", "fmt_compact", "fmt_money",
-           "fmt_number",
+__all__ = ["console", "echo_json", "echo_written", "fmt_compact", "fmt_money", "fmt_number",
            "fmt_usd", "status"]
 
 PIPE_WIDTH = 140
@@ -54,16 +53,3 @@ def status(message: str) -> AbstractContextManager[object]:
         return nullcontext()
     return err.status(escape(message))
 
-
-def fit_widths(mins: Sequence[int], maxes: Sequence[int], width: int) -> list[int] | None:
-    """Column widths between ``mins`` and ``maxes`` whose rich table (a border and a space
-    either side of each cell) is at most ``width`` wide, narrowing the column with the most
-    room first; None when even ``mins`` is too wide."""
-    chrome = 3 * len(mins) + 1  # one space either side of a cell, borders between and around
-    if sum(mins) + chrome > width:
-        return None
-    widths = list(maxes)
-    for _ in range(sum(widths) + chrome - width):
-        i = max(range(len(widths)), key=lambda j: (widths[j] - mins[j], -j))
-        widths[i] -= 1
-    return widths

@@ -236,27 +236,50 @@ def test_a_cpu_result_stored_for_an_accelerator_offer_shows_as_wrong_device() ->
     assert code == 0 and "wrong_device" in out
 
 
-@pytest.mark.parametrize(("width", "left_out"), [
-    (None, "step p90 s"),        # not a terminal (CliRunner, pipes): the 140-column default
-    (100, "step p90 s, ±95%, wall s"),  # optional columns go before an offer key folds
-    (80, "step p50 s, peak GiB, device"),  # ... over more than two lines
-    (40, "peak GiB"),            # very narrow: every other column folds, the id stays whole
-])
-def test_probe_ids_are_never_cut_off(monkeypatch: pytest.MonkeyPatch, width: int | None,
-                                     left_out: str) -> None:
-    ids = ["8812fb604c01", "a1b2c3d4e5f6"]
-    for probe_id in ids:
+_IDS = ["8812fb604c01", "a1b2c3d4e5f6"]
+
+
+def _list_at(monkeypatch: pytest.MonkeyPatch, width: int | None) -> str:
+    """'probes list' of two stored probes (_IDS) on a console ``width`` wide (None: a pipe)."""
+    for probe_id in _IDS:
         _record(probe_id)
     if width is not None:
         monkeypatch.setattr(cli.probe_table, "console", lambda **kw: Console(
             width=width, highlight=False, soft_wrap=False, **kw))
     code, out, _ = _run("probes", "list")
     assert code == 0
-    first_cells = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
-    assert [cell for cell in first_cells if cell] == ids
+    return out
+
+
+@pytest.mark.parametrize(("width", "left_out"), [
+    (200, ""),                   # the whole table, nothing folded
+    (None, "step p90 s"),        # not a terminal (CliRunner, pipes): the 140-column default
+    (120, "step p90 s, ±95%, wall s, input ratio"),  # headers break before columns go
+    (100, "step p90 s, ±95%, wall s"),  # optional columns go before an offer key folds
+    (80, "step p50 s, peak GiB, device"),  # ... over more than two lines
+    (60, ""),                    # too narrow for the table: an entry per probe, nothing left out
+    (40, ""),                    # very narrow: the entries' offer keys fold, the ids stay whole
+])
+def test_probe_ids_are_never_cut_off(monkeypatch: pytest.MonkeyPatch, width: int | None,
+                                     left_out: str) -> None:
+    """Every line fits the console; ids, samples/s and $ stay whole; no cell ends in '…'."""
+    out = _list_at(monkeypatch, width)
+    assert all(out.count(probe_id) == 1 for probe_id in _IDS)
+    assert out.count("12,346") == 2 and out.count("0.0800") == 2  # samples/s and $, whole
     assert "…" not in out and all(len(line) <= (width or 140) for line in out.splitlines())
     words = " ".join(out.split())
     assert ("left out to fit" in words) == bool(left_out) and left_out in words
+
+
+@pytest.mark.parametrize("width", [
+    140,  # the table, offers folded over two lines
+    40,   # an entry per probe
+])
+def test_the_probe_id_leads_its_row_or_entry(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    out = _list_at(monkeypatch, width)
+    table = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    entries = [line.split()[1] for line in out.splitlines() if line.split()[:1] == ["probe"]]
+    assert [cell for cell in table + entries if cell] == _IDS
 
 
 def test_probes_show_accepts_a_unique_prefix() -> None:
