@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from datetime import date
 
 import pytest
 
@@ -17,15 +16,11 @@ from advisor.ranking.spot_risk import (
     overhead_fraction,
     spot_overhead,
 )
-from pricing import Cloud, InstanceOffer, InterruptionBucket, Market
+from pricing import InstanceOffer, InterruptionBucket, shipped_catalog
 
-
-def _offer(instance_type: str, region: str = "us-east-1", *, cloud: Cloud = Cloud.AWS,
-           market: Market = Market.SPOT) -> InstanceOffer:
-    return InstanceOffer(cloud=cloud, region=region, zone=None, instance_type=instance_type,
-                         accelerator="H100-SXM", accelerator_count=8, vcpus=192,
-                         memory_gib=2048, accelerator_memory_gib=80, market=market,
-                         price_usd_per_hour=20.0, source="test", observed_at=date(2025, 3, 1))
+# the shipped catalog's offers by key (cloud:instance_type:region:market)
+OFFERS = {offer.key: offer for offer in shipped_catalog().offers}
+P4D_SPOT = OFFERS["aws:p4d.24xlarge:us-east-1:spot"]
 
 
 def test_monthly_fraction_to_hourly_rate() -> None:
@@ -45,7 +40,8 @@ def test_overhead_fraction(rate: float, lost: float, expected: float) -> None:
 
 
 def test_published_band_gives_overhead_from_checkpoints_and_restarts() -> None:
-    got = spot_overhead(_offer("p5.48xlarge"), 100.0, checkpoint_minutes=30, restart_hours=0.25)
+    got = spot_overhead(OFFERS["aws:p5.48xlarge:us-east-1:spot"], 100.0, checkpoint_minutes=30,
+                        restart_hours=0.25)
     assert got.basis is SpotRiskBasis.PUBLISHED
     assert got.bucket is InterruptionBucket.FROM_15_TO_20 and got.monthly_fraction == 0.20
     rate = hourly_interruption_rate(0.20)
@@ -57,14 +53,14 @@ def test_published_band_gives_overhead_from_checkpoints_and_restarts() -> None:
 
 
 def test_longer_checkpoint_interval_costs_more() -> None:
-    short = spot_overhead(_offer("p4d.24xlarge"), 10.0, checkpoint_minutes=10, restart_hours=0.25)
-    long = spot_overhead(_offer("p4d.24xlarge"), 10.0, checkpoint_minutes=120, restart_hours=0.25)
+    short = spot_overhead(P4D_SPOT, 10.0, checkpoint_minutes=10, restart_hours=0.25)
+    long = spot_overhead(P4D_SPOT, 10.0, checkpoint_minutes=120, restart_hours=0.25)
     assert long.overhead_fraction > short.overhead_fraction
 
 
 @pytest.mark.parametrize("offer", [
-    _offer("g5.xlarge"),                                       # AWS: no band shipped
-    _offer("a3-highgpu-8g", "us-central1", cloud=Cloud.GCP),  # GCP: none published
+    OFFERS["aws:g5.xlarge:us-east-1:spot"],           # AWS: no band shipped
+    OFFERS["gcp:a3-highgpu-8g:us-central1:spot"],     # GCP: none published
 ])
 def test_missing_band_assumes_the_top_one_and_says_so(offer: InstanceOffer) -> None:
     got = spot_overhead(offer, 50.0, checkpoint_minutes=30, restart_hours=0.25)
@@ -76,8 +72,7 @@ def test_missing_band_assumes_the_top_one_and_says_so(offer: InstanceOffer) -> N
 
 
 def test_describe_names_band_source_date_and_overhead() -> None:
-    text = spot_overhead(_offer("p4d.24xlarge"), 10.0, checkpoint_minutes=30,
-                         restart_hours=0.25).describe()
+    text = spot_overhead(P4D_SPOT, 10.0, checkpoint_minutes=30, restart_hours=0.25).describe()
     assert text.startswith("spot: AWS band 5-10%/month for p4d.24xlarge, all regions (")
     assert "captured 2026-02-24" in text
     assert "% run time with 30-min checkpoints and 0.25 h restarts" in text
@@ -91,10 +86,10 @@ def test_describe_names_band_source_date_and_overhead() -> None:
 ])
 def test_bad_inputs_are_named(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(AdvisorError, match=message):
-        spot_overhead(_offer("p4d.24xlarge"), 10.0, **kwargs)
+        spot_overhead(P4D_SPOT, 10.0, **kwargs)
 
 
 def test_on_demand_offer_is_refused() -> None:
     with pytest.raises(AdvisorError, match="not a spot offer"):
-        spot_overhead(_offer("p4d.24xlarge", market=Market.ON_DEMAND), 10.0,
+        spot_overhead(OFFERS["aws:p4d.24xlarge:us-east-1:on-demand"], 10.0,
                       checkpoint_minutes=30, restart_hours=0.25)

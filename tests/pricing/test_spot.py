@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pricing import Cloud, InstanceOffer, Market, PricingError, shipped_catalog
+from pricing import Cloud, InstanceOffer, PricingError, shipped_catalog
 from pricing.spot import (
     ANY,
     SPOT_DATA_FILE,
@@ -27,18 +27,14 @@ POLICIES = (
 )
 
 
-def _offer(instance_type: str, region: str = "us-east-1", *, cloud: Cloud = Cloud.AWS,
-           market: Market = Market.SPOT) -> InstanceOffer:
-    return InstanceOffer(cloud=cloud, region=region, zone=None, instance_type=instance_type,
-                         accelerator="A100-40GB-SXM", accelerator_count=8, vcpus=96,
-                         memory_gib=1152, accelerator_memory_gib=40, market=market,
-                         price_usd_per_hour=10.0, source="test", observed_at=date(2025, 3, 1))
-
-
 def _write(tmp_path: Path, rows: str) -> Path:
     path = tmp_path / "spot.csv"
     path.write_text(HEADER + POLICIES + rows)
     return path
+
+
+# the shipped catalog's offers by key (cloud:instance_type:region:market)
+OFFERS = {offer.key: offer for offer in shipped_catalog().offers}
 
 
 def test_shipped_rows_have_known_bands_sources_and_dates() -> None:
@@ -73,17 +69,17 @@ def test_region_row_wins_over_all_regions_row(tmp_path: Path) -> None:
     data = load_spot_data(_write(tmp_path, "aws,*,p4d.24xlarge,frequency,5-10%,120,,src a,2026-02-24\n"
                                            "aws,us-east-1,p4d.24xlarge,frequency,>20%,120,,src b,"
                                            "2026-02-24\n"))
-    east, west = spot_risk(_offer("p4d.24xlarge"), data), spot_risk(
-        _offer("p4d.24xlarge", "us-west-2"), data)
+    east = spot_risk(OFFERS["aws:p4d.24xlarge:us-east-1:spot"], data)
+    west = spot_risk(OFFERS["aws:p4d.24xlarge:us-west-2:spot"], data)
     assert east is not None and east.bucket is InterruptionBucket.OVER_20
     assert west is not None and west.bucket is InterruptionBucket.FROM_5_TO_10
     assert west.region == ANY
 
 
 @pytest.mark.parametrize("offer", [
-    _offer("g5.xlarge"),                                  # AWS type with no shipped band
-    _offer("a3-highgpu-8g", "us-central1", cloud=Cloud.GCP),  # GCP publishes no frequency
-    _offer("p4d.24xlarge", market=Market.ON_DEMAND),      # on-demand is not interrupted
+    OFFERS["aws:g5.xlarge:us-east-1:spot"],           # AWS type with no shipped band
+    OFFERS["gcp:a3-highgpu-8g:us-central1:spot"],     # GCP publishes no frequency
+    OFFERS["aws:p4d.24xlarge:us-east-1:on-demand"],   # on-demand is not interrupted
 ])
 def test_no_published_band_is_none_not_a_guess(offer: InstanceOffer) -> None:
     assert spot_risk(offer) is None
