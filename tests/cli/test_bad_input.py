@@ -42,7 +42,8 @@ def _one_error_line(result: Result) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize(("text", "field", "says"), [
+# (model.yaml text, field named, what the error says)
+BAD_MODELS = [
     # alias bomb as name
     ("batch_size: 8\n" + MODEL + f"name: {BOMB}\n", "name[5]", "an alias bomb"),
     # alias bomb as batch_size
@@ -79,16 +80,9 @@ def _one_error_line(result: Result) -> str:
      "contains the control character '\\x1b'"),
     # a raw control character in the file
     ("name: m\x1b[31m\nbatch_size: 8\n" + MODEL, "file", "has the control character '\\x1b'"),
-])
-def test_bad_model_yaml_is_one_line(tmp_path: Path, text: str, field: str, says: str) -> None:
-    path = tmp_path / "model.yaml"
-    path.write_text(text)
-    line = _one_error_line(_run(["recommend", str(path)]))
-    assert line.startswith(f"error: {path}: {field}: "), line
-    assert says in line
-
-
-@pytest.mark.parametrize(("text", "field", "says"), [
+]
+# (sweep.yaml text, field named, what the error says)
+BAD_SWEEPS = [
     # alias bomb as study
     (SWEEP + f"study: {BOMB}\n", "study[5]", "an alias bomb"),
     # alias bomb as categorical choices
@@ -102,11 +96,17 @@ def test_bad_model_yaml_is_one_line(tmp_path: Path, text: str, field: str, says:
     ("study: s\n" + SWEEP + "study: t\n", "study", "appears twice"),
     # a seed numpy cannot take
     ("study: s\n" + SWEEP + "sampler: {type: tpe, seed: 1e30}\n", "sampler.seed", "at most"),
-])
-def test_bad_sweep_yaml_is_one_line(tmp_path: Path, text: str, field: str, says: str) -> None:
-    path = tmp_path / "sweep.yaml"
+]
+
+
+@pytest.mark.parametrize(("command", "text", "field", "says"),
+                         [("recommend", *case) for case in BAD_MODELS]
+                         + [("sweep", *case) for case in BAD_SWEEPS])
+def test_bad_spec_yaml_is_one_line(tmp_path: Path, command: str, text: str, field: str,
+                                   says: str) -> None:
+    path = tmp_path / "spec.yaml"
     path.write_text(text)
-    line = _one_error_line(_run(["sweep", str(path)]))
+    line = _one_error_line(_run([command, str(path)]))
     assert line.startswith(f"error: {path}: {field}: "), line
     assert says in line
 
