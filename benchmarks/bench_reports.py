@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -53,7 +54,7 @@ def synthetic_recommendation(n_offers: int, rng: random.Random) -> Recommendatio
                     "memory_gib": mem, "short_gib": 3.0}),
                 Rejection(offer, RejectionKind.REGION),
                 Rejection(offer, RejectionKind.BUDGET, {"run_cost_usd": price * 900,
-                                                        "budget_usd": 3000})]))
+                                                        "budget_usd": 3000, "spot": ""})]))
             continue
         sps = price1 * 300 * count * rng.uniform(0.7, 1.3)
         hours = 1e8 / sps / 3600 + 0.25
@@ -103,6 +104,14 @@ def _chromium_s(html: Path, work: Path) -> str:
     return f"{time.perf_counter() - start:.2f}"
 
 
+def _measure(label: str, write: Callable[[Path], object], out: Path, html: str,
+             work: Path) -> list[str]:
+    """One table row: best of three ``write(out)``, the HTML's size, Chromium's time on it."""
+    seconds = min(_timed(lambda: write(out)) for _ in range(3))
+    size = (out / html).stat().st_size
+    return [label, f"{seconds:.2f}", f"{size / 1e6:.1f}", _chromium_s(out / html, work)]
+
+
 def main() -> None:
     """Time both reports at the issue's sizes and at a small size; write the table."""
     rng = random.Random(7)
@@ -111,20 +120,14 @@ def main() -> None:
         work = Path(tmp)
         for n in (500, 5000):
             rec = synthetic_recommendation(n, rng)
-            out = work / f"rec{n}"
-            seconds = min(_timed(lambda rec=rec, out=out: write_recommendation_report(rec, out))
-                          for _ in range(3))
-            size = (out / "recommendation.html").stat().st_size
-            rows.append([f"recommendation, {n:,} offers", f"{seconds:.2f}", f"{size / 1e6:.1f}",
-                         _chromium_s(out / "recommendation.html", work)])
+            rows.append(_measure(f"recommendation, {n:,} offers",
+                                 partial(write_recommendation_report, rec),
+                                 work / f"rec{n}", "recommendation.html", work))
         for n in (200, 2000):
             data = synthetic_sweep(n, rng)
-            out = work / f"sweep{n}"
-            seconds = min(_timed(lambda data=data, out=out: write_sweep_report(data, out))
-                          for _ in range(3))
-            size = (out / "sweep.html").stat().st_size
-            rows.append([f"sweep, {n:,} trials", f"{seconds:.2f}", f"{size / 1e6:.1f}",
-                         _chromium_s(out / "sweep.html", work)])
+            rows.append(_measure(f"sweep, {n:,} trials",
+                                 partial(write_sweep_report, data),
+                                 work / f"sweep{n}", "sweep.html", work))
     write_table("reports", "Report rendering time",
                 ["report", "HTML + CSV written (s, best of 3)", "HTML size (MB)",
                  "headless Chromium open + screenshot (s)"], rows,
