@@ -25,18 +25,36 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-from optuna.trial import TrialState
-
-from advisor.sweep.caps import dollar_cap_reason, trial_cap_reason
+from advisor.sweep.caps import dollar_cap_reason, stale_after_s, trial_cap_reason
 from advisor.sweep.cost import worst_case_trial_usd
-from advisor.sweep.ledger import Ledger
-from advisor.sweep.spec import BudgetSpec
+from advisor.sweep.spec import BudgetSpec, SweepSpec
 from advisor.sweep.stops import StopKind, StopReason
 
-__all__ = ["BudgetGate"]
+__all__ = ["BudgetGate", "Totals"]
 
-_COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING)
+
+class Totals(Protocol):
+    """What the gate reads of a study's totals: a ``Ledger`` (``advisor.sweep.ledger``), or
+    the stored totals a rerun of a finished sweep reads with plain SQL (``advisor.sweep
+    .finished``). Dollars in USD, times in seconds."""
+
+    @property
+    def trials_started(self) -> int:
+        """Complete, pruned, failed and running trials."""
+
+    @property
+    def spent_usd(self) -> float:
+        """The finished trials' charges plus the instance overhead of launched workers."""
+
+    @property
+    def expected_trial_usd(self) -> float:
+        """What one more trial is expected to cost."""
+
+    @property
+    def running_elapsed_s(self) -> tuple[float, ...]:
+        """How long each running trial has run."""
 
 
 @dataclass
@@ -48,7 +66,8 @@ class BudgetGate:
     may still be charged (the heartbeat grace period plus one interval; 0 without heartbeats).
     Not thread-safe; one gate per worker loop. The totals come from a ``Ledger``
     (``advisor.sweep.ledger.read_ledger``), not from a list of trials, so a check stays cheap
-    however long the study is.
+    however long the study is. ``for_sweep`` builds the gate of a sweep.yaml: every check of a
+    sweep's caps (its workers, the launcher, a rerun of a finished sweep) asks one.
     """
 
     budget: BudgetSpec
@@ -58,37 +77,45 @@ class BudgetGate:
     stale_after_s: float = 0.0
     _started_s: float | None = None
 
-    def worst_case_usd(self, ledger: Ledger, *, elapsed_s: float = 0.0) -> float:
+    @classmethod
+    def for_sweep(cls, spec: SweepSpec, price_usd_per_hour: float, *,
+                  clock: Callable[[], float] = time.time) -> BudgetGate:
+        """The gate of ``spec``'s budget at ``price_usd_per_hour``, its instance share and the
+        time a trial of a dead worker may still be charged (from its heartbeat interval)."""
+        return cls(spec.budget, price_usd_per_hour, spec.trials_per_instance, clock,
+                   stale_after_s=stale_after_s(spec.heartbeat_s))
+
+    def worst_case_usd(self, ledger: Totals, *, elapsed_s: float = 0.0) -> float:
         """The most a trial that has run ``elapsed_s`` may be charged (0 s: one more trial)."""
         return worst_case_trial_usd(ledger.expected_trial_usd, elapsed_s=elapsed_s,
                                     stale_after_s=self.stale_after_s,
                                     price_usd_per_hour=self.price_usd_per_hour,
                                     share=self.share)
 
-    def in_flight_usd(self, ledger: Ledger) -> float:
+    def in_flight_usd(self, ledger: Totals) -> float:
         """Worst-case charges of the running trials (each at least what it spent so far)."""
         return sum(self.worst_case_usd(ledger, elapsed_s=elapsed)
                    for elapsed in ledger.running_elapsed_s)
 
-    def headroom_trials(self, ledger: Ledger) -> float:
+    def headroom_trials(self, ledger: Totals) -> float:
         """How many more trials fit in ``max_trials`` and ``max_usd`` (inf when unbounded)."""
         room = float("inf")
         budget = self.budget
         if budget.max_trials is not None:
-            room = min(room, budget.max_trials - ledger.count(*_COUNTED))
+            room = min(room, budget.max_trials - ledger.trials_started)
         worst = self.worst_case_usd(ledger)
         if budget.max_usd is not None and worst > 0:
             room = min(room, (budget.max_usd - ledger.spent_usd - self.in_flight_usd(ledger))
                        / worst)
         return room
 
-    def stop_reason(self, ledger: Ledger) -> StopReason | None:
+    def stop_reason(self, ledger: Totals) -> StopReason | None:
         """Why no new trial may start, or None when one may."""
         now = self.clock()
         if self._started_s is None:
             self._started_s = now
         budget = self.budget
-        reason = trial_cap_reason(budget, trials_started=ledger.count(*_COUNTED))
+        reason = trial_cap_reason(budget, trials_started=ledger.trials_started)
         if reason is not None:
             return reason
         if budget.max_hours is not None and now - self._started_s >= budget.max_hours * 3600:

@@ -1,8 +1,8 @@
 """The budget's caps as arithmetic on totals: whether ``max_trials`` or ``max_usd`` stop a sweep.
 
-Pure functions of numbers (no Optuna, no database), shared by the gate that runs before
-every trial (``advisor.sweep.budget``) and by the check that answers a rerun of a finished
-sweep from its stored totals (``advisor.sweep.finished``).
+Pure functions of numbers (no Optuna, no database), of the gate that runs before every trial
+(``advisor.sweep.budget``); the same gate answers a rerun of a finished sweep from its stored
+totals (``advisor.sweep.finished``), which is why none of this imports Optuna.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def dollar_cap_reason(budget: BudgetSpec, *, spent_usd: float, running_usd: floa
 
     One more trial fits while ``spent + running + expected <= max_usd``: ``running_usd`` is
     the sum of the running trials' worst-case charges, ``expected_usd`` the worst case of one
-    more (``advisor.sweep.budget.worst_case_trial_usd``).
+    more (``advisor.sweep.cost.worst_case_trial_usd``).
     """
     cap = budget.max_usd
     if cap is None:

@@ -4,16 +4,21 @@ A trial whose worker died (failed by heartbeat, ``advisor.sweep.heartbeat``) is 
 its start to ``killed_trial_end_s``: the moment it was found dead, or its last heartbeat plus
 the heartbeat interval, whichever is later, so its charge is never less than the time it ran.
 The most a trial may be charged (``worst_case_trial_usd``) is what the budget gate
-(``advisor.sweep.budget``) reserves for it.
+(``advisor.sweep.budget``) reserves for it. Optuna is not imported here at run time: the gate
+also answers a rerun of a finished sweep (``advisor.sweep.finished``) without it.
 """
 
 from __future__ import annotations
 
-from optuna.trial import FrozenTrial, TrialState
+from typing import TYPE_CHECKING
 
 from advisor.sweep.state import trial_record
 
-__all__ = ["cost_of", "killed_trial_end_s", "trial_cost_usd", "worst_case_trial_usd"]
+if TYPE_CHECKING:
+    from optuna.trial import FrozenTrial
+
+__all__ = ["cost_of", "expected_trial_usd", "killed_trial_end_s", "trial_cost_usd",
+           "worst_case_trial_usd"]
 
 
 def trial_cost_usd(wall_s: float, price_usd_per_hour: float, share: int = 1) -> float:
@@ -36,6 +41,12 @@ def killed_trial_end_s(*, found_dead_s: float, last_heartbeat_s: float | None,
     if last_heartbeat_s is None or heartbeat_s is None:
         return found_dead_s
     return max(found_dead_s, last_heartbeat_s + heartbeat_s)
+
+
+def expected_trial_usd(max_complete_usd: float | None, max_finished_usd: float | None) -> float:
+    """What one more trial is expected to cost: the largest cost of a completed trial, else of
+    any finished one (0 before any trial finished)."""
+    return max_complete_usd if max_complete_usd is not None else max_finished_usd or 0.0
 
 
 def worst_case_trial_usd(expected_usd: float, *, elapsed_s: float = 0.0, stale_after_s: float,
@@ -61,7 +72,7 @@ def cost_of(trial: FrozenTrial, *, price_usd_per_hour: float, share: int = 1,
     started = record.started_at_s
     if started is None and trial.datetime_start is not None:
         started = trial.datetime_start.timestamp()
-    if trial.state is TrialState.RUNNING:
+    if not trial.state.is_finished():  # running (a waiting trial has no start: 0)
         if now_s is None or started is None:
             return 0.0
         return trial_cost_usd(max(now_s - started, 0.0), price, share)

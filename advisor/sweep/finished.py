@@ -7,6 +7,10 @@ from the default SQLite file with the standard library (read-only, one query per
 applies the same caps as the gate (``advisor.sweep.caps``). It answers only when that is
 certain: SQLite storage, no running trial, every finished trial charged; otherwise it returns
 None and the sweep runs as usual (which also fails and charges trials of dead workers).
+
+Whether the caps stop the sweep is the budget gate's own answer (``BudgetGate.for_sweep``,
+``advisor.sweep.budget``) on the stored totals: the finished trials' charges plus the
+instance time billed beyond them (``advisor.sweep.instances``), so a rerun and a worker agree.
 """
 
 from __future__ import annotations
@@ -14,18 +18,22 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
-from advisor.sweep.caps import dollar_cap_reason, stale_after_s, trial_cap_reason
+from advisor.sweep.budget import BudgetGate
+from advisor.sweep.cost import expected_trial_usd
+from advisor.sweep.instances import overhead_usd
 from advisor.sweep.spec import SweepSpec
-from advisor.sweep.state import COST_ATTR, PRICE_ATTR, read_settings
+from advisor.sweep.state import COST_ATTR, PRICE_ATTR, WORKER_ATTR, instances_of, read_settings
 from advisor.sweep.stops import StopReason, render_stop_reason
 
 __all__ = ["FinishedSweep", "finished_sweep", "sqlite_path_of"]
 
-_STARTED = ("COMPLETE", "PRUNED", "FAIL", "RUNNING")
+_FINISHED = ("COMPLETE", "PRUNED", "FAIL")
 
 
 @dataclass(frozen=True)
@@ -65,41 +73,77 @@ def sqlite_path_of(url: str) -> Path | None:
     return None if path in ("", ":memory:") else Path(path)
 
 
-def _read(conn: sqlite3.Connection, study: str) -> tuple[float, dict[str, list[float | None]],
-                                                          list[tuple[int, float]], str] | None:
+@dataclass(frozen=True)
+class _Totals:
+    """The stored totals the gate reads (``advisor.sweep.budget.Totals``): no running trial."""
+
+    trials_started: int
+    spent_usd: float
+    expected_trial_usd: float
+    running_elapsed_s: tuple[float, ...] = ()
+
+
+@dataclass
+class _Stored:
+    """What the study holds: its trials' charges by state (None: not charged) and by launched
+    worker, its completed trials' values, its direction and its user attributes."""
+
+    costs: dict[str, list[float | None]] = field(default_factory=dict)
+    usd_by_worker: dict[str, float] = field(default_factory=dict)
+    values: list[tuple[int, float]] = field(default_factory=list)
+    direction: str = "MINIMIZE"
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def of(self, *states: str) -> list[float | None]:
+        """The charges of the trials in ``states``."""
+        return [c for s in states for c in self.costs.get(s, [])]
+
+    def totals(self, *, now_s: float) -> _Totals:
+        """The totals of its finished trials (all charged) and launched worker instances."""
+        finished = [c or 0.0 for c in self.of(*_FINISHED)]
+        complete = [c or 0.0 for c in self.of("COMPLETE")]
+        overhead = overhead_usd(instances_of(self.attrs), self.usd_by_worker, now_s=now_s)
+        return _Totals(len(self.of(*_FINISHED, "RUNNING")), math.fsum(finished) + overhead,
+                       expected_trial_usd(max(complete, default=None),
+                                          max(finished, default=None)))
+
+
+def _read(conn: sqlite3.Connection, study: str) -> _Stored | None:
     row = conn.execute("SELECT study_id FROM studies WHERE study_name = ?", (study,)).fetchone()
     if row is None:
         return None
     study_id = int(row[0])
-    costs: dict[str, list[float | None]] = {}
-    for state, value_json in conn.execute(
-            "SELECT t.state, a.value_json FROM trials t LEFT JOIN trial_user_attributes a "
-            "ON a.trial_id = t.trial_id AND a.key = ? WHERE t.study_id = ?",
-            (COST_ATTR, study_id)):
-        cost = json.loads(value_json) if value_json is not None else None
-        costs.setdefault(str(state), []).append(
-            float(cost) if isinstance(cost, int | float) else None)
-    values = [(int(n), float(v)) for n, v in conn.execute(
+    stored = _Stored()
+    for state, cost_json, worker_json in conn.execute(
+            "SELECT t.state, c.value_json, w.value_json FROM trials t "
+            "LEFT JOIN trial_user_attributes c ON c.trial_id = t.trial_id AND c.key = ? "
+            "LEFT JOIN trial_user_attributes w ON w.trial_id = t.trial_id AND w.key = ? "
+            "WHERE t.study_id = ?", (COST_ATTR, WORKER_ATTR, study_id)):
+        cost = json.loads(cost_json) if cost_json is not None else None
+        cost = float(cost) if isinstance(cost, int | float) else None
+        stored.costs.setdefault(str(state), []).append(cost)
+        if worker_json is not None:
+            worker = str(json.loads(worker_json))
+            stored.usd_by_worker[worker] = stored.usd_by_worker.get(worker, 0.0) + (cost or 0.0)
+    stored.values = [(int(n), float(v)) for n, v in conn.execute(
         "SELECT t.number, v.value FROM trials t JOIN trial_values v ON v.trial_id = t.trial_id "
         "WHERE t.study_id = ? AND t.state = 'COMPLETE' AND v.objective = 0 "
         "AND v.value IS NOT NULL", (study_id,))]
     direction = conn.execute("SELECT direction FROM study_directions WHERE study_id = ? "
                              "AND objective = 0", (study_id,)).fetchone()
-    attrs = {str(k): json.loads(v) for k, v in conn.execute(
+    stored.direction = str(direction[0]) if direction else "MINIMIZE"
+    stored.attrs = {str(k): json.loads(v) for k, v in conn.execute(
         "SELECT key, value_json FROM study_user_attributes WHERE study_id = ?", (study_id,))}
-    price_usd_per_hour = read_settings(attrs).price_usd_per_hour
-    if price_usd_per_hour is None and PRICE_ATTR in attrs:
-        return None  # unsure of the gate's worst case: let the full path answer
-    return (price_usd_per_hour or 0.0, costs, values,  # no price: trials are free
-            str(direction[0]) if direction else "MINIMIZE")
+    return stored
 
 
-def finished_sweep(spec: SweepSpec, url: str) -> FinishedSweep | None:
+def finished_sweep(spec: SweepSpec, url: str, *, now_s: float | None = None) -> FinishedSweep | None:
     """The stored study of ``spec`` at ``url`` when its caps already stop it, else None.
 
     None also when unsure (not SQLite, no such file or study, a running or uncharged
-    trial, every trial failed, any database error): the caller then runs the sweep as usual,
-    which reports those. Never writes.
+    trial, every trial failed, a price that cannot be read, any database error): the caller
+    then runs the sweep as usual, which reports those. ``now_s`` (Unix seconds, default now)
+    is when running worker instances are billed to. Never writes.
     """
     path = sqlite_path_of(url)
     if path is None or not path.is_file():
@@ -108,32 +152,26 @@ def finished_sweep(spec: SweepSpec, url: str) -> FinishedSweep | None:
         conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True,
                                timeout=1.0)
         try:
-            read = _read(conn, spec.study)
+            stored = _read(conn, spec.study)
         finally:
             conn.close()
     except (sqlite3.Error, ValueError, OSError):
         return None
-    if read is None:
+    if stored is None or stored.costs.get("RUNNING") or None in stored.of(*_FINISHED):
         return None
-    price_usd_per_hour, costs, values, direction = read
-    if costs.get("RUNNING") or any(
-            c is None for s in ("COMPLETE", "PRUNED", "FAIL") for c in costs.get(s, [])):
+    price_usd_per_hour = read_settings(stored.attrs).price_usd_per_hour
+    if price_usd_per_hour is None and PRICE_ATTR in stored.attrs:
+        return None  # unsure of the gate's worst case: let the full path answer
+    totals = stored.totals(now_s=time.time() if now_s is None else now_s)
+    failed = len(stored.of("FAIL"))
+    if failed == totals.trials_started:
         return None
-    finished = [c for s in ("COMPLETE", "PRUNED", "FAIL") for c in costs.get(s, []) if c]
-    complete = [c for c in costs.get("COMPLETE", []) if c is not None]
-    # The gate's worst case of one more trial: its expected cost plus the time a trial that
-    # dies may run before it is found dead (advisor.sweep.cost.worst_case_trial_usd).
-    expected = (max(complete) if complete else max(finished, default=0.0)) + (
-        stale_after_s(spec.heartbeat_s) * price_usd_per_hour / 3600.0
-        / max(spec.trials_per_instance, 1))
-    spent = math.fsum(finished)
-    started = sum(len(costs.get(s, [])) for s in _STARTED)
-    reason = trial_cap_reason(spec.budget, trials_started=started) or dollar_cap_reason(
-        spec.budget, spent_usd=spent, running_usd=0.0, expected_usd=expected)
-    if reason is None or len(costs.get("FAIL", [])) == started:
+    gate = BudgetGate.for_sweep(spec, price_usd_per_hour or 0.0)  # no price: trials are free
+    reason = gate.stop_reason(totals)
+    if reason is None:
         return None
-    best = (min if direction == "MINIMIZE" else max)(values, key=lambda nv: nv[1],
-                                                     default=None)
-    return FinishedSweep(spec.study, reason, started, len(costs.get("PRUNED", [])),
-                         len(costs.get("FAIL", [])), spent,
-                         best[1] if best else None, best[0] if best else None)
+    best = (min if stored.direction == "MINIMIZE" else max)(stored.values, key=lambda nv: nv[1],
+                                                            default=None)
+    return FinishedSweep(spec.study, reason, totals.trials_started, len(stored.of("PRUNED")),
+                         failed, totals.spent_usd, best[1] if best else None,
+                         best[0] if best else None)

@@ -29,8 +29,9 @@ from typing import Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
-from advisor.sweep.cost import cost_of, trial_cost_usd
+from advisor.sweep.cost import cost_of, expected_trial_usd, trial_cost_usd
 from advisor.sweep.instances import WorkerInstance, overhead_usd
 from advisor.sweep.state import (
     COST_ATTR,
@@ -46,6 +47,7 @@ __all__ = ["Ledger", "ledger_from_trials", "rdb_of", "read_ledger", "record_char
            "usd_by_worker"]
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+_STARTED = (*_FINISHED, TrialState.RUNNING)
 _RAISED = frozenset({COST_ATTR, WALL_ATTR})  # charge attributes: a second write keeps the larger
 
 
@@ -72,11 +74,14 @@ class Ledger:
         return sum(self.counts.get(s, 0) for s in states)
 
     @property
+    def trials_started(self) -> int:
+        """Complete, pruned, failed and running trials (what ``max_trials`` counts)."""
+        return self.count(*_STARTED)
+
+    @property
     def expected_trial_usd(self) -> float:
         """What one more trial is expected to cost: the largest completed (else finished) cost."""
-        if self.max_complete_usd is not None:
-            return self.max_complete_usd
-        return self.max_finished_usd or 0.0
+        return expected_trial_usd(self.max_complete_usd, self.max_finished_usd)
 
 
 def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float,
@@ -85,37 +90,34 @@ def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: flo
     """The ledger of a list of trials (any storage; also what the tests build by hand), with
     the overhead of the launched worker ``instances``."""
     now = time.time() if now_s is None else now_s
+    costs = [cost_of(t, price_usd_per_hour=price_usd_per_hour, share=share, now_s=now)
+             for t in trials]
     counts: dict[TrialState, int] = {}
     spent, max_complete, max_finished = 0.0, None, None
     running: list[float] = []
-    for t in trials:
+    for t, cost in zip(trials, costs, strict=True):
         counts[t.state] = counts.get(t.state, 0) + 1
         if t.state is TrialState.RUNNING:
             running.append(cost_of(t, price_usd_per_hour=3600.0, now_s=now))  # = seconds
             continue
         if not t.state.is_finished():
             continue
-        cost = cost_of(t, price_usd_per_hour=price_usd_per_hour, share=share)
         spent += cost
         max_finished = cost if max_finished is None else max(max_finished, cost)
         if t.state is TrialState.COMPLETE:
             max_complete = cost if max_complete is None else max(max_complete, cost)
-    by_worker = usd_by_worker(trials, price_usd_per_hour=price_usd_per_hour, share=share,
-                              now_s=now) if instances else {}
-    overhead = overhead_usd(instances, by_worker, now_s=now)
+    overhead = overhead_usd(instances, usd_by_worker(trials, costs), now_s=now)
     return Ledger(counts, spent + overhead, max_complete, max_finished, tuple(running), overhead)
 
 
-def usd_by_worker(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float, share: int = 1,
-                  now_s: float) -> dict[str, float]:
-    """Charges of the trials each launched worker ran, running ones at what they cost by
-    ``now_s``."""
+def usd_by_worker(trials: Sequence[FrozenTrial], costs_usd: Sequence[float]) -> dict[str, float]:
+    """Charges of the trials each launched worker ran: ``costs_usd`` has one per trial, in
+    order (``cost_of``; running ones at what they cost so far)."""
     out: dict[str, float] = {}
-    for t in trials:
+    for t, cost in zip(trials, costs_usd, strict=True):
         worker = trial_record(t).worker
         if worker is not None:
-            out[worker] = out.get(worker, 0.0) + cost_of(
-                t, price_usd_per_hour=price_usd_per_hour, share=share, now_s=now_s)
+            out[worker] = out.get(worker, 0.0) + cost
     return out
 
 
@@ -258,28 +260,27 @@ def record_charge(study: optuna.Study, trial: FrozenTrial | optuna.Trial,
     trials = models.TrialModel.__table__
     trial_id = trial._trial_id  # noqa: SLF001 - the storage's own key
     mine = attrs.c.trial_id == trial_id
-    tries = 3
-    while True:
-        try:
-            with rdb.engine.begin() as conn:
-                have = set(conn.execute(sa.select(attrs.c.key).where(
-                    mine, attrs.c.key.in_(list(values)))).scalars())
-                rows = [{"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
-                        for k, v in values.items() if k not in have]
-                if rows:
-                    conn.execute(sa.insert(attrs), rows)
-                for key in sorted(have & _RAISED.intersection(values)):
-                    amount = float(values[key])
-                    conn.execute(sa.update(attrs).where(
-                        mine, attrs.c.key == key, sa.cast(attrs.c.value_json, sa.Float) < amount
-                    ).values(value_json=json.dumps(amount)))
-                state = conn.execute(sa.select(trials.c.state).where(
-                    trials.c.trial_id == trial_id)).scalar_one()
-            return state if isinstance(state, TrialState) else TrialState[state]
-        except sa.exc.IntegrityError:  # another writer inserted a key first: raise it instead
-            tries -= 1
-            if not tries:
-                raise
+
+    def write() -> Any:
+        with rdb.engine.begin() as conn:
+            have = set(conn.execute(sa.select(attrs.c.key).where(
+                mine, attrs.c.key.in_(list(values)))).scalars())
+            rows = [{"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
+                    for k, v in values.items() if k not in have]
+            if rows:
+                conn.execute(sa.insert(attrs), rows)
+            for key in sorted(have & _RAISED.intersection(values)):
+                amount = float(values[key])
+                conn.execute(sa.update(attrs).where(
+                    mine, attrs.c.key == key, sa.cast(attrs.c.value_json, sa.Float) < amount
+                ).values(value_json=json.dumps(amount)))
+            return conn.execute(sa.select(trials.c.state).where(
+                trials.c.trial_id == trial_id)).scalar_one()
+
+    # another writer inserted a key first: the next try raises it instead (3 tries, no wait)
+    state = Retrying(stop=stop_after_attempt(3), reraise=True,
+                     retry=retry_if_exception_type(sa.exc.IntegrityError))(write)
+    return _state(state)
 
 
 def _record_with_api(study: optuna.Study, trial: FrozenTrial | optuna.Trial,

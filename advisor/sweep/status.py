@@ -73,17 +73,17 @@ def _full_length(trials: Sequence[FrozenTrial]) -> int:
     return max(lengths, default=0)
 
 
-def pruning_savings_usd(trials: Sequence[FrozenTrial], *, price_usd_per_hour: float) -> float:
-    """Estimated dollars pruning saved: each pruned trial's full-length cost minus its cost."""
+def pruning_savings_usd(trials: Sequence[FrozenTrial], costs_usd: Sequence[float]) -> float:
+    """Estimated dollars pruning saved: each pruned trial's full-length cost minus its cost
+    (``costs_usd``: one per trial, in order, as ``cost_of`` gives them)."""
     full = _full_length(trials)
     saved = 0.0
-    for t in trials:
+    for t, cost in zip(trials, costs_usd, strict=True):
         if t.state is not TrialState.PRUNED or full == 0:
             continue
         done = max(len(t.intermediate_values), 1)
         if done >= full:
             continue
-        cost = cost_of(t, price_usd_per_hour=price_usd_per_hour)
         saved += cost * full / done - cost
     return saved
 
@@ -101,15 +101,15 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None,
     price = settings.price_usd_per_hour or 0.0
     trials = study.get_trials(deepcopy=False) if trials is None else trials
     now = time.time() if now_s is None else now_s
+    costs = [cost_of(t, price_usd_per_hour=price, now_s=now) for t in trials]  # each once
     by_state: dict[str, int] = {}
     usd: dict[str, float] = {}
-    for t in trials:
+    for t, cost in zip(trials, costs, strict=True):
         name = t.state.name.lower()
         by_state[name] = by_state.get(name, 0) + 1
-        usd[name] = usd.get(name, 0.0) + cost_of(t, price_usd_per_hour=price, now_s=now)
+        usd[name] = usd.get(name, 0.0) + cost
     instances = instances_of(attrs)
-    overhead = overhead_usd(instances, usd_by_worker(trials, price_usd_per_hour=price, now_s=now),
-                            now_s=now)
+    overhead = overhead_usd(instances, usd_by_worker(trials, costs), now_s=now)
     errors = [trial_record(t).error for t in trials if t.state is TrialState.FAIL]
     last_error = next((e for e in reversed(errors) if e), "")
     stop = read_stop(attrs)
@@ -123,7 +123,7 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None,
         trials_by_state=dict(sorted(by_state.items())),
         usd_by_state={k: round(v, 6) for k, v in sorted(usd.items())},
         spent_usd=round(sum(v for k, v in usd.items() if k != "running") + overhead, 6),
-        saved_by_pruning_usd=round(pruning_savings_usd(trials, price_usd_per_hour=price), 6),
+        saved_by_pruning_usd=round(pruning_savings_usd(trials, costs), 6),
         bytes_cleaned=bytes_cleaned(study), best_value=best_value, best_params=best_params,
         best_trial=best_number, stop_reason="" if stop is None else render_stop_reason(stop),
         last_error=last_error, instance_overhead_usd=round(overhead, 6),

@@ -9,13 +9,18 @@ from dataclasses import replace
 from pathlib import Path
 
 import optuna
+import pytest
 from click.testing import CliRunner
+from optuna.distributions import FloatDistribution
 from sweep_helpers import write_sweep
 
+from advisor.sweep.budget import BudgetGate
 from advisor.sweep.finished import finished_sweep, sqlite_path_of
-from advisor.sweep.runner import run_worker
+from advisor.sweep.instances import WorkerInstance
+from advisor.sweep.ledger import read_ledger
+from advisor.sweep.runner import open_study, run_worker
 from advisor.sweep.spec import load_sweep_spec
-from advisor.sweep.state import STOP_REASON_ATTR
+from advisor.sweep.state import COST_ATTR, STOP_REASON_ATTR, WORKER_ATTR, record_instance
 from cli.main import advisor
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -112,3 +117,26 @@ def test_worker_json_is_the_only_stdout(tmp_path: Path) -> None:
     assert json.loads(result.stdout) == {"study": "t", "trials_run": 2,
                                          "stop_reason": "max_trials reached (2 of 2)"}
     assert "epoch 1 done" in result.stderr
+
+
+def test_a_rerun_counts_the_instance_overhead_as_the_gate_does(tmp_path: Path) -> None:
+    # $1 per second; three $10 trials on worker w0, whose instance the cloud billed 60 s: $30
+    # of overhead. Spent $60 + one more trial's worst case ($10 + $3 found dead late) > $50,
+    # while the trials alone ($30 + $13) fit: the gate refuses a trial, so the rerun must too.
+    now_s = 1_800_000_000.0
+    spec = load_sweep_spec(write_sweep(tmp_path, entrypoint="objectives:plain",
+                                       budget={"max_usd": 50.0}, price_usd_per_hour=3600.0))
+    study = open_study(spec, price_usd_per_hour=3600.0)
+    for x in (1.0, 2.0, 3.0):
+        study.add_trial(optuna.trial.create_trial(
+            value=x, params={"x": x}, distributions={"x": FloatDistribution(-5.0, 5.0)},
+            user_attrs={COST_ATTR: 10.0, WORKER_ATTR: "w0"}))
+    record_instance(study, WorkerInstance(
+        worker_id="w0", instance_id="i-0", offer_key="aws:g5.xlarge:us-east-1:spot",
+        price_usd_per_hour=3600.0, launched_at_s=now_s - 60.0, ended_at_s=now_s))
+    ledger = read_ledger(study, price_usd_per_hour=3600.0, now_s=now_s)
+    gate_says = BudgetGate.for_sweep(spec, 3600.0).stop_reason(ledger)
+    done = finished_sweep(spec, _url(tmp_path), now_s=now_s)
+    assert gate_says is not None and done is not None
+    assert done.stop == gate_says
+    assert done.spent_usd == ledger.spent_usd == pytest.approx(60.0)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import optuna
 import pytest
 from optuna.trial import TrialState
+from sqlalchemy.exc import IntegrityError
 
-from advisor.sweep.ledger import ledger_from_trials, read_ledger, record_charge
+from advisor.sweep.ledger import ledger_from_trials, rdb_of, read_ledger, record_charge
 from advisor.sweep.state import COST_ATTR, TrialCharge
 from probes.urls import sqlalchemy_url
 
@@ -93,3 +95,41 @@ def test_a_second_charge_keeps_the_larger_even_on_a_finished_trial(
         assert record_charge(study, trial, _charge(cost, wall)) is TrialState.FAIL
     assert study.trials[0].user_attrs == _charge(7.5, 7.5).attrs()
     assert read_ledger(study, price_usd_per_hour=3600.0).spent_usd == 7.5  # counted once
+
+
+def _inserts_refused(study: optuna.Study, times: int) -> list[str]:
+    """Make the first ``times`` inserts of trial attributes fail as if another writer had
+    inserted the same key first; returns the statements refused."""
+    import sqlite3
+
+    from sqlalchemy import event
+
+    refused: list[str] = []
+
+    def refuse(*args: Any) -> None:
+        statement = str(args[2])
+        if statement.startswith("INSERT INTO trial_user_attributes") and len(refused) < times:
+            refused.append(statement)
+            raise sqlite3.IntegrityError("UNIQUE constraint failed: trial_user_attributes.key")
+
+    event.listen(rdb_of(study).engine, "before_cursor_execute", refuse)
+    return refused
+
+
+@pytest.mark.parametrize(("refusals", "lands"), [
+    (2, True),   # two writers went first: the third try writes the charge
+    (3, False),  # three tries refused: the database's error is raised
+])
+def test_a_charge_refused_by_a_concurrent_insert_is_tried_three_times(
+        tmp_path: Path, refusals: int, lands: bool) -> None:
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'r.db'}")
+    trial = study.ask()
+    refused = _inserts_refused(study, refusals)
+    if lands:
+        assert record_charge(study, trial, _charge(0.5, 9.0)) is TrialState.RUNNING
+        assert study.trials[0].user_attrs == _charge(0.5, 9.0).attrs()
+    else:
+        with pytest.raises(IntegrityError):
+            record_charge(study, trial, _charge(0.5, 9.0))
+        assert study.trials[0].user_attrs == {}
+    assert len(refused) == refusals
