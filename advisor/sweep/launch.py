@@ -21,6 +21,7 @@ instance time the cloud bills beyond the trials is charged (``advisor.sweep.inst
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -118,9 +119,9 @@ class SweepAwsLauncher(AwsLauncher):
 
     The storage URL's password never enters the bundle or the user-data: it is put in an SSM
     SecureString parameter per worker (``/<key_prefix>/<worker id>/storage-password``), read
-    on the instance with its instance role into ``PGPASSWORD``. The bundle and the parameter
-    are deleted when the worker is terminated (also when terminating fails) and when its
-    launch fails.
+    on the instance with its instance role into ``PGPASSWORD``. The bundle is built once per
+    launcher and uploaded for each worker; each worker's copy and parameter are deleted when
+    the worker is terminated (also when terminating fails) and when its launch fails.
     """
 
     def __init__(self, spec: SweepSpec, storage_url: str, *, sweep_yaml_name: str = "sweep.yaml",
@@ -132,6 +133,12 @@ class SweepAwsLauncher(AwsLauncher):
         self.storage_url = storage_url
         self.sweep_yaml_name = sweep_yaml_name
 
+    @functools.cached_property
+    def bundle(self) -> bytes:
+        """The workers' code bundle (``make_worker_bundle``), built on first use."""
+        return make_worker_bundle(self.spec, self.storage_url,
+                                  sweep_yaml_name=self.sweep_yaml_name)
+
     def password_parameter(self, probe_id: str) -> str:
         """The SSM parameter that holds the storage password for worker ``probe_id``."""
         return f"/{self.key_prefix}/{probe_id}/storage-password"
@@ -139,8 +146,7 @@ class SweepAwsLauncher(AwsLauncher):
     def boot_payload(self, request: ProbeRequest, region: str, expires: datetime) -> str:
         s3 = self._client("s3", region)
         key = self._key(request.probe_id, "bundle.tar.gz")
-        s3.put_object(Bucket=self.bucket, Key=key, Body=make_worker_bundle(
-            self.spec, self.storage_url, sweep_yaml_name=self.sweep_yaml_name))
+        s3.put_object(Bucket=self.bucket, Key=key, Body=self.bundle)
         parameter = None
         password = url_password(self.storage_url)
         if password:

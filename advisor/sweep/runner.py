@@ -35,7 +35,7 @@ from advisor.sweep.database import (
     storage_url_of,
     with_db_retry,
 )
-from advisor.sweep.heartbeat import charge_stale_trial, fail_stale_trials, stale_after_s
+from advisor.sweep.heartbeat import charge_stale_trial, fail_stale_trials
 from advisor.sweep.instance import resolve_instance
 from advisor.sweep.ledger import Ledger, read_ledger
 from advisor.sweep.objective import Objective, load_entrypoint
@@ -160,8 +160,7 @@ class _WorkerLoop:
                  stop: threading.Event | None) -> None:
         self.spec, self.study, self.store = spec, study, store
         self.price_usd_per_hour = price_usd_per_hour
-        self.gate = BudgetGate(spec.budget, price_usd_per_hour, spec.trials_per_instance, clock,
-                               stale_after_s=stale_after_s(spec.heartbeat_s))
+        self.gate = BudgetGate.for_sweep(spec, price_usd_per_hour, clock=clock)
         self.admission = Admission(study)
         if spec.trials_per_instance > 1:  # several threads per worker: gate without the lock
             self.admission.active = False
@@ -181,7 +180,6 @@ class _WorkerLoop:
         self.slot.release()
 
     def _reason_now(self) -> tuple[StopReason | None, Ledger]:
-        fail_stale_trials(self.study)  # a dead worker's trial is charged before it is counted
         ledger = read_ledger(self.study, price_usd_per_hour=self.price_usd_per_hour,
                              share=self.spec.trials_per_instance)
         return self.gate.stop_reason(ledger) or _grid_done(self.spec, ledger), ledger
@@ -194,6 +192,9 @@ class _WorkerLoop:
             self.slot.acquire()
         try:
             self.admission.enter(exclusive=False)
+            # once per check: a dead worker's trial is failed and charged before it is counted
+            # (Optuna fails stale trials again as it starts the next one)
+            fail_stale_trials(self.study)
             reason, ledger = self._reason_now()
             if (reason is None and self.admission.active
                     and self.gate.headroom_trials(ledger) <= self.admission.workers()):
@@ -302,8 +303,6 @@ def run_worker(
         spec, storage_url=storage_url, price_usd_per_hour=choice.price_usd_per_hour,
         instance=choice.label, artifacts_url=store.url if store else None,
         prices_captured_at=choice.prices_captured_at))
-    # a dead worker's trial must not count as running (and growing) in the first gate check
-    with_db_retry("failing trials of dead workers", lambda: fail_stale_trials(study))
     loop = _WorkerLoop(spec, study, price_usd_per_hour=choice.price_usd_per_hour, clock=clock,
                        store=store, on_trial_end=on_trial_end, stop=stop)
     wrapped = charged_objective(user_fn, spec, choice.price_usd_per_hour, clock=clock,

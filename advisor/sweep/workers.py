@@ -156,7 +156,7 @@ def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str
         bucket=os.environ.get("ADVISOR_AWS_BUCKET", ""))
     study = open_study(spec, storage_url=url, price_usd_per_hour=choice.price_usd_per_hour,
                        instance=choice.label, prices_captured_at=choice.prices_captured_at)
-    gate = BudgetGate(spec.budget, choice.price_usd_per_hour, spec.trials_per_instance)
+    gate = BudgetGate.for_sweep(spec, choice.price_usd_per_hour)  # the workers' own gate
 
     def stopped() -> bool:
         ledger = read_ledger(study, price_usd_per_hour=choice.price_usd_per_hour,
@@ -231,13 +231,17 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
               storage_url: str | None = None, launch: bool = False,
               on_progress: ProgressFn | None = None, poll_s: float = 1.0,
               stop: threading.Event | None = None,
-              launcher: SweepAwsLauncher | None = None) -> SweepOutcome:
+              launcher: SweepAwsLauncher | None = None,
+              finished_checked: bool = False) -> SweepOutcome:
     """Run (or resume) the sweep described by sweep.yaml until its budget or trials end.
 
     Everything is checked (spec, workers, storage URL, instance, entrypoint) before the first
     ``on_progress`` call, so a bad input raises AdvisorError before any progress is shown.
     ``launch`` runs the ``workers`` on cloud instances of the sweep's offer (``launcher``
     overrides the one built from the offer, for tests) and terminates them at the end.
+    A single local worker first asks ``finished_sweep`` whether the stored sweep is finished
+    (then the objective is not even imported), unless ``finished_checked``: the caller asked
+    already and it was not.
     """
     spec = load_sweep_spec(spec_path)
     n = workers if workers is not None else spec.workers
@@ -247,7 +251,7 @@ def run_sweep(spec_path: str | Path, *, workers: int | None = None,
     codes: tuple[int, ...] = ()
     if launch:
         study, reason = _run_launched(spec_path, spec, n, url, launcher, on_progress, poll_s)
-    elif n == 1 and (done := finished_sweep(spec, url)) is not None:
+    elif n == 1 and not finished_checked and (done := finished_sweep(spec, url)) is not None:
         # nothing may run: answer from the stored study, without importing the objective
         reason = done.stop
         study = open_study(spec, storage_url=storage_url)
