@@ -173,7 +173,7 @@ def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
     try:
         with _sweep_warnings_as_lines():
             outcome = _run(sweep_yaml, spec, workers=workers, storage=storage, launch=launch,
-                           as_json=as_json)
+                           as_json=as_json, finished_checked=one_here)
     except KeyboardInterrupt:
         _interrupted("the sweep stopped")
     if outcome.final_cleanup is not None and outcome.final_cleanup.errors:
@@ -186,22 +186,24 @@ def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
 
 
 def _run(sweep_yaml: str, spec: Any, *, workers: int | None, storage: str | None,
-         launch: bool, as_json: bool) -> Any:
-    """Run the sweep, rendering its end: JSON alone on stdout, or a progress bar and a table."""
+         launch: bool, as_json: bool, finished_checked: bool) -> Any:
+    """Run the sweep, rendering its end: JSON alone on stdout, or a progress bar and a table
+    (``finished_checked``: the caller has found the study not finished already)."""
     import sys
 
     from advisor.sweep import run_sweep
 
     if as_json:
         with contextlib.redirect_stdout(sys.stderr):  # the objective's prints too
-            outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch)
+            outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch,
+                                finished_checked=finished_checked)
         click.echo(json.dumps({**outcome.status.to_json(), "stop_reason": outcome.stop_reason},
                               indent=2))
         return outcome
     progress, update = _progress_display(spec.budget.max_trials, spec.budget.max_usd)
     try:
         outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch,
-                            on_progress=update)
+                            on_progress=update, finished_checked=finished_checked)
     finally:
         if progress.live.is_started:  # stopping a bar never shown still prints a line
             progress.stop()

@@ -108,3 +108,19 @@ def test_the_worker_bundle_is_built_once_per_launcher(
     assert len(builds) == 1
     assert len(keys) == 3 and len(bodies) == 1  # each worker gets its copy of the one bundle
     assert len(aws.describe_instances()["Reservations"]) == 3
+
+
+def test_advisor_sweep_checks_once_whether_the_sweep_is_finished(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI asks before importing Optuna and tells ``run_sweep`` so: one check a run."""
+    from click.testing import CliRunner
+
+    from advisor.sweep import finished
+    from cli.main import advisor
+
+    path = write_sweep(tmp_path, entrypoint="objectives:plain", budget={"max_trials": 2})
+    in_cli = _spy(monkeypatch, finished, "finished_sweep")
+    in_workers = _spy(monkeypatch, workers, "finished_sweep")
+    result = CliRunner().invoke(advisor, ["sweep", str(path)])
+    assert result.exit_code == 0, result.output
+    assert len(in_cli) + len(in_workers) == 1
