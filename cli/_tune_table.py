@@ -13,7 +13,6 @@ from rich.table import Table
 from rich.text import Text
 
 from cli.render import console, fmt_number
-from probes.knobs import Knob
 from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow
 from probes.types import ProbeResult
 
@@ -64,15 +63,13 @@ def _batch_line(result: ProbeResult, report: TuneReport) -> str:
     fits, failed = result.largest_batch_that_fits, result.smallest_batch_that_failed
     if result.batch_search_complete and fits is not None:
         return f"largest batch that fits: {fits} (searched to within 2%)"
-    rows = [r for r in report.rows if r.kind is RowKind.BASELINE or r.knob is Knob.BATCH]
-    ran = max((r.config.batch_size for r in rows if r.status is RowStatus.MEASURED), default=None)
-    if ran is None:
+    reach = report.batch_reach()
+    if reach is None:
         return ""
+    ran, best = reach
     bound = f"; batch {failed} ran out of memory" if failed else ""
-    best = max((r for r in rows if r.status is RowStatus.MEASURED),
-               key=lambda r: r.samples_per_second or 0.0)
     return (f"batch: the largest that ran is {ran}{bound} (--find-batch searches the limit); "
-            f"the best samples/s is at batch {best.config.batch_size}")
+            f"the best samples/s is at batch {best}")
 
 
 def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
@@ -103,8 +100,7 @@ def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
         lines.append(batch_line)
     profile = report.profile
     if profile is not None:
-        total = sum(s for _, s in profile.phases()) or 1.0
-        split = ", ".join(f"{name} {_ms(s)} ({s / total:.0%})" for name, s in profile.phases())
+        split = ", ".join(f"{name} {_ms(s)} ({share:.0%})" for name, s, share in profile.shares())
         lines.append(f"profile of {profile.setting} ({profile.steps} steps): {split}")
         for op in profile.top_operators[:_TOP_OPERATORS]:
             name = op.name if len(op.name) <= 60 else op.name[:57] + "..."
@@ -120,7 +116,7 @@ def print_tuning(result: ProbeResult, *, price_usd_per_hour: float) -> None:
     if report is None:
         return
     out = console()
-    measured = sum(r.status is RowStatus.MEASURED for r in report.rows)
+    measured = len(report.measured())
     table = Table(title=Text(
         f"tuning of probe {result.probe_id} on {result.offer_key} ({result.device}): "
         f"{measured} of {len(report.rows)} runs measured in {report.elapsed_s:.0f} s "

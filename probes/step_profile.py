@@ -52,6 +52,12 @@ class StepProfile:
         return tuple(zip(PHASES, (self.input_wait_s, self.forward_s, self.backward_s,
                                   self.optimizer_s), strict=True))
 
+    def shares(self) -> tuple[tuple[str, float, float], ...]:
+        """(phase, seconds per step, share of the step) in step order (shares 0 when the
+        step took no measurable time)."""
+        total = sum(seconds for _, seconds in self.phases()) or 1.0
+        return tuple((name, seconds, seconds / total) for name, seconds in self.phases())
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return asdict(self)

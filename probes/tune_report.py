@@ -177,6 +177,19 @@ class TuneReport:
         """Rows the time box left unmeasured."""
         return tuple(r for r in self.rows if r.status is RowStatus.NOT_MEASURED)
 
+    def measured(self) -> tuple[TuneRow, ...]:
+        """Rows that ran and were measured."""
+        return tuple(r for r in self.rows if r.status is RowStatus.MEASURED)
+
+    def batch_reach(self) -> tuple[int, int] | None:
+        """Of the baseline and the batch trials that were measured: the largest batch that
+        ran and the batch with the best samples/s; None when none was measured."""
+        rows = [r for r in self.measured() if r.kind is RowKind.BASELINE or r.knob is Knob.BATCH]
+        if not rows:
+            return None
+        best = max(rows, key=lambda r: r.samples_per_second or 0.0)
+        return max(r.config.batch_size for r in rows), best.config.batch_size
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {"rows": [r.to_dict() for r in self.rows],

@@ -111,9 +111,8 @@ def tuning_rows(result: ProbeResult, price_usd_per_hour: float) -> list[dict[str
 
 def profile_rows(profile: StepProfile) -> list[dict[str, Any]]:
     """The profile CSV rows: the four phases, then the top operators."""
-    total = sum(s for _, s in profile.phases()) or 1.0
-    rows = [{"section": "phase", "name": name, "seconds_per_step": seconds,
-             "share": seconds / total, "calls_per_step": ""} for name, seconds in profile.phases()]
+    rows = [{"section": "phase", "name": name, "seconds_per_step": seconds, "share": share,
+             "calls_per_step": ""} for name, seconds, share in profile.shares()]
     rows += [{"section": "operator", "name": op.name, "seconds_per_step": op.self_time_s,
               "share": op.share, "calls_per_step": op.calls} for op in profile.top_operators]
     return rows
@@ -172,8 +171,8 @@ def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
         card("baseline", f"{_num(rows[0].samples_per_second)} samples/s", rows[0].setting),
         card("tuned", f"{tuned.speedup or 1.0:.2f}x" if tuned else "1.00x",
               tuned.setting if tuned else "no knob beat the baseline beyond the noise"),
-        card("runs measured", f"{sum(r.status is RowStatus.MEASURED for r in rows)} of "
-              f"{len(rows)}", f"in {report.elapsed_s:.0f} s of a {report.time_box_s:g} s box"),
+        card("runs measured", f"{len(report.measured())} of {len(rows)}",
+             f"in {report.elapsed_s:.0f} s of a {report.time_box_s:g} s box"),
     ]
     cells: list[list[Child]] = [[
         str(r.knob or r.kind), r.setting, str(r.status), _num(r.samples_per_second),

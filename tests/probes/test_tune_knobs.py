@@ -159,3 +159,29 @@ def test_held_back_gains_are_named_for_the_convergence_check() -> None:
     report = TuneReport(FASTER, (), allow_numerics=False, time_box_s=60.0, elapsed_s=50.0)
     assert [r.setting for r in report.numerics_gains()] == ["bf16", "batch 64"]
     assert report.tuned(allow_numerics=False) is None  # no combination was measured
+
+
+def test_batch_reach_is_the_largest_batch_that_ran_and_the_fastest() -> None:
+    oom = replace(_row(Knob.BATCH, replace(BASE, batch_size=128), 0.0),
+                  status=RowStatus.FAILED, samples_per_second=None)
+    report = TuneReport((*FASTER, oom), (), allow_numerics=False, time_box_s=60.0,
+                        elapsed_s=50.0)
+    assert report.batch_reach() == (64, 64)  # batch 128 failed: not counted
+    assert len(report.measured()) == len(FASTER)
+    slower = replace(FASTER[3], samples_per_second=90.0)
+    report = TuneReport((FASTER[0], slower), (), allow_numerics=False, time_box_s=60.0,
+                        elapsed_s=50.0)
+    assert report.batch_reach() == (64, BASE.batch_size)
+    assert TuneReport((), (), allow_numerics=False, time_box_s=1.0,
+                      elapsed_s=1.0).batch_reach() is None
+
+
+def test_step_shares_add_up_to_one() -> None:
+    from probes.step_profile import StepProfile
+
+    profile = StepProfile("base", 10, input_wait_s=0.1, forward_s=0.3, backward_s=0.5,
+                          optimizer_s=0.1, top_operators=())
+    assert [(name, round(share, 3)) for name, _, share in profile.shares()] == [
+        ("input wait", 0.1), ("forward", 0.3), ("backward", 0.5), ("optimizer", 0.1)]
+    idle = replace(profile, input_wait_s=0.0, forward_s=0.0, backward_s=0.0, optimizer_s=0.0)
+    assert all(share == 0.0 for _, _, share in idle.shares())
