@@ -101,7 +101,8 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None,
     price = settings.price_usd_per_hour or 0.0
     trials = study.get_trials(deepcopy=False) if trials is None else trials
     now = time.time() if now_s is None else now_s
-    costs = [cost_of(t, price_usd_per_hour=price, now_s=now) for t in trials]  # each once
+    costs = [cost_of(t, price_usd_per_hour=price, share=settings.share, now_s=now)
+             for t in trials]  # each once, shared as the ledger shares them
     by_state: dict[str, int] = {}
     usd: dict[str, float] = {}
     for t, cost in zip(trials, costs, strict=True):

@@ -11,7 +11,7 @@ from optuna.trial import TrialState
 
 from advisor.sweep import status as status_module
 from advisor.sweep.cost import cost_of
-from advisor.sweep.state import COST_ATTR, PRICE_ATTR, WORKER_ATTR
+from advisor.sweep.state import COST_ATTR, PRICE_ATTR, WORKER_ATTR, StudySettings, write_settings
 from advisor.sweep.status import pruning_savings_usd, sweep_status
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -66,3 +66,14 @@ def test_status_costs_each_trial_once(monkeypatch: pytest.MonkeyPatch) -> None:
     status = sweep_status(study)
     assert sorted(costed) == [0, 1]
     assert status.spent_usd == 4.0 and status.saved_by_pruning_usd == pytest.approx(3.0)
+
+
+def test_a_running_trial_costs_its_share_of_the_instance() -> None:
+    """Two trials on one instance: a running one costs half its elapsed time, as the ledger
+    and the gate count it."""
+    study = optuna.create_study()
+    write_settings(study, StudySettings(share=2, price_usd_per_hour=3.6))
+    trial = study.ask()
+    started = trial.datetime_start.timestamp() if trial.datetime_start else 0.0
+    status = sweep_status(study, now_s=started + 100.0)
+    assert status.usd_by_state["running"] == pytest.approx(100.0 / 3600 * 3.6 / 2)
