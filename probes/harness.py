@@ -34,6 +34,7 @@ from probes.train_step import (
     OutOfMemory,
     TrainStep,
     build_train_step,
+    fits_one_step,
     is_oom_error,
     oom_summary,
     release_memory,
@@ -167,27 +168,13 @@ class Harness:
             rounds += 1
         return loader_s / cached_s if cached_s > 0 else None
 
-    def _try_batch(self, workload: BuiltWorkload, batch_size: int,
-                   device: Device) -> tuple[bool, float | None]:
-        """Whether one step at ``batch_size`` fits, and its peak memory when it does."""
-        device.reset_peak_memory()
-        fits, peak, batch = False, None, None
-        try:
-            batch = self._batch(workload, batch_size, device)
-            self._run_step(batch, batch_size, device)
-            fits, peak = True, device.peak_memory_gib()
-        except OutOfMemory:
-            pass
-        batch = None  # noqa: F841 - drops the batch before the allocator is emptied
-        release_memory(device)  # outside the handler: the traceback no longer holds the tensors
-        return fits, peak
-
     def _search(self, workload: BuiltWorkload, device: Device, *, fits: bool,
                 peak_gib: float | None) -> BatchSearch:
         """The largest-batch search from the request's batch, in a time box of its own."""
         deadline = self._clock() + self.request.time_box_s
         return search_largest_batch(
-            lambda size: self._try_batch(workload, size, device),
+            lambda size: fits_one_step(device, lambda: self._run_step(
+                self._batch(workload, size, device), size, device)),
             start=self.request.recipe.batch_size, start_fits=fits, start_peak_gib=peak_gib,
             limit_gib=self.request.memory_limit_gib or device.total_memory_gib(),
             max_batch=self._max_batch, out_of_time=lambda: self._clock() >= deadline)

@@ -18,8 +18,8 @@ from typing import Any
 from probes.devices import Device
 from probes.errors import ProbeError
 
-__all__ = ["OutOfMemory", "TrainStep", "build_train_step", "is_oom_error", "oom_summary",
-           "release_memory", "run_timed", "to_channels_last", "to_device"]
+__all__ = ["OutOfMemory", "TrainStep", "build_train_step", "fits_one_step", "is_oom_error",
+           "oom_summary", "release_memory", "run_timed", "to_channels_last", "to_device"]
 
 _OOM_MARKERS = ("out of memory", "not enough memory", "can't allocate memory",
                 "cannot allocate memory", "failed to allocate")
@@ -95,6 +95,23 @@ def release_memory(device: Device) -> None:
         import torch
 
         torch.cuda.empty_cache()
+
+
+def fits_one_step(device: Device, attempt: Callable[[], object]) -> tuple[bool, float | None]:
+    """Whether ``attempt`` (make a batch and run one step) fits in memory, and the peak memory
+    it took when it does. An out-of-memory error answers False, any other propagates; the
+    cached memory is released either way (outside the handler, once the traceback no longer
+    holds the tensors)."""
+    device.reset_peak_memory()
+    fits, peak = False, None
+    try:
+        attempt()
+        fits, peak = True, device.peak_memory_gib()
+    except Exception as exc:
+        if not is_oom_error(exc):
+            raise
+    release_memory(device)
+    return fits, peak
 
 
 class TrainStep:

@@ -44,7 +44,14 @@ from probes.knobs import (
 from probes.stats import percentile, relative_halfwidth
 from probes.steady import measure_steady
 from probes.step_profile import profile_steps
-from probes.train_step import OutOfMemory, is_oom_error, oom_summary, release_memory, run_timed
+from probes.train_step import (
+    OutOfMemory,
+    fits_one_step,
+    is_oom_error,
+    oom_summary,
+    release_memory,
+    run_timed,
+)
 from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
 from probes.tune_runs import BuiltRun, open_run, workload_traits
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
@@ -327,35 +334,26 @@ class Tuner:
         fails = [r.config.batch_size for r in rows if r.status is RowStatus.OOM]
         largest = max(fits)
         failed = min((b for b in fails if b > largest), default=None)
-        if not self.request.find_batch:  # a bracket only where a batch ran out of memory
-            return {"largest_batch_that_fits": largest,
-                    "smallest_batch_that_failed": failed} if failed else {}
+        bracket = {"largest_batch_that_fits": largest,  # only where a batch ran out of memory
+                   "smallest_batch_that_failed": failed} if failed else {}
+        if not self.request.find_batch:
+            return bracket
         deadline = self._clock() + self.request.time_box_s
 
-        def try_batch(size: int) -> tuple[bool, float | None]:
-            self._device.reset_peak_memory()
-            fits = False
-            try:
-                batch = run.make_batch(size)
-                run_timed(lambda: run.step(batch), batch_size=size, device=self._device,
-                          clock=self._clock, memory_limit_gib=self.request.memory_limit_gib)
-                fits = True
-            except Exception as exc:
-                if not is_oom_error(exc):
-                    raise
-            batch = None  # noqa: F841 - drops the batch before the allocator is emptied
-            release_memory(self._device)
-            return fits, self._device.peak_memory_gib() if fits else None
+        def one_step(size: int) -> None:
+            batch = run.make_batch(size)
+            run_timed(lambda: run.step(batch), batch_size=size, device=self._device,
+                      clock=self._clock, memory_limit_gib=self.request.memory_limit_gib)
 
         try:
             run = self._open(self._baseline_config)
             found = search_largest_batch(
-                try_batch, start=largest, start_fits=True,
+                lambda size: fits_one_step(self._device, lambda: one_step(size)),
+                start=largest, start_fits=True,
                 limit_gib=self.request.memory_limit_gib or self._device.total_memory_gib(),
                 out_of_time=lambda: self._clock() >= deadline)
         except Exception:  # noqa: BLE001 - the search is extra: its failure keeps the tune
-            return {"largest_batch_that_fits": largest,
-                    "smallest_batch_that_failed": failed} if failed else {}
+            return bracket
         return {"largest_batch_that_fits": found.largest_fit,
                 "largest_batch_peak_memory_gib": found.largest_fit_peak_gib,
                 "smallest_batch_that_failed": found.smallest_failure,
