@@ -140,3 +140,12 @@ def test_find_batch_searches_the_limit_after_the_tune() -> None:
     assert result.largest_batch_that_fits == 100 and result.batch_search_complete
     failed = result.smallest_batch_that_failed
     assert failed is not None and 100 < failed <= 102  # a bracket within 2%
+
+
+def test_a_tune_with_find_batch_searches_past_the_largest_batch_tried() -> None:
+    result = _tune(tiny_workload.build(), box_s=4.0, find_batch=True)
+    assert result.status is ProbeStatus.OK and result.tuning is not None
+    tried = max(r.config.batch_size for r in result.tuning.measured())
+    assert result.largest_batch_that_fits is not None
+    assert result.largest_batch_that_fits >= tried
+    assert result.largest_batch_peak_memory_gib is not None
