@@ -27,7 +27,7 @@ from advisor.throughput._factor import FactorFit
 from advisor.throughput._krige import SpecPrior, Twin, krige, shift_krige
 from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict
 
-__all__ = ["ROW_KRIGE_MAX", "TransferResult", "TransferSettings", "blend_predict",
+__all__ = ["ROW_KRIGE_MAX", "Query", "TransferResult", "TransferSettings", "blend_predict",
            "transfer_predict"]
 
 ROW_KRIGE_MAX = 0.7  # most weight the kriged row gets, however many probes
@@ -76,20 +76,26 @@ def _weights(offsets: FloatArray, settings: TransferSettings, n_probes: int,
     return anchor, np.where(counts > 0, log_weight, -np.inf)
 
 
-def transfer_predict(
-    table: ReferenceTable,
-    coefs: FloatArray,
-    probes: dict[int, float],
-    target: int | None,
-    target_features: FloatArray,
-    *,
-    settings: TransferSettings,
-    row_mask: npt.NDArray[np.bool_] | None = None,
-    precision_key: str | None = None,
-) -> TransferResult | None:
+@dataclass(frozen=True)
+class Query:
+    """What one prediction asks: the probes (table column -> log samples/s), the target
+    column (None: an accelerator known by its spec features only), the target's spec
+    features, which reference rows may take part (None: all) and the workload's precision
+    key (None: any; otherwise rows of another precision weigh ``precision_mismatch_weight``)."""
+
+    probes: dict[int, float]
+    target: int | None
+    target_features: FloatArray
+    row_mask: npt.NDArray[np.bool_] | None = None
+    precision_key: str | None = None
+
+
+def transfer_predict(table: ReferenceTable, coefs: FloatArray, query: Query, *,
+                     settings: TransferSettings) -> TransferResult | None:
     """Predict log samples/s on the target column (or spec features when the table has no
     column for it) from probe columns; None when no reference workload overlaps the probes.
     """
+    probes, target, row_mask = query.probes, query.target, query.row_mask
     rows = np.ones(len(table.workloads), dtype=bool) if row_mask is None else row_mask.copy()
     cols = np.fromiter(probes, dtype=int, count=len(probes))
     y = np.fromiter(probes.values(), dtype=float, count=len(probes))
@@ -99,8 +105,8 @@ def transfer_predict(
             probe_logs[:, k] = ridge_predict(coefs, table.features[c])
     offsets = y[None, :] - probe_logs
     anchor, log_weight = _weights(offsets, settings, len(probes))
-    if precision_key is not None:
-        log_weight = log_weight + np.where(np.array(table.precisions) == precision_key, 0.0,
+    if query.precision_key is not None:
+        log_weight = log_weight + np.where(np.array(table.precisions) == query.precision_key, 0.0,
                                            np.log(settings.precision_mismatch_weight))
     log_weight = np.where(rows, log_weight, -np.inf)
     measured = (table.log_sps[:, target] if target is not None
@@ -108,7 +114,7 @@ def transfer_predict(
     direct = np.isfinite(measured) & np.isfinite(log_weight)
     regression = int(direct.sum()) < settings.min_neighbours
     if regression:
-        base = ridge_predict(coefs, target_features)
+        base = ridge_predict(coefs, query.target_features)
         base = np.where(np.isfinite(measured), measured, base)
     else:
         base = measured
@@ -134,30 +140,20 @@ def _mix(log_sps: float, weight: float, view: float | None) -> float:
     return float((1 - weight) * log_sps + weight * view)
 
 
-def blend_predict(
-    table: ReferenceTable,
-    coefs: FloatArray,
-    factors: FactorFit | None,
-    probes: dict[int, float],
-    target: int | None,
-    target_features: FloatArray,
-    *,
-    settings: TransferSettings,
-    row_mask: npt.NDArray[np.bool_] | None = None,
-    precision_key: str | None = None,
-    prior: FloatArray | None = None,
-    twin: Twin | None = None,
-    spec_prior: SpecPrior | None = None,
-) -> TransferResult | None:
+def blend_predict(table: ReferenceTable, coefs: FloatArray, factors: FactorFit | None,
+                  query: Query, *, settings: TransferSettings, prior: FloatArray | None = None,
+                  twin: Twin | None = None,
+                  spec_prior: SpecPrior | None = None) -> TransferResult | None:
     """``transfer_predict`` averaged in log space with the factorization's prediction
     (whose new row shrinks toward ``prior`` when given and ``twin_shrinkage`` > 0), then
     with the kriged shift from ``twin`` (target measured in the reference) or the
     ``spec_prior`` posterior (target known by its specs only), then with the kriged row
     (measured target, three probes or more)."""
-    result = transfer_predict(table, coefs, probes, target, target_features, settings=settings,
-                              row_mask=row_mask, precision_key=precision_key)
+    result = transfer_predict(table, coefs, query, settings=settings)
     if result is None:
         return result
+    probes, target, target_features, row_mask = (query.probes, query.target,
+                                                  query.target_features, query.row_mask)
     log_sps = result.log_sps
     weight = settings.factor_weight_unseen if result.regression else settings.factor_weight
     if factors is not None and weight > 0:

@@ -41,7 +41,7 @@ from advisor.throughput._table import (
     split_precision,
 )
 from advisor.throughput._tiers import BENCH_GENERATION, mix_tiers, shipped_similarity
-from advisor.throughput._transfer_core import TransferSettings, blend_predict
+from advisor.throughput._transfer_core import Query, TransferSettings, blend_predict
 from advisor.throughput.estimate import (
     Basis,
     Measurement,
@@ -281,11 +281,11 @@ class TransferModel(NoProbePrior, ThroughputModel):
                    if (c := self.table_.column(a)) is not None}
         if columns:
             twin = self._twin(workload)
-            result = blend_predict(
-                self.table_, self.coefs_, self.factors_, columns,
-                self.table_.column(accelerator.name),
-                spec_features(accelerator), settings=self._settings(), precision_key=key,
-                prior=self._twin_prior(twin), twin=twin, spec_prior=self.spec_prior_)
+            query = Query(columns, self.table_.column(accelerator.name),
+                          spec_features(accelerator), precision_key=key)
+            result = blend_predict(self.table_, self.coefs_, self.factors_, query,
+                                   settings=self._settings(), prior=self._twin_prior(twin),
+                                   twin=twin, spec_prior=self.spec_prior_)
             if result is not None:
                 kind = "unseen" if result.regression else "seen"
                 return result.log_sps, f"{kind}{min(len(columns), 3)}"
