@@ -33,19 +33,7 @@ from typing import Self
 sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_result  # noqa: E402
 
-from advisor.throughput import (  # noqa: E402
-    Measurement,
-    MedianRatioModel,
-    ReferenceRow,
-    ThroughputEstimate,
-    ThroughputModel,
-    TransferModel,
-    WorkloadFeatures,
-    evaluate,
-    evaluate_file,
-    load_reference,
-    read_bench,
-)
+from advisor import throughput as tp  # noqa: E402
 from pricing import AcceleratorSpec, load_accelerators  # noqa: E402
 
 BENCH = Path(__file__).parent / "data" / "gavel_throughputs.csv"
@@ -65,22 +53,22 @@ QUIRKS = ("Recommendation", "Transformer (batch size 16)", "Transformer (batch s
 ISSUE = [("transfer (issue #14)", "22.4", "4.8"), ("median-ratio (issue #14)", "23.6", "3.5")]
 
 
-class Recording(ThroughputModel):
+class Recording(tp.ThroughputModel):
     """Delegates to ``inner`` and records each prediction of a non-probed accelerator as
     ``log[(workload, accelerator)]``."""
 
-    def __init__(self, inner: ThroughputModel, log: dict[tuple[str, str], list[float]]) -> None:
+    def __init__(self, inner: tp.ThroughputModel, log: dict[tuple[str, str], list[float]]) -> None:
         self._inner = inner
         self._log = log
 
-    def fit(self, reference: Sequence[ReferenceRow],
+    def fit(self, reference: Sequence[tp.ReferenceRow],
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
         """Fit the wrapped model; returns self."""
         self._inner.fit(reference, accelerators)
         return self
 
-    def predict(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec, *,
-                count: int = 1, measurements: Sequence[Measurement] = ()) -> ThroughputEstimate:
+    def predict(self, workload: tp.WorkloadFeatures, accelerator: AcceleratorSpec, *,
+                count: int = 1, measurements: Sequence[tp.Measurement] = ()) -> tp.ThroughputEstimate:
         """The wrapped model's estimate, recorded."""
         estimate = self._inner.predict(workload, accelerator, count=count,
                                        measurements=measurements)
@@ -93,13 +81,13 @@ class Recording(ThroughputModel):
         return self._inner.scaling_efficiency(accelerator, count)
 
 
-def per_row(make: Callable[[], ThroughputModel], reference: Sequence[ReferenceRow],
+def per_row(make: Callable[[], tp.ThroughputModel], reference: Sequence[tp.ReferenceRow],
             ) -> tuple[dict[tuple[str, str], tuple[float, float, float]], float, float]:
     """(workload, target) -> (prediction, APE %, regret %), and the mean APE and regret."""
     specs = load_accelerators()
-    rows = read_bench(BENCH, specs)
+    rows = tp.read_bench(BENCH, specs)
     log: dict[tuple[str, str], list[float]] = defaultdict(list)
-    result = evaluate(rows, accelerators=specs, model_factory=lambda: Recording(make(), log),
+    result = tp.evaluate(rows, accelerators=specs, model_factory=lambda: Recording(make(), log),
                       probes=PROBES, repeats=REPEATS, seed=SEED, reference=reference)
     measured = {(r.workload, r.accelerator): r.samples_per_second for r in rows}
     price = {(r.workload, r.accelerator): r.price_usd_per_hour or 0.0 for r in rows}
@@ -153,7 +141,7 @@ def main() -> None:
              "| model | reference | n | MAPE % | median APE % | top-1 % | mean regret % | "
              "90% coverage % | command |", "|---|---|---|---|---|---|---|---|---|"]
     for label, model, reference, flags in CASES:
-        r = evaluate_file(BENCH, probes=PROBES, repeats=REPEATS, seed=SEED, model=model,
+        r = tp.evaluate_file(BENCH, probes=PROBES, repeats=REPEATS, seed=SEED, model=model,
                           reference=reference)
         lines.append(f"| {label} | {reference} | {r.n} | {r.mape:.1f} | "
                      f"{r.median_ape:.1f} | {r.top1_pct:.1f} | {r.mean_regret_pct:.2f} | "
@@ -162,7 +150,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = without_quirks(Path(tmp))
         for label, model, reference, flags in CASES[::2]:
-            r = evaluate_file(path, probes=PROBES, repeats=REPEATS, seed=SEED, model=model,
+            r = tp.evaluate_file(path, probes=PROBES, repeats=REPEATS, seed=SEED, model=model,
                               reference=reference)
             lines.append(f"| {label}, without rows in doubt | {reference} | {r.n} | "
                          f"{r.mape:.1f} | {r.median_ape:.1f} | {r.top1_pct:.1f} | "
@@ -172,11 +160,11 @@ def main() -> None:
     lines += [f"| {label} | shipped | | {mape} | | | {regret} | | (issue's CSV, not shown) |"
               for label, mape, regret in ISSUE]
 
-    shipped = load_reference()
-    transfer, t_mape, t_regret = per_row(TransferModel, shipped)
-    baseline, b_mape, b_regret = per_row(MedianRatioModel, shipped)
+    shipped = tp.load_reference()
+    transfer, t_mape, t_regret = per_row(tp.TransferModel, shipped)
+    baseline, b_mape, b_regret = per_row(tp.MedianRatioModel, shipped)
     measured = {(r.workload, r.accelerator): r.samples_per_second
-                for r in read_bench(BENCH, load_accelerators())}
+                for r in tp.read_bench(BENCH, load_accelerators())}
     lines += ["", "## Per row (transfer with shipped reference vs median ratio)", "",
               f"Means of the rows: transfer APE {t_mape:.1f} %, regret {t_regret:.2f} %; "
               f"median ratio APE {b_mape:.1f} %, regret {b_regret:.2f} % (equal to the "
