@@ -10,15 +10,15 @@ op lists and attention kernels (``advisor.profiling._cuda_emulation``); ``"cpu"`
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.spec import Precision
 from probes.workload import WorkloadRecipe, build_workload
 
-__all__ = ["PHASES", "FakeStep", "autocast_for", "run_fake_steps"]
+__all__ = ["PHASES", "FakeStep", "autocast_for", "run_fake_steps", "value_free_init"]
 
 # Phases, in order, for step 0 (set-up) and steps 1 and 2.
 PHASES = ("batch", "ready", "start", "forward", "backward", "optimizer step", "done")
@@ -31,6 +31,26 @@ class FakeStep:
 
     params: list[Any]
     optimizer: Any
+
+
+@contextmanager
+def value_free_init() -> Iterator[None]:
+    """While a model is built on fake tensors: weight initialisers that branch on the values
+    they drew (torch's rejection-sampling ``trunc_normal_``, used by ViT, Swin and ConvNeXt
+    implementations) leave the tensor as it is, as torch does for meta tensors; fake tensors
+    have no values to branch on. Process-wide while the block runs, like ``cuda_autocast``."""
+    import torch.nn.init as init
+
+    name = "_no_grad_trunc_normal_"
+    original = getattr(init, name, None)
+    if original is None:  # a torch without it: nothing to replace
+        yield
+        return
+    setattr(init, name, lambda tensor, *_args, **_kwargs: tensor)
+    try:
+        yield
+    finally:
+        setattr(init, name, original)
 
 
 def autocast_for(precision: Precision,
@@ -74,7 +94,8 @@ def run_fake_steps(recipe: WorkloadRecipe, precision: Precision, batch_size: int
     autocast, lists = autocast_for(precision, device)
     with FakeTensorMode(allow_non_fake_inputs=True), \
             cuda_attention() if device == "cuda" else nullcontext(), observer or nullcontext():
-        built = build_workload(replace(recipe, batch_size=batch_size))
+        with value_free_init():
+            built = build_workload(replace(recipe, batch_size=batch_size))
         model = built.model
         if hasattr(model, "train"):
             model.train()

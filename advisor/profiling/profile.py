@@ -19,6 +19,7 @@ from typing import Any
 
 from advisor.errors import AdvisorError
 from advisor.profiling._torch_counting import SavedBytes, cpu_attention_flops, identity, parameters
+from advisor.profiling.fake_step import value_free_init
 from advisor.spec import Precision, WorkloadSpec
 from advisor.storage import profile_cache_dir
 from probes.errors import ProbeError
@@ -314,7 +315,8 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
     flops: dict[int, int] = {}
     saved: dict[int, int] = {}
     with _mode_context(mode):
-        built = build_workload(recipe)
+        with value_free_init() if mode == "fake" else nullcontext():
+            built = build_workload(recipe)
         model = built.model
         if hasattr(model, "train"):
             model.train()

@@ -111,6 +111,32 @@ def test_a_step_that_changes_with_the_batch_gets_a_line_through_the_peaks(
     assert [traced.peak_bytes(b) for b in (4, 8)] == [p for _, p in traced.traced]
 
 
+def test_a_model_initialised_with_trunc_normal_traces(tmp_path: Path) -> None:
+    """torch's trunc_normal_ resamples until every value lies in its bounds, a loop on values
+    fake tensors do not have (ViT, Swin and ConvNeXt initialise with it)."""
+    (tmp_path / "trunc_init_mod.py").write_text(textwrap.dedent("""
+        import torch
+        def build():
+            net = torch.nn.Linear(64, 64)
+            torch.nn.init.trunc_normal_(net.weight, std=0.02)
+            loss = lambda model, x: model(x).pow(2).mean()
+            return net, lambda n, device: torch.randn(n, 64, device=device), loss
+    """))
+    recipe = WorkloadRecipe(builtin=None, entrypoint="trunc_init_mod:build",
+                            base_dir=str(tmp_path))
+    try:
+        traced = trace_peak_bytes(recipe, Precision.FP32, batch_sizes=(4, 8))
+        import torch
+
+        real = torch.empty(3, 3)
+        torch.nn.init.trunc_normal_(real, std=1.0, a=-0.5, b=0.5)  # the real one is back
+    finally:
+        sys.modules.pop("trunc_init_mod", None)
+    weights = (64 * 64 + 64) * 4
+    assert traced.peak_bytes(8) > 4 * weights  # weights, gradients and Adam's two moments
+    assert float(real.abs().max()) <= 0.5
+
+
 @pytest.mark.parametrize("batch_sizes", [(4, 4), (0, 4)])
 def test_batch_sizes_must_be_two_positive_numbers(batch_sizes: tuple[int, int]) -> None:
     with pytest.raises(ValueError, match="batch_sizes"):
