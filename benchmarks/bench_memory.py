@@ -48,7 +48,7 @@ GIB = 2**30
 
 @dataclass(frozen=True)
 class Config:
-    """One model configuration: a built-in or the Hugging Face entrypoint, with options."""
+    """One model configuration: a built-in or a Hugging Face entrypoint, with options."""
 
     label: str
     builtin: str | None = None
@@ -63,7 +63,7 @@ class Config:
 
     @property
     def needs_transformers(self) -> bool:
-        """True for the Hugging Face entrypoint."""
+        """True for the Hugging Face entrypoints (every entrypoint here)."""
         return self.entrypoint is not None
 
 
@@ -102,6 +102,14 @@ CPU_CONFIGS = [
             options={"n_embd": 256, "n_layer": 2, "n_head": 4, "seq_len": 128,
                      "vocab_size": 8000}),
      ("fp32", "bf16"), (16, 64)),
+    (Config("HF BERT MLM h256 l4 seq128", entrypoint="hf_bert:build",
+            options={"hidden": 256, "layers": 4, "heads": 4, "ffn": 1024, "seq_len": 128,
+                     "vocab_size": 8000}),
+     ("fp32", "bf16"), (16, 64)),
+    (Config("HF ViT h256 l4 64px/8", entrypoint="hf_vit:build",
+            options={"image_size": 64, "patch_size": 8, "hidden": 256, "layers": 4, "heads": 4,
+                     "ffn": 1024, "num_classes": 100}),
+     ("fp32", "bf16"), (32, 128)),
 ]
 
 
