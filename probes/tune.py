@@ -1,22 +1,21 @@
 """``advisor probe --tune``: what each checklist knob buys on the user's own step.
 
-Inside the request's time box (and its dollar cap at the offer's price), which starts
-after the baseline's first step as a plain probe's does, the tuner
-measures the baseline (the spec as written, on one cached batch, as a plain probe does),
-then each applicable knob of ``probes.knobs`` one at a time (the loader knobs on the real
-loader), then the baseline again (a machine that changed speed meanwhile shows), then the
-best combination of the knobs that beat both baselines beyond the noise, then profiles the
-tuned configuration. Every run is timed by the harness's own step and
-steady-state rule (``probes.train_step``, ``probes.steady``) on a freshly built model.
+Inside the request's time box (and its dollar cap at the offer's price), which starts after the
+baseline's first step as a plain probe's does, the tuner measures the baseline (the spec as
+written, on one cached batch, as a plain probe does), then each applicable knob of
+``probes.knobs`` one at a time (the loader knobs on the real loader), then the baseline again
+(a machine that changed speed meanwhile shows), then the best combination of the knobs that
+beat both baselines beyond the noise, then profiles the tuned configuration. Every run is timed
+by the harness's own step and steady-state rule (``probes.train_step``, ``probes.steady``) on a
+freshly built model.
 
-The box is split as it goes: each run gets an even share of what is left after the
-profile's reserve and the set-up time of the runs still to come (compiling), and at least
-the time of 16 of its steps (predicted from the baseline's); a run the box can no longer
-afford is not started and its row says so, so on a short box the later knobs (the
-compiler last) are the ones left out. Numerics-changing
-settings (precision, batch) are measured and reported, and enter a combination only with
-``request.allow_numerics``. With ``find_batch`` the largest-batch search follows in a box
-of its own, as in a plain probe.
+The box is split as it goes: each run gets an even share of what is left after the profile's
+reserve and the set-up time of the runs still to come (compiling), and at least the time of 16
+of its steps (predicted from the baseline's); a run the box can no longer afford is not started
+and its row says so, so on a short box the later knobs (the compiler last) are the ones left
+out. Numerics-changing settings (precision, batch) are measured and reported, and enter a
+combination only with ``request.allow_numerics``. With ``find_batch`` the largest-batch search
+follows in a box of its own, as in a plain probe.
 """
 
 from __future__ import annotations
