@@ -209,7 +209,8 @@ def cuda_attention() -> AbstractContextManager[Any]:
     dropout; on the CPU, dropout sends it to the unfused path that keeps the
     ``(batch, heads, length, length)`` score and dropout tensors. Here, 4-D inputs with one
     head dim of at most 256 and as many key as query heads take the CPU's fused kernel, given
-    the same mask, dropout and causal flag, after autocast's cast to the lower precision.
+    the same mask, dropout and causal flag, after autocast's cast to the lower precision;
+    a mask that is learned (requires grad) takes memory-efficient attention, as on CUDA.
     """
     import torch
     from torch.overrides import TorchFunctionMode
@@ -247,4 +248,10 @@ def _fused_attention(fused: Any, query: Any, key: Any, value: Any, attn_mask: An
                              for t in (query, key, value))
         if attn_mask is not None and attn_mask.is_floating_point():
             attn_mask = attn_mask.to(dtype)
+    if attn_mask is not None and attn_mask.requires_grad:
+        # A learned bias as the mask (T5, Swin): flash attention takes no mask and the CPU
+        # kernel gives it no gradient; CUDA runs memory-efficient attention, which does.
+        bias = attn_mask.expand(*query.shape[:-1], key.shape[-2])
+        return torch.ops.aten._scaled_dot_product_efficient_attention(  # noqa: SLF001
+            query, key, value, bias, True, dropout_p, is_causal, scale=scale)[0]
     return fused(query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)[0]

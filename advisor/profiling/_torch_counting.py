@@ -3,10 +3,11 @@ saves for backward, parameter counts (torch imported inside each function)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["SavedBytes", "cpu_attention_flops", "identity", "parameters"]
+__all__ = ["SavedBytes", "extra_flop_formulas", "identity", "parameters"]
 
 
 class SavedBytes:
@@ -25,13 +26,16 @@ class SavedBytes:
         return sum(int(s.nbytes()) for s in self.storages.values())
 
 
-def cpu_attention_flops() -> dict[Any, Any]:
-    """FLOP formulas for the fused (flash) attention kernels torch runs on CPU tensors.
+def extra_flop_formulas() -> dict[Any, Any]:
+    """FLOP formulas for kernels torch's counter does not know: the fused (flash) attention
+    kernels torch runs on CPU tensors and the grouped matmul of mixture-of-experts layers.
 
-    The counter does not know these kernels. Counted the way the scaling-law literature
-    does (Kaplan et al. 2020, table 1): the two attention matmuls, halved under a causal
-    mask (a fused kernel skips the masked blocks), and backward = 2 x forward (the scores a
-    fused kernel recomputes in backward are not counted, like activation recomputation).
+    Attention is counted the way the scaling-law literature does (Kaplan et al. 2020,
+    table 1): the two attention matmuls, halved under a causal mask (a fused kernel skips
+    the masked blocks), and backward = 2 x forward (the scores a fused kernel recomputes in
+    backward are not counted, like activation recomputation). A grouped matmul multiplies each
+    row (or contraction slice) of its first operand by one group's matrix: 2 x the first
+    operand's elements x the output columns, whichever group each row belongs to.
     """
     import torch
     from torch.utils import flop_counter
@@ -53,9 +57,14 @@ def cpu_attention_flops() -> dict[Any, Any]:
         del grad_out, out, logsumexp, dropout_p, kwargs
         return 2 * attention(query, key, value, is_causal)
 
-    # The kernels' names start with "_" but they are the ops torch dispatches to on CPU.
+    def grouped_mm(a_shape: Any, b_shape: Any, *args: Any, **kwargs: Any) -> int:
+        del args, kwargs
+        return 2 * int(math.prod(a_shape)) * int(b_shape[-1])
+
+    # The kernels' names start with "_" but they are the ops torch dispatches to.
     return {aten._scaled_dot_product_flash_attention_for_cpu: forward,  # noqa: SLF001
-            aten._scaled_dot_product_flash_attention_for_cpu_backward: backward}  # noqa: SLF001
+            aten._scaled_dot_product_flash_attention_for_cpu_backward: backward,  # noqa: SLF001
+            aten._grouped_mm: grouped_mm}  # noqa: SLF001
 
 
 def identity(tensor: Any) -> Any:

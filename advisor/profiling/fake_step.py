@@ -10,6 +10,7 @@ op lists and attention kernels (``advisor.profiling._cuda_emulation``); ``"cpu"`
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -18,7 +19,8 @@ from typing import Any
 from advisor.spec import Precision
 from probes.workload import WorkloadRecipe, build_workload
 
-__all__ = ["PHASES", "FakeStep", "autocast_for", "run_fake_steps", "value_free_init"]
+__all__ = ["PHASES", "FakeStep", "autocast_for", "fake_build", "fake_grouped_mm",
+           "run_fake_steps"]
 
 # Phases, in order, for step 0 (set-up) and steps 1 and 2.
 PHASES = ("batch", "ready", "start", "forward", "backward", "optimizer step", "done")
@@ -34,23 +36,86 @@ class FakeStep:
 
 
 @contextmanager
-def value_free_init() -> Iterator[None]:
-    """While a model is built on fake tensors: weight initialisers that branch on the values
-    they drew (torch's rejection-sampling ``trunc_normal_``, used by ViT, Swin and ConvNeXt
-    implementations) leave the tensor as it is, as torch does for meta tensors; fake tensors
-    have no values to branch on. Process-wide while the block runs, like ``cuda_autocast``."""
+def fake_build() -> Iterator[None]:
+    """While a model is built on fake tensors, what its constructor may read of values:
+
+    - sequences it makes from Python numbers (``torch.arange``, ``linspace``, ``logspace``, as
+      in ``[x.item() for x in torch.linspace(0, drop_path_rate, depth)]`` of timm and Hugging
+      Face vision models) are real, so ``item()`` and ``tolist()`` answer; they are small;
+    - weight initialisers that branch on the values they drew (torch's rejection-sampling
+      ``trunc_normal_``, used by ViT, Swin and ConvNeXt implementations) leave the tensor as it
+      is, as torch does for meta tensors.
+
+    The initialiser swap is process-wide while the block runs, like ``cuda_autocast``."""
     import torch.nn.init as init
 
     name = "_no_grad_trunc_normal_"
     original = getattr(init, name, None)
-    if original is None:  # a torch without it: nothing to replace
-        yield
-        return
-    setattr(init, name, lambda tensor, *_args, **_kwargs: tensor)
+    if original is not None:  # a torch without it: nothing to replace
+        setattr(init, name, lambda tensor, *_args, **_kwargs: tensor)
     try:
+        with _real_sequences():
+            yield
+    finally:
+        if original is not None:
+            setattr(init, name, original)
+
+
+_REAL_SEQUENCE_MAX = 1 << 16  # elements: longer sequences stay fake (they hold memory)
+
+
+def _real_sequences() -> AbstractContextManager[Any]:
+    """A torch-function mode under which ``arange``/``linspace``/``logspace`` of plain numbers
+    (up to ``_REAL_SEQUENCE_MAX`` elements) are real tensors, and so is whatever is computed
+    from real tensors only (``split``, ``tolist``, ``item``, arithmetic); the rest stays fake."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._pytree import tree_flatten
+
+    sequences = {torch.arange, torch.linspace, torch.logspace}
+
+    class RealSequences(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            del types
+            kwargs = kwargs or {}
+            tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+            if tensors and not any(isinstance(t, FakeTensor) for t in tensors) or (
+                    not tensors and func in sequences
+                    and func(*args, **kwargs).numel() <= _REAL_SEQUENCE_MAX):
+                with unset_fake_temporarily():
+                    return func(*args, **kwargs)
+            return func(*args, **kwargs)
+
+    return RealSequences()
+
+
+@contextmanager
+def fake_grouped_mm() -> Iterator[None]:
+    """Fake tensors take ``_grouped_mm`` (the experts of mixture-of-experts layers) in any
+    floating dtype, as torch's CPU and CUDA kernels do; torch's own fake kernel checks for the
+    bf16-only fast path, so a model with fp32 weights (fp32, or autocast's fp32 master
+    weights) would not trace. Process-wide while the block runs, like ``cuda_autocast``."""
+    import torch
+
+    def grouped_mm(a: Any, b: Any, offs: Any = None, bias: Any = None,
+                   out_dtype: Any = None) -> Any:
+        del bias
+        if a.dim() == 2:
+            size = (offs.size(0), a.size(0), b.size(1)) if b.dim() == 2 else (a.size(0), b.size(-1))
+        else:
+            size = (a.size(1), b.size(1)) if b.dim() == 2 else (a.size(0), a.size(1), b.size(-1))
+        return a.new_empty(size, dtype=out_dtype or a.dtype)
+
+    library = torch.library.Library("aten", "IMPL")  # type: ignore[no-untyped-call]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # it replaces a kernel, on purpose
+            library.impl("_grouped_mm", grouped_mm, "Meta")  # type: ignore[no-untyped-call]
         yield
     finally:
-        setattr(init, name, original)
+        library._destroy()  # type: ignore[no-untyped-call]  # noqa: SLF001 - unregisters now
 
 
 def autocast_for(precision: Precision,
@@ -92,9 +157,9 @@ def run_fake_steps(recipe: WorkloadRecipe, precision: Precision, batch_size: int
     from advisor.profiling._cuda_emulation import cuda_attention
 
     autocast, lists = autocast_for(precision, device)
-    with FakeTensorMode(allow_non_fake_inputs=True), \
+    with fake_grouped_mm(), FakeTensorMode(allow_non_fake_inputs=True), \
             cuda_attention() if device == "cuda" else nullcontext(), observer or nullcontext():
-        with value_free_init():
+        with fake_build():
             built = build_workload(replace(recipe, batch_size=batch_size))
         model = built.model
         if hasattr(model, "train"):

@@ -144,7 +144,7 @@ _CLASS_PATTERNS: tuple[tuple[OpClass, tuple[str, ...]], ...] = (
                          "cudnn_attention")),
     (OpClass.CONVOLUTION, ("convolution", "conv1d", "conv2d", "conv3d", "conv_transpose")),
     (OpClass.MATMUL, ("addmm", "mm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "dot",
-                      "addmv", "mv")),
+                      "addmv", "mv", "grouped_mm")),
     (OpClass.NORMALIZATION, ("batch_norm", "layer_norm", "group_norm", "rms_norm",
                              "instance_norm")),
     (OpClass.EMBEDDING, ("embedding", "index_select", "gather", "scatter", "index_put",
@@ -193,11 +193,11 @@ def _recorder_class() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    from advisor.profiling._torch_counting import cpu_attention_flops
+    from advisor.profiling._torch_counting import extra_flop_formulas
 
     registry: dict[Any, Callable[..., int]] = dict(flop_counter.flop_registry)
     wrap: Callable[..., Any] = flop_counter.shape_wrapper
-    registry.update({k: wrap(v) for k, v in cpu_attention_flops().items()})
+    registry.update({k: wrap(v) for k, v in extra_flop_formulas().items()})
 
     def nbytes(t: Any) -> int:
         size = int(t.numel()) * int(t.element_size())

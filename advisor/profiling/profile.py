@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.profiling._torch_counting import SavedBytes, cpu_attention_flops, identity, parameters
-from advisor.profiling.fake_step import value_free_init
+from advisor.profiling._torch_counting import SavedBytes, extra_flop_formulas, identity, parameters
+from advisor.profiling.fake_step import fake_build, fake_grouped_mm
 from advisor.spec import Precision, WorkloadSpec
 from advisor.storage import profile_cache_dir
 from probes.errors import ProbeError
@@ -27,7 +27,7 @@ from probes.workload import WorkloadRecipe, build_workload
 
 __all__ = ["MemoryBasis", "WorkloadProfile", "needs_measuring", "profile_workload", "recipe_for"]
 
-_CACHE_VERSION = 4  # 4: FLOPs and activations profiled at batches 2 and 4
+_CACHE_VERSION = 5  # 5: trace_problem; 4: FLOPs and activations at batches 2 and 4
 _FP32_BYTES = 4
 _HALF_BYTES = 2
 _ADAM_BYTES_PER_PARAM = 2 * _FP32_BYTES  # first and second moment, fp32
@@ -59,7 +59,8 @@ class WorkloadProfile:
     samples per device being the highest line at ``b``; without them it is the sum
     ``fixed_bytes + b * activation_bytes_per_sample`` (weights, gradients and optimizer state,
     and activations kept for backward). ``activation_bytes_per_sample`` is the traced slope at
-    the spec's batch when traced. ``memory_basis`` says which figure it is.
+    the spec's batch when traced. ``memory_basis`` says which figure it is, and
+    ``trace_problem`` why the step could not be traced (empty when it was, or was not tried).
     ``method`` says how FLOPs were obtained (``flop_counter:fake``, ``user``, ...).
     ``conv_flops_fraction`` is the share of FLOPs in convolutions (None when not counted).
     """
@@ -74,6 +75,7 @@ class WorkloadProfile:
     conv_flops_fraction: float | None = None
     memory_lines: tuple[tuple[float, float], ...] = ()
     memory_basis: MemoryBasis = MemoryBasis.ESTIMATE
+    trace_problem: str = ""
 
     @property
     def fixed_bytes(self) -> int:
@@ -177,8 +179,8 @@ def _traced(spec: WorkloadSpec, profile: WorkloadProfile) -> WorkloadProfile:
     try:
         traced = trace_peak_bytes(recipe_for(spec, samples_per_device=spec.batch_size),
                                   spec.precision, batch_sizes=_trace_batches(spec.batch_size))
-    except (ProbeError, *_STEP_ERRORS):
-        return profile
+    except (ProbeError, *_STEP_ERRORS) as exc:
+        return replace(profile, trace_problem=_first_line(exc))
     top = max(traced.lines, key=lambda line: line[0] + spec.batch_size * line[1])
     return replace(profile, memory_lines=traced.lines, memory_basis=MemoryBasis.TRACED,
                    activation_bytes_per_sample=max(0, round(top[1])))
@@ -277,16 +279,22 @@ def _measure(recipe: WorkloadRecipe, precision: Precision, *, name: str) -> Work
                 raise AdvisorError(f"{name}: {exc}") from exc
             problems.append(f"{mode}: {exc}")
         except (*_STEP_ERRORS, AssertionError) as exc:
-            text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            text = _first_line(exc, named=False)
             if "not compiled with CUDA" in text or "no NVIDIA driver" in text:
                 raise AdvisorError(
                     f"{name}: the model puts tensors on CUDA ({text}); advisor profiles it on "
                     "fake CPU tensors: create tensors on the device it passes to "
                     "make_batch(batch_size, device), not a hard-coded 'cuda'") from exc
-            problems.append(f"{mode}: {type(exc).__name__}: {text}")
+            problems.append(f"{mode}: {_first_line(exc)}")
     raise AdvisorError(f"{name}: cannot run one training step to profile the model "
                        f"({'; '.join(problems)}); fix the model or give profile.flops_per_sample "
                        f"and profile.memory_gib in model.yaml")
+
+
+def _first_line(exc: BaseException, *, named: bool = True) -> str:
+    """``Type: first line of the message`` (200 characters at most) for one-line reports."""
+    text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if named else text
 
 
 def _mode_context(mode: str) -> AbstractContextManager[Any]:
@@ -297,7 +305,7 @@ def _mode_context(mode: str) -> AbstractContextManager[Any]:
     if mode == "fake":
         from torch._subclasses.fake_tensor import FakeTensorMode
 
-        return FakeTensorMode()
+        return FakeTensorMode(allow_non_fake_inputs=True)  # fake_build's real sequences
     return nullcontext()
 
 
@@ -314,8 +322,8 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
     use_autocast = autocast_dtype is not None and mode != "meta"
     flops: dict[int, int] = {}
     saved: dict[int, int] = {}
-    with _mode_context(mode):
-        with value_free_init() if mode == "fake" else nullcontext():
+    with _mode_context(mode), fake_grouped_mm() if mode == "fake" else nullcontext():
+        with fake_build() if mode == "fake" else nullcontext():
             built = build_workload(recipe)
         model = built.model
         if hasattr(model, "train"):
@@ -325,7 +333,7 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
             batch = built.make_batch(batch_size, device)
             saver = SavedBytes()
             with torch.autograd.graph.saved_tensors_hooks(saver.pack, identity), \
-                    FlopCounterMode(display=False, custom_mapping=cpu_attention_flops()) as counter:
+                    FlopCounterMode(display=False, custom_mapping=extra_flop_formulas()) as counter:
                 with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16,
                                     enabled=use_autocast):
                     loss = built.loss_fn(model, batch)

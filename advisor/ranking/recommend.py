@@ -49,8 +49,15 @@ def default_throughput_model(catalog: Catalog) -> ThroughputModel:
     return cached_transfer_model(catalog.accelerators)
 
 
-def _warnings(catalog: Catalog, ranked: Sequence[CostEstimate], today: date) -> list[str]:
+def _warnings(catalog: Catalog, ranked: Sequence[CostEstimate], today: date,
+              profile: WorkloadProfile) -> list[str]:
     warnings = []
+    if profile.trace_problem:  # memory fell back to the estimated sum
+        warnings.append(
+            "memory is the estimated sum (weights, gradients, Adam state, saved activations), "
+            "which misses real peaks by -30% to +80%: one training step did not run on fake "
+            f"tensors ({profile.trace_problem}); probe it ('advisor probe MODEL.yaml "
+            "--on local --find-batch' on a GPU) or give profile.memory_gib in model.yaml")
     age_days = (today - catalog.oldest_capture).days
     if age_days > STALE_PRICES_DAYS:
         approx = " (approximate date)" if catalog.approximate_dates else ""
@@ -226,7 +233,7 @@ def recommend(
         assumptions=tuple(assumption_lines),
         advice=tuple(_advice(spec, ranked, catalog, model, features) if ranked else
                      _no_offer_advice(spec, rejected, profile, assumptions, catalog)),
-        warnings=tuple(_warnings(catalog, ranked, today or date.today())),
+        warnings=tuple(_warnings(catalog, ranked, today or date.today(), profile)),
         rank_by=rank_by,
         could_be_better=could_be_better(ranked),
     )

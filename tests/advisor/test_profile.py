@@ -259,6 +259,7 @@ def test_entrypoint_that_cannot_run_on_fake_tensors_gets_a_cpu_step(tmp_path: Pa
     assert profile.flops_per_sample == 3 * 2 * 8 * 8 - 2 * 8 * 8  # no input gradient
     assert profile.params == 72
     assert profile.memory_basis is MemoryBasis.ESTIMATE  # no trace on fake tensors either
+    assert profile.trace_problem.startswith("DataDependentOutputException")  # said, for recommend
 
 
 def test_recipe_for_carries_the_spec() -> None:

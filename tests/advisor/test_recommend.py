@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -30,9 +31,17 @@ RANKED_KEYS = {"cloud", "region", "instance_type", "accelerator", "accelerator_c
                "basis"}
 
 
-def _recommend(**overrides: object):  # type: ignore[no-untyped-def]
+def _recommend(profile: WorkloadProfile = RESNET, **overrides: object):  # type: ignore[no-untyped-def]
     spec = parse_workload_spec({**SPEC, **overrides})
-    return recommend(spec, catalog=shipped_catalog(), profile=RESNET, today=date(2026, 1, 1))
+    return recommend(spec, catalog=shipped_catalog(), profile=profile, today=date(2026, 1, 1))
+
+
+def test_a_step_that_did_not_trace_is_a_warning_with_its_reason() -> None:
+    assert not any("fake tensors" in w for w in _recommend().warnings)
+    untraced = replace(RESNET, trace_problem="RuntimeError: a kernel fake tensors lack")
+    warning = next(w for w in _recommend(untraced).warnings if "fake tensors" in w)
+    assert warning.startswith("memory is the estimated sum")
+    assert "(RuntimeError: a kernel fake tensors lack)" in warning and "memory_gib" in warning
 
 
 def test_json_shape_and_coverage() -> None:
