@@ -43,14 +43,7 @@ from probes.knobs import (
 from probes.stats import percentile, relative_halfwidth
 from probes.steady import measure_steady
 from probes.step_profile import profile_steps
-from probes.train_step import (
-    OutOfMemory,
-    fits_one_step,
-    is_oom_error,
-    oom_summary,
-    release_memory,
-    run_timed,
-)
+from probes.train_step import OutOfMemory, fits_one_step, is_oom_error, oom_summary, release_memory, run_timed
 from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
 from probes.tune_runs import BuiltRun, open_run, workload_traits
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
@@ -329,10 +322,11 @@ class Tuner:
         a box of its own when the request asks for it (``find_batch``)."""
         rows = [m.row for m in measured
                 if m.row.kind is RowKind.BASELINE or m.row.knob is Knob.BATCH]
-        fits = [r.config.batch_size for r in rows if r.status is RowStatus.MEASURED]
-        fails = [r.config.batch_size for r in rows if r.status is RowStatus.OOM]
-        largest = max(fits)
-        failed = min((b for b in fails if b > largest), default=None)
+        top = max((r for r in rows if r.status is RowStatus.MEASURED),
+                  key=lambda r: r.config.batch_size)
+        largest = top.config.batch_size
+        failed = min((r.config.batch_size for r in rows if r.status is RowStatus.OOM
+                      and r.config.batch_size > largest), default=None)
         bracket = {"largest_batch_that_fits": largest,  # only where a batch ran out of memory
                    "smallest_batch_that_failed": failed} if failed else {}
         if not self.request.find_batch:
@@ -348,7 +342,7 @@ class Tuner:
             run = self._open(self._baseline_config)
             found = search_largest_batch(
                 lambda size: fits_one_step(self._device, lambda: one_step(size)),
-                start=largest, start_fits=True,
+                start=largest, start_fits=True, start_peak_gib=top.peak_memory_gib,
                 limit_gib=self.request.memory_limit_gib or self._device.total_memory_gib(),
                 out_of_time=lambda: self._clock() >= deadline)
         except Exception:  # noqa: BLE001 - the search is extra: its failure keeps the tune
