@@ -1,0 +1,120 @@
+"""Third-party architectures: do they trace on fake tensors, and how close is the traced peak?
+
+For each architecture of ``benchmarks/hf_zoo.py`` (23 Hugging Face transformers models,
+small configurations: causal, masked and sequence-to-sequence LMs, vision transformers,
+convolutional nets, a mixture of experts):
+
+1. ``recommend``'s view: the profile (FLOPs), the memory trace with CUDA semantics and the
+   operator mix, at the workload's batch, each ``ok`` or the first line of its error (a
+   failure there means ``recommend`` falls back to the estimated memory sum and the FLOPs
+   prior, with a warning);
+2. this machine's CPU: the probe harness's measured peak (``bench_memory``'s fresh-process
+   measurement) against the trace with CPU semantics, fp32 and bf16 (target: within 15%).
+
+    python benchmarks/bench_trace_zoo.py [--time-box 8] [--only llama,t5]
+
+Needs ``pip install transformers`` (not a project dependency). Writes
+benchmarks/results/trace_zoo.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from _table import write_table  # noqa: E402
+from bench_memory import Config, _measure_in_child, _traced_gib  # noqa: E402
+from hf_zoo import ARCHITECTURES  # noqa: E402
+
+from advisor.profiling.op_profile import trace_op_mix  # noqa: E402
+from advisor.profiling.profile import MemoryBasis, profile_workload  # noqa: E402
+from advisor.spec import Precision, WorkloadSpec, parse_workload_spec  # noqa: E402
+
+
+def _batch(arch: str) -> int:
+    return 32 if ARCHITECTURES[arch][0] == "image" else 16
+
+
+def _spec(arch: str, precision: str) -> WorkloadSpec:
+    spec = parse_workload_spec({"name": f"hf-{arch}", "precision": precision,
+                                "model": {"entrypoint": "hf_zoo:build", "options": {"arch": arch}},
+                                "batch_size": _batch(arch), "data": {"samples": 1000}})
+    return WorkloadSpec(**{**spec.__dict__, "source_dir": str(HERE)})
+
+
+def _recommend_view(arch: str) -> list[str]:
+    """[profile, memory trace (CUDA), operator mix, seconds] as recommend would get them."""
+    start = time.perf_counter()
+    spec = _spec(arch, "bf16")
+    try:
+        profile = profile_workload(spec, use_cache=False)
+        memory = ("ok" if profile.memory_basis is MemoryBasis.TRACED
+                  else f"failed: {profile.trace_problem[:90]}")
+        flops = f"{profile.flops_per_sample / 1e9:.2f}"
+    except Exception as exc:  # noqa: BLE001 - the table reports it
+        flops, memory = f"failed: {type(exc).__name__}", "-"
+    try:
+        trace_op_mix(Config("", entrypoint="hf_zoo:build", options={"arch": arch})
+                     .recipe(_batch(arch), "bf16"), Precision.BF16)
+        mix = "ok"
+    except Exception as exc:  # noqa: BLE001
+        mix = f"failed: {str(exc)[:90]}"
+    return [flops, memory, mix, f"{time.perf_counter() - start:.1f}"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--time-box", type=float, default=8.0, help="harness time box per CPU run")
+    parser.add_argument("--only", help="comma-separated architectures (default: all)")
+    args = parser.parse_args()
+    archs = args.only.split(",") if args.only else list(ARCHITECTURES)
+    rows, errors = [], []
+    for arch in archs:
+        view = _recommend_view(arch)
+        config = Config(f"hf_zoo {arch}", entrypoint="hf_zoo:build", options={"arch": arch})
+        cells = []
+        for precision in ("fp32", "bf16"):
+            measured = _measure_in_child(config, precision, _batch(arch), args.time_box)
+            peak = measured.get("peak_gib")
+            try:
+                traced = _traced_gib(config, precision, _batch(arch), "cpu")
+            except Exception as exc:  # noqa: BLE001
+                cells.append(f"trace failed: {type(exc).__name__}")
+                continue
+            if not peak:
+                cells.append(f"run failed: {measured.get('error')}")
+                continue
+            error = traced / peak - 1
+            errors.append(error)
+            cells.append(f"{peak * 1024:.0f} / {traced * 1024:.0f} MiB ({error:+.1%})")
+        rows.append([arch, ARCHITECTURES[arch][0], str(_batch(arch)), *view, *cells])
+        print(" | ".join(rows[-1]), flush=True)
+    within = sum(abs(e) <= 0.15 for e in errors)
+    notes = [
+        f"Command: `python benchmarks/bench_trace_zoo.py --time-box {args.time_box:g}"
+        + (f" --only {args.only}" if args.only else "") + "`.",
+        "GFLOPs/sample: the profile's forward + backward FLOPs per sample (bf16). Memory trace "
+        "(CUDA) and op mix: what `recommend` uses; 'failed' means it falls back to the "
+        "estimated sum and the FLOPs prior (and says so in a warning).",
+        "CPU columns: measured peak RSS above the warmed-up process (the probe harness on "
+        "`CpuDevice`, a fresh process per run) / traced peak with CPU semantics, and the "
+        "traced error against the measurement.",
+        (f"CPU runs within 15%: {within} of {len(errors)}; median |error| "
+         f"{statistics.median(abs(e) for e in errors):.1%}, worst {max(errors, key=abs):+.1%}."
+         if errors else "No CPU run finished."),
+    ]
+    write_table("trace_zoo", "Third-party architectures on fake tensors (Hugging Face zoo)",
+                ["architecture", "task", "batch", "GFLOPs/sample", "memory trace (CUDA)",
+                 "op mix", "trace s", "CPU fp32: measured / traced", "CPU bf16: measured / traced"],
+                rows, notes)
+
+
+if __name__ == "__main__":
+    main()
