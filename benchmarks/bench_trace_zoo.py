@@ -11,6 +11,9 @@ convolutional nets, a mixture of experts):
 2. this machine's CPU: the probe harness's measured peak (``bench_memory``'s fresh-process
    measurement) against the trace with CPU semantics, fp32 and bf16 (target: within 15%).
 
+Then the same for common fine-tuning set-ups (``SETUPS``): activation checkpointing, only the
+head trained, the model cast to bf16 (pure-bf16 training).
+
     python benchmarks/bench_trace_zoo.py [--time-box 8] [--only llama,t5]
 
 Needs ``pip install transformers`` (not a project dependency). Writes
@@ -42,17 +45,26 @@ def _batch(arch: str) -> int:
     return 32 if ARCHITECTURES[arch][0] == "image" else 16
 
 
-def _spec(arch: str, precision: str) -> WorkloadSpec:
+# (architecture, options): fine-tuning set-ups of hf_zoo.build
+SETUPS: list[tuple[str, dict[str, object]]] = [
+    ("llama", {"checkpointing": True}), ("llama", {"train": "head"}),
+    ("llama", {"weights": "bf16"}), ("t5", {"checkpointing": True}),
+    ("vit", {"checkpointing": True}),
+]
+
+
+def _spec(arch: str, options: dict[str, object], precision: str) -> WorkloadSpec:
     spec = parse_workload_spec({"name": f"hf-{arch}", "precision": precision,
-                                "model": {"entrypoint": "hf_zoo:build", "options": {"arch": arch}},
+                                "model": {"entrypoint": "hf_zoo:build",
+                                          "options": {"arch": arch, **options}},
                                 "batch_size": _batch(arch), "data": {"samples": 1000}})
     return WorkloadSpec(**{**spec.__dict__, "source_dir": str(HERE)})
 
 
-def _recommend_view(arch: str) -> list[str]:
+def _recommend_view(arch: str, options: dict[str, object]) -> list[str]:
     """[profile, memory trace (CUDA), operator mix, seconds] as recommend would get them."""
     start = time.perf_counter()
-    spec = _spec(arch, "bf16")
+    spec = _spec(arch, options, "bf16")
     try:
         profile = profile_workload(spec, use_cache=False)
         memory = ("ok" if profile.memory_basis is MemoryBasis.TRACED
@@ -61,7 +73,7 @@ def _recommend_view(arch: str) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - the table reports it
         flops, memory = f"failed: {type(exc).__name__}", "-"
     try:
-        trace_op_mix(Config("", entrypoint="hf_zoo:build", options={"arch": arch})
+        trace_op_mix(Config("", entrypoint="hf_zoo:build", options={"arch": arch, **options})
                      .recipe(_batch(arch), "bf16"), Precision.BF16)
         mix = "ok"
     except Exception as exc:  # noqa: BLE001
@@ -75,10 +87,12 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated architectures (default: all)")
     args = parser.parse_args()
     archs = args.only.split(",") if args.only else list(ARCHITECTURES)
+    cases = [(arch, {}) for arch in archs] + [c for c in SETUPS if c[0] in archs]
     rows, errors = [], []
-    for arch in archs:
-        view = _recommend_view(arch)
-        config = Config(f"hf_zoo {arch}", entrypoint="hf_zoo:build", options={"arch": arch})
+    for arch, options in cases:
+        view = _recommend_view(arch, options)
+        config = Config(f"hf_zoo {arch}", entrypoint="hf_zoo:build",
+                        options={"arch": arch, **options})
         cells = []
         for precision in ("fp32", "bf16"):
             measured = _measure_in_child(config, precision, _batch(arch), args.time_box)
@@ -94,7 +108,8 @@ def main() -> None:
             error = traced / peak - 1
             errors.append(error)
             cells.append(f"{peak * 1024:.0f} / {traced * 1024:.0f} MiB ({error:+.1%})")
-        rows.append([arch, ARCHITECTURES[arch][0], str(_batch(arch)), *view, *cells])
+        name = " ".join([arch, *(f"{k}={v}" for k, v in options.items())])
+        rows.append([name, ARCHITECTURES[arch][0], str(_batch(arch)), *view, *cells])
         print(" | ".join(rows[-1]), flush=True)
     within = sum(abs(e) <= 0.15 for e in errors)
     notes = [

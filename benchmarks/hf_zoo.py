@@ -78,8 +78,14 @@ _AUTO = {"causal": "AutoModelForCausalLM", "masked": "AutoModelForMaskedLM",
          "seq2seq": "AutoModelForSeq2SeqLM", "image": "AutoModelForImageClassification"}
 
 
-def build(arch: str = "llama", seq_len: int = 128) -> tuple[Any, Any, Any]:
-    """(model, make_batch, loss_fn) of a small ``arch`` model (one of ``ARCHITECTURES``)."""
+def build(arch: str = "llama", seq_len: int = 128, checkpointing: bool = False,
+          train: str = "all", weights: str = "fp32") -> tuple[Any, Any, Any]:
+    """(model, make_batch, loss_fn) of a small ``arch`` model (one of ``ARCHITECTURES``).
+
+    Common fine-tuning set-ups: ``checkpointing`` (activation recomputation through
+    transformers' ``gradient_checkpointing_enable``), ``train="head"`` (every weight frozen
+    but the last module's: adapter-style fine-tuning), ``weights="bf16"`` (the model cast to
+    bf16, as pure-bf16 training does)."""
     import torch
     import transformers
 
@@ -91,6 +97,13 @@ def build(arch: str = "llama", seq_len: int = 128) -> tuple[Any, Any, Any]:
         model = transformers.DeiTForImageClassification(config)
     else:
         model = getattr(transformers, _AUTO[task]).from_config(config)
+    if checkpointing:
+        model.gradient_checkpointing_enable()
+    if train == "head":
+        model.requires_grad_(False)
+        list(model.children())[-1].requires_grad_(True)
+    if weights == "bf16":
+        model = model.to(torch.bfloat16)
 
     def make_batch(batch_size: int, device: Any) -> Any:
         if task == "image":

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["CUDA_POLICY", "cuda_attention", "cuda_autocast", "ops_without_policy"]
@@ -200,58 +200,52 @@ def cuda_autocast(dtype: Any) -> Iterator[None]:
 _MAX_FUSED_HEAD_DIM = 256  # flash and memory-efficient attention take head dims up to 256
 
 
-def cuda_attention() -> AbstractContextManager[Any]:
-    """A torch-function mode under which ``scaled_dot_product_attention`` runs a fused kernel
-    wherever CUDA would (fake tensors only: it changes which kernel runs, not the result's shape).
+@contextmanager
+def cuda_attention() -> Iterator[None]:
+    """``scaled_dot_product_attention`` runs the kernel CUDA would choose, on fake CPU tensors
+    (it changes which kernel runs, not the result's shape), for the duration of the block.
 
     On CUDA (sm80 and later) training attention takes flash or memory-efficient attention,
     which keep ``(batch, heads, length)`` log-sum-exp values for backward, with a mask and with
     dropout; on the CPU, dropout sends it to the unfused path that keeps the
     ``(batch, heads, length, length)`` score and dropout tensors. Here, 4-D inputs with one
     head dim of at most 256 and as many key as query heads take the CPU's fused kernel, given
-    the same mask, dropout and causal flag, after autocast's cast to the lower precision;
-    a mask that is learned (requires grad) takes memory-efficient attention, as on CUDA.
+    the same mask, dropout and causal flag; a mask that is learned (requires grad) takes
+    memory-efficient attention, as on CUDA; the rest takes the unfused math path, as on CUDA.
+    The kernel replaces the op's composite one in the dispatcher (after autocast's casts), so
+    activation checkpointing's recomputation in backward takes it too. Process-wide while the
+    block runs, like ``cuda_autocast``.
     """
     import torch
-    from torch.overrides import TorchFunctionMode
 
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-    fused = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default  # noqa: SLF001
-
-    class FusedAttention(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types: Any, args: Any = (),
-                               kwargs: Any = None) -> Any:
-            del types
-            kwargs = kwargs or {}
-            if func is sdpa:
-                out = _fused_attention(fused, *args, **kwargs)
-                if out is not None:
-                    return out
-            return func(*args, **kwargs)
-
-    return FusedAttention()
+    library = torch.library.Library("aten", "IMPL")  # type: ignore[no-untyped-call]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # it replaces a kernel, on purpose
+            library.impl("scaled_dot_product_attention",  # type: ignore[no-untyped-call]
+                         _attention, "CompositeImplicitAutograd")
+        yield
+    finally:
+        library._destroy()  # type: ignore[no-untyped-call]  # noqa: SLF001 - unregisters now
 
 
-def _fused_attention(fused: Any, query: Any, key: Any, value: Any, attn_mask: Any = None,
-                     dropout_p: float = 0.0, is_causal: bool = False, *, scale: float | None = None,
-                     enable_gqa: bool = False) -> Any:
-    """The fused kernel's output, or None where CUDA would not take a fused kernel either."""
+def _attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0,
+               is_causal: bool = False, *, scale: float | None = None,
+               enable_gqa: bool = False) -> Any:
+    """The attention kernel CUDA would take (see ``cuda_attention``)."""
     import torch
 
-    del enable_gqa  # only equal query and key heads take the fused path here
+    aten = torch.ops.aten
     if not (query.dim() == key.dim() == value.dim() == 4 and query.shape[1] == key.shape[1]
             and query.shape[-1] == key.shape[-1] == value.shape[-1] <= _MAX_FUSED_HEAD_DIM):
-        return None
-    if torch.is_autocast_enabled("cpu"):
-        dtype = torch.get_autocast_dtype("cpu")
-        query, key, value = (t.to(dtype) if t.is_floating_point() else t
-                             for t in (query, key, value))
-        if attn_mask is not None and attn_mask.is_floating_point():
-            attn_mask = attn_mask.to(dtype)
+        return aten._scaled_dot_product_attention_math(  # noqa: SLF001
+            query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+            enable_gqa=enable_gqa)[0]
     if attn_mask is not None and attn_mask.requires_grad:
         # A learned bias as the mask (T5, Swin): flash attention takes no mask and the CPU
         # kernel gives it no gradient; CUDA runs memory-efficient attention, which does.
         bias = attn_mask.expand(*query.shape[:-1], key.shape[-2])
-        return torch.ops.aten._scaled_dot_product_efficient_attention(  # noqa: SLF001
+        return aten._scaled_dot_product_efficient_attention(  # noqa: SLF001
             query, key, value, bias, True, dropout_p, is_causal, scale=scale)[0]
-    return fused(query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)[0]
+    return aten._scaled_dot_product_flash_attention_for_cpu(  # noqa: SLF001
+        query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)[0]

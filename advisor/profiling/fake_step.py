@@ -44,21 +44,43 @@ def fake_build() -> Iterator[None]:
       Face vision models) are real, so ``item()`` and ``tolist()`` answer; they are small;
     - weight initialisers that branch on the values they drew (torch's rejection-sampling
       ``trunc_normal_``, used by ViT, Swin and ConvNeXt implementations) leave the tensor as it
-      is, as torch does for meta tensors.
+      is, as torch does for meta tensors;
+    - ``model.to(dtype)`` works (pure-bf16 training): torch swaps fake parameters in place
+      with ``torch.utils.swap_tensors``, which refuses tensors the fake mode's converter
+      memoizes by weak reference; the parameters are forgotten by that memo first.
 
-    The initialiser swap is process-wide while the block runs, like ``cuda_autocast``."""
+    Both swaps are process-wide while the block runs, like ``cuda_autocast``."""
     import torch.nn.init as init
+    import torch.utils
 
     name = "_no_grad_trunc_normal_"
     original = getattr(init, name, None)
     if original is not None:  # a torch without it: nothing to replace
         setattr(init, name, lambda tensor, *_args, **_kwargs: tensor)
+    swap = torch.utils.swap_tensors
+
+    def forgetting_swap(first: Any, second: Any) -> None:
+        _forget_memoized(first, second)
+        swap(first, second)
+
+    torch.utils.swap_tensors = forgetting_swap
     try:
         with _real_sequences():
             yield
     finally:
+        torch.utils.swap_tensors = swap
         if original is not None:
             setattr(init, name, original)
+
+
+def _forget_memoized(*tensors: Any) -> None:
+    """Drop ``tensors`` from their fake mode's converter memo (a weak-value dictionary)."""
+    for tensor in tensors:
+        converter = getattr(getattr(tensor, "fake_mode", None), "fake_tensor_converter", None)
+        memo = getattr(converter, "tensor_memo", None)
+        if memo is not None:
+            for key in [k for k, v in list(memo.items()) if v is tensor]:
+                del memo[key]
 
 
 _REAL_SEQUENCE_MAX = 1 << 16  # elements: longer sequences stay fake (they hold memory)

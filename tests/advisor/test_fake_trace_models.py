@@ -1,12 +1,14 @@
 """Model patterns of popular libraries that must trace on fake tensors (else memory falls back
 to the estimated sum): learned attention biases (T5, Swin), drop-path schedules read with
-``item()`` while building (timm, Hugging Face ConvNeXt), grouped expert matmuls (MoE)."""
+``item()`` while building (timm, Hugging Face ConvNeXt), grouped expert matmuls (MoE),
+activation checkpointing, a model cast to bf16 while building."""
 
 from __future__ import annotations
 
 import sys
 import textwrap
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -69,6 +71,38 @@ GROUPED_EXPERTS = """
 """
 
 
+CHECKPOINTED_ATTENTION = """
+    import torch
+    from torch.utils.checkpoint import checkpoint
+    class Block(torch.nn.Module):
+        def __init__(self, dim=128, heads=4):
+            super().__init__()
+            self.qkv, self.out, self.heads = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim), heads
+        def forward(self, x, mask):
+            b, n, _ = x.shape
+            q, k, v = self.qkv(x).view(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+            a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            return x + self.out(a.transpose(1, 2).reshape(b, n, -1))
+    class Net(torch.nn.Module):
+        def __init__(self, checkpointed, depth=4):
+            super().__init__()
+            self.blocks, self.checkpointed = torch.nn.ModuleList(Block() for _ in range(depth)), checkpointed
+        def forward(self, x):
+            n = x.shape[1]  # a padding-style boolean mask, as Hugging Face models pass
+            mask = torch.ones(x.shape[0], 1, n, n, dtype=torch.bool, device=x.device).tril()
+            for block in self.blocks:
+                x = checkpoint(block, x, mask, use_reentrant=False) if self.checkpointed else block(x, mask)
+            return x
+    def build(checkpointed=True, bf16_weights=False):
+        net = Net(checkpointed)
+        if bf16_weights:  # pure-bf16 training casts the model while building
+            net = net.to(torch.bfloat16)
+        dtype = torch.bfloat16 if bf16_weights else torch.float32
+        make = lambda n, device: torch.randn(n, 64, 128, device=device, dtype=dtype)
+        return net, make, lambda net, x: net(x).float().pow(2).mean()
+"""
+
+
 @pytest.fixture
 def module(tmp_path: Path) -> Iterator[callable]:  # type: ignore[valid-type]
     names: list[str] = []
@@ -119,3 +153,26 @@ def test_grouped_expert_matmuls_trace_in_fp32_and_count_their_flops(module) -> N
     mix = trace_op_mix(recipe, Precision.FP32)
     matmul = sum(c.flops for c in mix.per_sample if c.op_class is OpClass.MATMUL)
     assert matmul == pytest.approx(2 * 2 * 64 * 32, rel=0.01)
+
+
+@pytest.mark.parametrize("precision", [Precision.FP32, Precision.BF16])
+def test_activation_checkpointing_traces_with_cuda_semantics_and_saves_memory(
+        module, precision) -> None:  # type: ignore[no-untyped-def]
+    recipe = module("checkpointed_mod", CHECKPOINTED_ATTENTION)
+    peaks = {}
+    for checkpointed in (True, False):
+        recipe = replace(recipe, options={"checkpointed": checkpointed})
+        # backward recomputes each block; the recomputation must take the same kernels
+        peaks[checkpointed] = trace_peak_bytes(recipe, precision, batch_sizes=(8, 16),
+                                               device="cuda").peak_bytes(16)
+    assert peaks[True] < 0.8 * peaks[False]
+
+
+def test_a_model_cast_to_bf16_while_building_traces(module) -> None:  # type: ignore[no-untyped-def]
+    recipe = module("bf16_weights_mod", CHECKPOINTED_ATTENTION)
+    casts = {}
+    for bf16 in (False, True):
+        recipe = replace(recipe, options={"checkpointed": False, "bf16_weights": bf16})
+        casts[bf16] = trace_peak_bytes(recipe, Precision.FP32, batch_sizes=(8, 16),
+                                       device="cuda").peak_bytes(16)
+    assert casts[True] < 0.7 * casts[False]  # every parameter, gradient, moment and activation halves
