@@ -103,9 +103,9 @@ def _real_sequences() -> AbstractContextManager[Any]:
             del types
             kwargs = kwargs or {}
             tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
-            if tensors and not any(isinstance(t, FakeTensor) for t in tensors) or (
-                    not tensors and func in sequences
-                    and func(*args, **kwargs).numel() <= _REAL_SEQUENCE_MAX):
+            from_real = bool(tensors) and not any(isinstance(t, FakeTensor) for t in tensors)
+            if from_real or (not tensors and func in sequences
+                             and func(*args, **kwargs).numel() <= _REAL_SEQUENCE_MAX):
                 with unset_fake_temporarily():
                     return func(*args, **kwargs)
             return func(*args, **kwargs)
