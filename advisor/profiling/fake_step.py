@@ -10,7 +10,6 @@ op lists and attention kernels (``advisor.profiling._cuda_emulation``); ``"cpu"`
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -113,31 +112,36 @@ def _real_sequences() -> AbstractContextManager[Any]:
     return RealSequences()
 
 
-@contextmanager
-def fake_grouped_mm() -> Iterator[None]:
-    """Fake tensors take ``_grouped_mm`` (the experts of mixture-of-experts layers) in any
-    floating dtype, as torch's CPU and CUDA kernels do; torch's own fake kernel checks for the
-    bf16-only fast path, so a model with fp32 weights (fp32, or autocast's fp32 master
-    weights) would not trace. Process-wide while the block runs, like ``cuda_autocast``."""
+def fake_grouped_mm() -> AbstractContextManager[Any]:
+    """A dispatch mode (to enter above the fake mode) under which ``_grouped_mm`` (the experts
+    of mixture-of-experts layers) takes any floating dtype, as torch's CPU and CUDA kernels
+    do; torch's own fake kernel checks for the bf16-only fast path, so a model with fp32
+    weights (fp32, or autocast's fp32 master weights) would not trace. Only the output's
+    shape is made; a dispatch mode also sees the calls of backward and of recomputation."""
     import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-    def grouped_mm(a: Any, b: Any, offs: Any = None, bias: Any = None,
-                   out_dtype: Any = None) -> Any:
-        del bias
-        if a.dim() == 2:
-            size = (offs.size(0), a.size(0), b.size(1)) if b.dim() == 2 else (a.size(0), b.size(-1))
-        else:
-            size = (a.size(1), b.size(1)) if b.dim() == 2 else (a.size(0), a.size(1), b.size(-1))
-        return a.new_empty(size, dtype=out_dtype or a.dtype)
+    grouped = torch.ops.aten._grouped_mm.default  # noqa: SLF001
 
-    library = torch.library.Library("aten", "IMPL")  # type: ignore[no-untyped-call]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # it replaces a kernel, on purpose
-            library.impl("_grouped_mm", grouped_mm, "Meta")  # type: ignore[no-untyped-call]
-        yield
-    finally:
-        library._destroy()  # type: ignore[no-untyped-call]  # noqa: SLF001 - unregisters now
+    class GroupedMM(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            del types
+            kwargs = kwargs or {}
+            return (_grouped_mm_output(*args, **kwargs) if func is grouped
+                    else func(*args, **kwargs))
+
+    return GroupedMM()
+
+
+def _grouped_mm_output(a: Any, b: Any, offs: Any = None, bias: Any = None,
+                       out_dtype: Any = None) -> Any:
+    del bias
+    if a.dim() == 2:
+        size = (offs.size(0), a.size(0), b.size(1)) if b.dim() == 2 else (a.size(0), b.size(-1))
+    else:
+        size = (a.size(1), b.size(1)) if b.dim() == 2 else (a.size(0), a.size(1), b.size(-1))
+    return a.new_empty(size, dtype=out_dtype or a.dtype)
 
 
 def autocast_for(precision: Precision,
@@ -179,7 +183,7 @@ def run_fake_steps(recipe: WorkloadRecipe, precision: Precision, batch_size: int
     from advisor.profiling._cuda_emulation import cuda_attention
 
     autocast, lists = autocast_for(precision, device)
-    with fake_grouped_mm(), FakeTensorMode(allow_non_fake_inputs=True), \
+    with FakeTensorMode(allow_non_fake_inputs=True), fake_grouped_mm(), \
             cuda_attention() if device == "cuda" else nullcontext(), observer or nullcontext():
         with fake_build():
             built = build_workload(replace(recipe, batch_size=batch_size))

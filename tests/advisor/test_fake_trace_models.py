@@ -153,6 +153,12 @@ def test_grouped_expert_matmuls_trace_in_fp32_and_count_their_flops(module) -> N
     mix = trace_op_mix(recipe, Precision.FP32)
     matmul = sum(c.flops for c in mix.per_sample if c.op_class is OpClass.MATMUL)
     assert matmul == pytest.approx(2 * 2 * 64 * 32, rel=0.01)
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode(), pytest.raises(RuntimeError, match="BF16"):  # nothing left behind
+        torch._grouped_mm(torch.randn(8, 64), torch.randn(4, 64, 32),
+                          offs=torch.tensor([2, 4, 6, 8], dtype=torch.int32))
 
 
 @pytest.mark.parametrize("precision", [Precision.FP32, Precision.BF16])
