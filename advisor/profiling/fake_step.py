@@ -60,9 +60,9 @@ def fake_build() -> Iterator[None]:
 
     def forgetting_swap(first: Any, second: Any) -> None:
         _forget_memoized(first, second)
-        swap(first, second)
+        swap(first, second)  # type: ignore[no-untyped-call]
 
-    torch.utils.swap_tensors = forgetting_swap
+    torch.utils.swap_tensors = forgetting_swap  # type: ignore[assignment]
     try:
         with _real_sequences():
             yield
@@ -123,7 +123,7 @@ def fake_grouped_mm() -> AbstractContextManager[Any]:
 
     grouped = torch.ops.aten._grouped_mm.default  # noqa: SLF001
 
-    class GroupedMM(TorchDispatchMode):
+    class GroupedMM(TorchDispatchMode):  # type: ignore[misc,no-untyped-call]
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
                                kwargs: Any = None) -> Any:
             del types
@@ -131,7 +131,7 @@ def fake_grouped_mm() -> AbstractContextManager[Any]:
             return (_grouped_mm_output(*args, **kwargs) if func is grouped
                     else func(*args, **kwargs))
 
-    return GroupedMM()
+    return GroupedMM()  # type: ignore[no-untyped-call]
 
 
 def _grouped_mm_output(a: Any, b: Any, offs: Any = None, bias: Any = None,
