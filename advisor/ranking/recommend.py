@@ -216,6 +216,9 @@ def recommend(
         f"batch_size {spec.batch_size} is global; split evenly across an instance's devices",
         _scaling_line(ranked, catalog, model),
         *assumptions.describe(),
+        f"memory of this workload: {profile.memory_gib(spec.batch_size):.1f} GiB for the whole "
+        f"batch on one device ({profile.memory_basis.describe()}), before the runtime's "
+        "overhead; less per device where the batch is split, and a probe's peak where one ran",
         *([f"the pick's {ranked[0].spot.describe()}"] if ranked and ranked[0].spot else []),
         "throughput: ratios transferred from the reference workloads that behave most like this "
         "one on the probed accelerators; with no probe, from FLOPs per sample and the measured "

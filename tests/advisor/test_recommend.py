@@ -44,6 +44,13 @@ def test_a_step_that_did_not_trace_is_a_warning_with_its_reason() -> None:
     assert "(RuntimeError: a kernel fake tensors lack)" in warning and "memory_gib" in warning
 
 
+def test_the_workloads_memory_and_its_basis_are_an_assumption() -> None:
+    line = next(a for a in _recommend().assumptions if a.startswith("memory of this workload"))
+    # 409 MB of weights, gradients and Adam state plus 50 MiB per sample, 256 samples
+    assert f"{RESNET.memory_gib(256):.1f} GiB for the whole batch" in line
+    assert "12.9 GiB" in line and "(estimated sum)" in line
+
+
 def test_json_shape_and_coverage() -> None:
     data = recommendation_to_dict(_recommend())
     assert data["workload"] == "resnet50"
