@@ -18,8 +18,12 @@ from typing import Any
 from advisor.spec import Precision
 from probes.workload import WorkloadRecipe, build_workload
 
-__all__ = ["PHASES", "FakeStep", "autocast_for", "fake_build", "fake_grouped_mm",
-           "run_fake_steps"]
+__all__ = ["PHASES", "STEP_ERRORS", "FakeStep", "autocast_for", "fake_build",
+           "fake_grouped_mm", "run_fake_steps"]
+
+# Errors torch raises when a model cannot run on the meta device or fake tensors.
+STEP_ERRORS = (RuntimeError, NotImplementedError, TypeError, ValueError, AttributeError,
+               IndexError)
 
 # Phases, in order, for step 0 (set-up) and steps 1 and 2.
 PHASES = ("batch", "ready", "start", "forward", "backward", "optimizer step", "done")

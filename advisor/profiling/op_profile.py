@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.profiling.fake_step import FakeStep, run_fake_steps
+from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
 from advisor.spec import Precision, WorkloadSpec
 from advisor.storage import profile_cache_dir
 from probes.errors import ProbeError
@@ -181,8 +181,7 @@ def classify_op(name: str) -> OpClass | None:
 
 # --- tracing with torch (imported lazily) ------------------------------------------------
 
-_TRACE_ERRORS = (RuntimeError, NotImplementedError, TypeError, ValueError, AttributeError,
-                 IndexError, ProbeError)
+_TRACE_ERRORS = (*STEP_ERRORS, ProbeError)
 
 
 def _recorder_class() -> type:

@@ -19,11 +19,11 @@ from typing import Any
 
 from advisor.errors import AdvisorError
 from advisor.profiling._torch_counting import SavedBytes, extra_flop_formulas, identity, parameters
-from advisor.profiling.fake_step import fake_build, fake_grouped_mm
+from advisor.profiling.fake_step import STEP_ERRORS, fake_build, fake_grouped_mm
 from advisor.spec import Precision, WorkloadSpec
 from advisor.storage import profile_cache_dir
 from probes.errors import ProbeError
-from probes.workload import WorkloadRecipe, build_workload
+from probes.workload import WorkloadRecipe, build_workload, first_line
 
 __all__ = ["MemoryBasis", "WorkloadProfile", "needs_measuring", "profile_workload", "recipe_for"]
 
@@ -179,8 +179,8 @@ def _traced(spec: WorkloadSpec, profile: WorkloadProfile) -> WorkloadProfile:
     try:
         traced = trace_peak_bytes(recipe_for(spec, samples_per_device=spec.batch_size),
                                   spec.precision, batch_sizes=_trace_batches(spec.batch_size))
-    except (ProbeError, *_STEP_ERRORS) as exc:
-        return replace(profile, trace_problem=_first_line(exc))
+    except (ProbeError, *STEP_ERRORS) as exc:
+        return replace(profile, trace_problem=first_line(exc))
     top = max(traced.lines, key=lambda line: line[0] + spec.batch_size * line[1])
     return replace(profile, memory_lines=traced.lines, memory_basis=MemoryBasis.TRACED,
                    activation_bytes_per_sample=max(0, round(top[1])))
@@ -258,10 +258,6 @@ def _write_cache(path: Path, profile: WorkloadProfile) -> None:
 
 # --- measuring with torch (imported lazily) -------------------------------------------------
 
-# Errors torch raises when a model cannot run on the meta device or fake tensors.
-_STEP_ERRORS = (RuntimeError, NotImplementedError, TypeError, ValueError, AttributeError,
-                IndexError)
-
 
 def _measure(recipe: WorkloadRecipe, precision: Precision, *, name: str) -> WorkloadProfile:
     """Profile ``recipe``: fake tensors, then meta, then (entrypoints) a real CPU step."""
@@ -278,23 +274,17 @@ def _measure(recipe: WorkloadRecipe, precision: Precision, *, name: str) -> Work
             if recipe.builtin is not None or mode == modes[-1]:
                 raise AdvisorError(f"{name}: {exc}") from exc
             problems.append(f"{mode}: {exc}")
-        except (*_STEP_ERRORS, AssertionError) as exc:
-            text = _first_line(exc, named=False)
+        except (*STEP_ERRORS, AssertionError) as exc:
+            text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
             if "not compiled with CUDA" in text or "no NVIDIA driver" in text:
                 raise AdvisorError(
                     f"{name}: the model puts tensors on CUDA ({text}); advisor profiles it on "
                     "fake CPU tensors: create tensors on the device it passes to "
                     "make_batch(batch_size, device), not a hard-coded 'cuda'") from exc
-            problems.append(f"{mode}: {_first_line(exc)}")
+            problems.append(f"{mode}: {type(exc).__name__}: {text}")
     raise AdvisorError(f"{name}: cannot run one training step to profile the model "
                        f"({'; '.join(problems)}); fix the model or give profile.flops_per_sample "
                        f"and profile.memory_gib in model.yaml")
-
-
-def _first_line(exc: BaseException, *, named: bool = True) -> str:
-    """``Type: first line of the message`` (200 characters at most) for one-line reports."""
-    text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if named else text
 
 
 def _mode_context(mode: str) -> AbstractContextManager[Any]:
