@@ -6,13 +6,12 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from cli.render import console, fmt_number
+from cli.render import console, fmt_number, min_width
 
 __all__ = ["probe_table"]
 
@@ -30,7 +29,6 @@ _COLUMNS = (*_TEXT_COLUMNS, "batch", "samples/s", "±95%", "step p50 s", "step p
 _OPTIONAL = ("step p90 s", "±95%", "wall s", "input ratio", "max batch", "step p50 s", "peak GiB",
              "device")
 _MIN_OFFER = 12  # an offer key folds onto more lines down to this width
-_UNBOUNDED = 10_000  # a console width no table reaches: measures its true minimum
 
 
 def _cells(row: dict[str, Any]) -> dict[str, str]:
@@ -91,13 +89,12 @@ def _layout(title: str, cells: list[dict[str, str]], width: int) -> tuple[Table 
     when that is not enough does it fold further (down to ``_MIN_OFFER`` characters a line);
     on a console narrower still, each probe becomes an entry with a line per column.
     """
-    unbounded = Console(width=_UNBOUNDED)
     half_offer = -(-max(len(text) for text in ("offer", *(c["offer"] for c in cells))) // 2)
     for offer_width, n, stacked in product((half_offer, _MIN_OFFER), range(len(_OPTIONAL) + 1),
                                            (False, True)):
         columns = [c for c in _COLUMNS if c not in _OPTIONAL[:n]]
         folded = _table(title, cells, columns, offer_max_width=offer_width, stacked=stacked)
-        if Measurement.get(unbounded, unbounded.options, folded).minimum <= width:
+        if min_width(folded) <= width:
             return _table(title, cells, columns, stacked=stacked), list(_OPTIONAL[:n])
     return _entries(title, cells), []
 

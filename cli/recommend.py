@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 from rich.console import Console, Group
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -35,6 +34,7 @@ from cli.render import (
     fmt_compact,
     fmt_number,
     fmt_usd,
+    min_width,
     status,
 )
 
@@ -59,7 +59,6 @@ _COLUMNS = (_Col("#"), _Col(_KEY, numeric=False), _Col("region", numeric=False, 
             _Col("basis", numeric=False, wraps=True))
 # Left out, in this order, when the table cannot fit otherwise (JSON, CSV and HTML keep them).
 _OPTIONAL = ("samples/s", _RANGE)
-_UNBOUNDED = 10_000  # a console width no table reaches: measures its true minimum
 
 
 def _market(est: CostEstimate) -> str:
@@ -138,10 +137,9 @@ def ranking_table(rec: Recommendation, top: int, *, width: int,
     only when the console is narrower than the key).
     """
     rows = _cells(rec, top, all_regions=all_regions)
-    unbounded = Console(width=_UNBOUNDED)
     for n in range(len(_OPTIONAL) + 1):
         table = _table(rec, rows, [c for c in _COLUMNS if c.name not in _OPTIONAL[:n]])
-        if Measurement.get(unbounded, unbounded.options, table).minimum <= width:
+        if min_width(table) <= width:
             return table, list(_OPTIONAL[:n])
     return _offer_list(rec, rows), []
 

@@ -11,15 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
+from rich.measure import Measurement
 
 from reports.formatting import fmt_compact, fmt_money, fmt_number, fmt_usd
 
 __all__ = ["console", "echo_json", "echo_written", "fmt_compact", "fmt_money", "fmt_number",
-           "fmt_usd", "status"]
+           "fmt_usd", "min_width", "status"]
 
 PIPE_WIDTH = 140
+_UNBOUNDED = 10_000  # a console width no table reaches: measures its true minimum
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -53,3 +55,9 @@ def status(message: str) -> AbstractContextManager[object]:
         return nullcontext()
     return err.status(escape(message))
 
+
+def min_width(renderable: RenderableType) -> int:
+    """The narrowest console ``renderable`` fits without cutting what may not fold (rich's
+    own measurement, on a console wider than any table)."""
+    unbounded = Console(width=_UNBOUNDED)
+    return Measurement.get(unbounded, unbounded.options, renderable).minimum
