@@ -320,8 +320,7 @@ class Tuner:
     def _largest_batch(self, measured: list[_Measured]) -> dict[str, Any]:
         """The result's largest-batch fields: from the batch trials, or from the search in
         a box of its own when the request asks for it (``find_batch``)."""
-        rows = [m.row for m in measured
-                if m.row.kind is RowKind.BASELINE or m.row.knob is Knob.BATCH]
+        rows = [m.row for m in measured if m.row.tries_batch]
         top = max((r for r in rows if r.status is RowStatus.MEASURED),
                   key=lambda r: r.config.batch_size)
         largest = top.config.batch_size

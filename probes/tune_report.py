@@ -65,6 +65,11 @@ class TuneRow:
     note: str = ""
 
     @property
+    def tries_batch(self) -> bool:
+        """The baseline or a batch trial: the rows that say which batch sizes ran."""
+        return self.kind is RowKind.BASELINE or self.knob is Knob.BATCH
+
+    @property
     def interval(self) -> tuple[float, float] | None:
         """Samples/s at the ends of the step time's 95% interval; None without one."""
         sps, width = self.samples_per_second, self.rel_halfwidth
@@ -184,7 +189,7 @@ class TuneReport:
     def batch_reach(self) -> tuple[int, int] | None:
         """Of the baseline and the batch trials that were measured: the largest batch that
         ran and the batch with the best samples/s; None when none was measured."""
-        rows = [r for r in self.measured() if r.kind is RowKind.BASELINE or r.knob is Knob.BATCH]
+        rows = [r for r in self.measured() if r.tries_batch]
         if not rows:
             return None
         best = max(rows, key=lambda r: r.samples_per_second or 0.0)
