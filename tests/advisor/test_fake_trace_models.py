@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -103,8 +103,11 @@ CHECKPOINTED_ATTENTION = """
 """
 
 
+WriteModule = Callable[[str, str], WorkloadRecipe]  # (module name, source) -> its recipe
+
+
 @pytest.fixture
-def module(tmp_path: Path) -> Iterator[callable]:  # type: ignore[valid-type]
+def module(tmp_path: Path) -> Iterator[WriteModule]:
     names: list[str] = []
 
     def write(name: str, source: str) -> WorkloadRecipe:
@@ -124,7 +127,8 @@ def _spec(recipe: WorkloadRecipe) -> WorkloadSpec:
 
 
 @pytest.mark.parametrize("precision", [Precision.FP32, Precision.BF16])
-def test_a_learned_attention_bias_traces_with_cuda_semantics(module, precision) -> None:  # type: ignore[no-untyped-def]
+def test_a_learned_attention_bias_traces_with_cuda_semantics(module: WriteModule,
+                                                             precision: Precision) -> None:
     recipe = module("biased_attention_mod", BIASED_ATTENTION)
     traced = trace_peak_bytes(recipe, precision, batch_sizes=(4, 8), device="cuda")
     bias = 4 * 16 * 16 * 4  # the fp32 parameter; its gradient and Adam moments: 4x in all
@@ -133,7 +137,7 @@ def test_a_learned_attention_bias_traces_with_cuda_semantics(module, precision) 
     assert sum(c.flops for c in mix.per_sample if c.op_class is OpClass.ATTENTION) > 0
 
 
-def test_a_drop_path_schedule_read_while_building_traces(module) -> None:  # type: ignore[no-untyped-def]
+def test_a_drop_path_schedule_read_while_building_traces(module: WriteModule) -> None:
     recipe = module("drop_path_mod", DROP_PATH_SCHEDULE)
     traced = trace_peak_bytes(recipe, Precision.FP32, batch_sizes=(4, 8))
     weights = 4 * (64 * 64 + 64) * 4
@@ -144,7 +148,7 @@ def test_a_drop_path_schedule_read_while_building_traces(module) -> None:  # typ
     assert profile.flops_per_sample == (4 + 4 + 3) * 2 * 64 * 64
 
 
-def test_grouped_expert_matmuls_trace_in_fp32_and_count_their_flops(module) -> None:  # type: ignore[no-untyped-def]
+def test_grouped_expert_matmuls_trace_in_fp32_and_count_their_flops(module: WriteModule) -> None:
     recipe = module("grouped_experts_mod", GROUPED_EXPERTS)
     profile = profile_workload(_spec(recipe), use_cache=False)
     assert profile.memory_basis is MemoryBasis.TRACED, profile.trace_problem
@@ -163,7 +167,7 @@ def test_grouped_expert_matmuls_trace_in_fp32_and_count_their_flops(module) -> N
 
 @pytest.mark.parametrize("precision", [Precision.FP32, Precision.BF16])
 def test_activation_checkpointing_traces_with_cuda_semantics_and_saves_memory(
-        module, precision) -> None:  # type: ignore[no-untyped-def]
+        module: WriteModule, precision: Precision) -> None:
     recipe = module("checkpointed_mod", CHECKPOINTED_ATTENTION)
     peaks = {}
     for checkpointed in (True, False):
@@ -174,7 +178,7 @@ def test_activation_checkpointing_traces_with_cuda_semantics_and_saves_memory(
     assert peaks[True] < 0.8 * peaks[False]
 
 
-def test_a_model_cast_to_bf16_while_building_traces(module) -> None:  # type: ignore[no-untyped-def]
+def test_a_model_cast_to_bf16_while_building_traces(module: WriteModule) -> None:
     recipe = module("bf16_weights_mod", CHECKPOINTED_ATTENTION)
     casts = {}
     for bf16 in (False, True):
