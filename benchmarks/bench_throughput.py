@@ -55,8 +55,12 @@ HW_MARKUP = 2.5
 NOTES_FILE = Path(__file__).parent / "results" / "throughput_notes.md"
 TWIN_SHRINKAGE = 0.3  # chosen on the other generation by the previous version of this grid
 SEEN_GRID = ((0.5, 0.0), (0.5, 0.25), (0.5, 0.5), (0.5, 0.75), (0.0, 0.5))  # factor_w, krige_w
-UNSEEN_GRID = ((0.5, 0.0), (0.5, 0.25), (0.5, 0.5), (0.5, 0.75), (1.0, 0.5))  # factor_w, spec_w
-Weights = tuple[float, float, float, float]  # factor_weight(_unseen), krige_w, spec_prior_w
+# factor_w, spec_w, time_fit_w
+UNSEEN_GRID = ((0.5, 0.0, 0.25), (0.5, 0.25, 0.25), (0.5, 0.5, 0.25), (0.5, 0.75, 0.25),
+               (1.0, 0.5, 0.25), (0.5, 0.5, 0.0), (0.5, 0.5, 0.15), (0.5, 0.5, 0.35),
+               (0.5, 0.5, 0.5))
+# factor_weight, factor_weight_unseen, krige_weight, spec_prior_weight, time_fit_weight
+Weights = tuple[float, float, float, float, float]
 
 
 def price_table() -> tuple[dict[str, float], dict[str, str]]:
@@ -123,10 +127,11 @@ def run(path: Path, factory: Callable[[], ThroughputModel], *, unseen: bool = Fa
 def transfer_model(weights: Weights, *, calibrate: bool = False,
                    random_state: int = 0) -> TransferModel:
     """TransferModel with (factor_weight, factor_weight_unseen, krige_weight,
-    spec_prior_weight) and twin_shrinkage TWIN_SHRINKAGE."""
+    spec_prior_weight, time_fit_weight) and twin_shrinkage TWIN_SHRINKAGE."""
     return TransferModel(calibrate=calibrate, random_state=random_state,
                          factor_weight=weights[0], factor_weight_unseen=weights[1],
                          krige_weight=weights[2], spec_prior_weight=weights[3],
+                         time_fit_weight=weights[4],
                          twin_shrinkage=TWIN_SHRINKAGE)
 
 
@@ -135,7 +140,8 @@ def transfer(weights: Weights, *, calibrate: bool = False) -> Callable[[], Throu
     return lambda: transfer_model(weights, calibrate=calibrate)
 
 
-Cell = tuple[str, float, float]  # case, factor weight, krige (seen) or spec prior (unseen) weight
+# case, factor weight, krige (seen) or spec prior (unseen) weight, time fit weight (unseen)
+Cell = tuple[str, float, float, float]
 
 
 class Grid:
@@ -145,15 +151,19 @@ class Grid:
         self.paths = paths
         self.cells: dict[str, dict[Cell, dict[str, float]]] = {g: {} for g in paths}
 
-    def get(self, generation: str, case: str, weight: float, view: float) -> dict[str, float]:
+    def get(self, generation: str, case: str, weight: float, view: float,
+            time_fit: float | None = None) -> dict[str, float]:
         """Seen: (factor_weight, krige_weight); unseen: (factor_weight_unseen,
-        spec_prior_weight); the other case's weights keep the library defaults (with an unseen
-        target the other priced accelerators, predicted for the regret, are seen ones)."""
-        key = (case, weight, view)
+        spec_prior_weight, time_fit_weight); the other case's weights keep the library
+        defaults (with an unseen target the other priced accelerators, predicted for the
+        regret, are seen ones)."""
+        d = TransferModel()
+        time_fit = d.time_fit_weight if time_fit is None else time_fit
+        key = (case, weight, view, time_fit)
         if key not in self.cells[generation]:
-            d = TransferModel()
-            weights = ((weight, d.factor_weight_unseen, view, d.spec_prior_weight)
-                       if case == "seen" else (d.factor_weight, weight, d.krige_weight, view))
+            weights = ((weight, d.factor_weight_unseen, view, d.spec_prior_weight, time_fit)
+                       if case == "seen"
+                       else (d.factor_weight, weight, d.krige_weight, view, time_fit))
             self.cells[generation][key] = run(self.paths[generation], transfer(weights),
                                               unseen=case == "unseen")
             print(generation, key, round(self.cells[generation][key]["mape"], 2), flush=True)
@@ -162,9 +172,9 @@ class Grid:
     def tuned(self, generation: str) -> Weights:
         """The blend weights with the lowest MAPE on ``generation``, seen and unseen apart."""
         weight, krige = min(SEEN_GRID, key=lambda c: self.get(generation, "seen", *c)["mape"])
-        unseen, spec = min(UNSEEN_GRID,
-                           key=lambda c: self.get(generation, "unseen", *c)["mape"])
-        return weight, unseen, krige, spec
+        unseen, spec, time_fit = min(UNSEEN_GRID,
+                                     key=lambda c: self.get(generation, "unseen", *c)["mape"])
+        return weight, unseen, krige, spec, time_fit
 
 
 def simulate_planner(path: Path, weights: Weights, seed: int = 0,
@@ -265,7 +275,8 @@ def main() -> None:
              "model/precision; single-GPU rows of accelerators in the spec table; "
              "leave-one-workload-out inside one software generation (`--reference none`).", "",
              "Hyper-parameters: the blend weights (factor_weight and krige_weight for seen "
-             "targets, factor_weight_unseen and spec_prior_weight for unseen ones) are chosen on "
+             "targets, factor_weight_unseen, spec_prior_weight and time_fit_weight for unseen "
+             "ones) are chosen on "
              "the *other* generation (grid below) and reported on this one; twin_shrinkage "
              f"{TWIN_SHRINKAGE} was chosen the same way by the previous version of this grid; "
              "every other hyper-parameter keeps the default set before this benchmark was run "
@@ -281,14 +292,16 @@ def main() -> None:
              "target's rows removed before the fit).", "",
              "## Blend weights chosen on one generation, used on the other", "",
              "| reported on | tuned on | factor_weight | factor_weight_unseen | krige_weight | "
-             "spec_prior_weight |", "|---|---|---|---|---|---|",
+             "spec_prior_weight | time_fit_weight |", "|---|---|---|---|---|---|---|",
              *[_row(g, o, *(f"{x:g}" for x in w)) for g, o, w in tuned], "",
              "Grid (MAPE %, full model; seen: factor_weight, krige_weight; unseen: "
-             "factor_weight_unseen, spec_prior_weight; a view's weight 0 = without it):", "",
-             "| generation | case | factor weight | view weight | MAPE % | mean regret % |",
-             "|---|---|---|---|---|---|",
-             *[_row(g, case, f"{w:g}", f"{t:g}", r["mape"], r["mean_regret_pct"])
-               for g, cells in grid.cells.items() for (case, w, t), r in sorted(cells.items())],
+             "factor_weight_unseen, spec_prior_weight, time_fit_weight; a view's weight 0 = "
+             "without it):", "",
+             "| generation | case | factor weight | view weight | time fit weight | MAPE % | "
+             "mean regret % |", "|---|---|---|---|---|---|---|",
+             *[_row(g, case, f"{w:g}", f"{v:g}", f"{t:g}" if case == "unseen" else "-",
+                    r["mape"], r["mean_regret_pct"])
+               for g, cells in grid.cells.items() for (case, w, v, t), r in sorted(cells.items())],
              "",
              "## Other references (transfer model, weights as above)", "",
              "| evaluated on | reference | target | n | MAPE % | median APE % | top-1 % | "

@@ -23,7 +23,13 @@ import numpy as np
 
 from advisor.throughput._factor import FactorFit
 from advisor.throughput._krige import SpecPrior
-from advisor.throughput._table import FloatArray, ReferenceTable, fit_ridge, ridge_predict
+from advisor.throughput._table import (
+    FloatArray,
+    ReferenceTable,
+    fit_ridge,
+    ridge_predict,
+    split_precision,
+)
 from advisor.throughput._transfer_core import Query, TransferSettings, blend_predict
 
 __all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_quantiles"]
@@ -53,8 +59,9 @@ def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: Transfe
                 continue
             probes = {int(c): float(truth.log_sps[w, c])
                       for c in rng.choice(others, size=k, replace=False)}
+            split = split_precision(table.workloads[w])
             query = Query(probes, None if unseen else target, table.features[target],
-                          row_mask=rows)
+                          row_mask=rows, peak=split[1] if split else None)
             result = blend_predict(table, coefs, factors[str(names[w])], query,
                                    settings=settings, spec_prior=spec_prior)
             if result is None:

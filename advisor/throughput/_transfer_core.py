@@ -13,7 +13,8 @@ know X, ``log j(X)`` comes from j's ridge regression on spec features instead.
 ``advisor.throughput._factor``), in log space, with the factor weight of the case (target column
 measured in the reference or not), and then with the views of ``advisor.throughput._krige``: the
 kriged precision shift when the workload has a twin and the target is measured, the
-hierarchical spec regression when the target is known by its specs only.
+hierarchical spec regression and the probes' two-term time fit (``advisor.throughput._time_fit``)
+when the target is known by its specs only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy.typing as npt
 from advisor.throughput._factor import FactorFit
 from advisor.throughput._krige import SpecPrior, Twin, krige, shift_krige
 from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict
+from advisor.throughput._time_fit import time_fit_predict
 
 __all__ = ["ROW_KRIGE_MAX", "Query", "TransferResult", "TransferSettings", "blend_predict",
            "transfer_predict"]
@@ -49,6 +51,7 @@ class TransferSettings:
     krige_weight: float = 0.5
     spec_prior_weight: float = 0.5
     row_krige_slope: float = 0.1
+    time_fit_weight: float = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +83,17 @@ def _weights(offsets: FloatArray, settings: TransferSettings, n_probes: int,
 class Query:
     """What one prediction asks: the probes (table column -> log samples/s), the target
     column (None: an accelerator known by its spec features only), the target's spec
-    features, which reference rows may take part (None: all) and the workload's precision
-    key (None: any; otherwise rows of another precision weigh ``precision_mismatch_weight``)."""
+    features, which reference rows may take part (None: all), the workload's precision
+    key (None: any; otherwise rows of another precision weigh ``precision_mismatch_weight``)
+    and the datasheet peak its step runs at (``fp32`` or ``mixed``; None: unknown, no time
+    fit)."""
 
     probes: dict[int, float]
     target: int | None
     target_features: FloatArray
     row_mask: npt.NDArray[np.bool_] | None = None
     precision_key: str | None = None
+    peak: str | None = None
 
 
 def transfer_predict(table: ReferenceTable, coefs: FloatArray, query: Query, *,
@@ -147,8 +153,8 @@ def blend_predict(table: ReferenceTable, coefs: FloatArray, factors: FactorFit |
     """``transfer_predict`` averaged in log space with the factorization's prediction
     (whose new row shrinks toward ``prior`` when given and ``twin_shrinkage`` > 0), then
     with the kriged shift from ``twin`` (target measured in the reference) or the
-    ``spec_prior`` posterior (target known by its specs only), then with the kriged row
-    (measured target, three probes or more)."""
+    ``spec_prior`` posterior and the probes' time fit (target known by its specs only), then
+    with the kriged row (measured target, three probes or more)."""
     result = transfer_predict(table, coefs, query, settings=settings)
     if result is None:
         return result
@@ -167,6 +173,10 @@ def blend_predict(table: ReferenceTable, coefs: FloatArray, factors: FactorFit |
             log_sps = _mix(log_sps, settings.spec_prior_weight, spec_prior.predict(
                 probes, table.features[list(probes)], target_features, row_mask=row_mask,
                 twin=twin))
+        if settings.time_fit_weight > 0 and query.peak is not None:
+            log_sps = _mix(log_sps, settings.time_fit_weight, time_fit_predict(
+                table.features[list(probes)], np.array(list(probes.values())), target_features,
+                query.peak))
     elif target is not None:
         if twin is not None and settings.krige_weight > 0:
             log_sps = _mix(log_sps, settings.krige_weight,

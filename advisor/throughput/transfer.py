@@ -58,6 +58,16 @@ from pricing import AcceleratorSpec
 __all__ = ["TransferModel"]
 
 
+def _split_precision(workload: WorkloadFeatures) -> tuple[str, str] | None:
+    """(model name, ``fp32`` or ``mixed``) from the workload's name (``resnet50/mixed``) or,
+    failing that, its name and precision; None when they say nothing."""
+    if not workload.name:
+        return None
+    split = split_precision(workload.name)
+    if split is None and workload.precision is not None:
+        split = (workload.name, "fp32" if workload.precision.value in ("fp32", "tf32") else "mixed")
+    return split
+
 
 class TransferModel(NoProbePrior, ThroughputModel):
     """Ratio transfer from similar reference workloads, spec regression as fallback.
@@ -90,6 +100,8 @@ class TransferModel(NoProbePrior, ThroughputModel):
     target measured in the reference, the workload's row is also kriged from the probes
     (``advisor.throughput._krige.krige``; it leans on the probes that co-vary with the target), blended
     in with weight ``row_krige_slope`` x (probes - 2), at most ``ROW_KRIGE_MAX`` (0 = off).
+    For a target known by its specs only, the probes' two-term time fit (FLOPs / peak +
+    bytes / bandwidth, ``advisor.throughput._time_fit``) is blended in with ``time_fit_weight``.
     ``roofline_weight``: weight of the operator roofline prior against the FLOPs prior for a
     workload with an operator mix and no probe (1 = roofline alone, 0 = off); the roofline
     is fitted on first use (``roofline()``), so fits for tables without mixes stay fast.
@@ -109,7 +121,8 @@ class TransferModel(NoProbePrior, ThroughputModel):
                  factor_alpha: float = 0.1, factor_shrinkage: float = 0.3,
                  spec_alpha: float = 1.0, twin_shrinkage: float = 0.3,
                  krige_weight: float = 0.5, spec_prior_weight: float = 0.5,
-                 row_krige_slope: float = 0.1, roofline_weight: float = 1.0,
+                 row_krige_slope: float = 0.1, time_fit_weight: float = 0.25,
+                 roofline_weight: float = 1.0,
                  own_generation: str | None = BENCH_GENERATION, shipped_weight: float = 0.3,
                  shipped_weight_unseen: float = 0.6, similarity_tau: float = 0.1) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
@@ -122,6 +135,7 @@ class TransferModel(NoProbePrior, ThroughputModel):
                             ("krige_weight", krige_weight),
                             ("spec_prior_weight", spec_prior_weight),
                             ("row_krige_slope", row_krige_slope),
+                            ("time_fit_weight", time_fit_weight),
                             ("roofline_weight", roofline_weight),
                             ("shipped_weight", shipped_weight),
                             ("shipped_weight_unseen", shipped_weight_unseen)]:
@@ -158,6 +172,7 @@ class TransferModel(NoProbePrior, ThroughputModel):
         self.krige_weight = krige_weight
         self.spec_prior_weight = spec_prior_weight
         self.row_krige_slope = row_krige_slope
+        self.time_fit_weight = time_fit_weight
         self.roofline_weight = roofline_weight
         self.own_generation = own_generation
         self.shipped_weight = shipped_weight
@@ -181,7 +196,8 @@ class TransferModel(NoProbePrior, ThroughputModel):
                                 twin_shrinkage=self.twin_shrinkage,
                                 krige_weight=self.krige_weight,
                                 spec_prior_weight=self.spec_prior_weight,
-                                row_krige_slope=self.row_krige_slope)
+                                row_krige_slope=self.row_krige_slope,
+                                time_fit_weight=self.time_fit_weight)
 
     def _fit_factors(self, log_sps: FloatArray) -> FactorFit:
         """The factorization of a (possibly masked) copy of the reference table."""
@@ -280,9 +296,11 @@ class TransferModel(NoProbePrior, ThroughputModel):
         columns = {c: y for a, y in probes.items()
                    if (c := self.table_.column(a)) is not None}
         if columns:
-            twin = self._twin(workload)
+            split = _split_precision(workload)
+            twin = self._twin(split)
             query = Query(columns, self.table_.column(accelerator.name),
-                          spec_features(accelerator), precision_key=key)
+                          spec_features(accelerator), precision_key=key,
+                          peak=key or (split[1] if split else None))
             result = blend_predict(self.table_, self.coefs_, self.factors_, query,
                                    settings=self._settings(), prior=self._twin_prior(twin),
                                    twin=twin, spec_prior=self.spec_prior_)
@@ -291,15 +309,9 @@ class TransferModel(NoProbePrior, ThroughputModel):
                 return result.log_sps, f"{kind}{min(len(columns), 3)}"
         return self._no_probe(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
 
-    def _twin(self, workload: WorkloadFeatures) -> Twin | None:
+    def _twin(self, split: tuple[str, str] | None) -> Twin | None:
         """The reference rows of the same model at the other precision, with the model pairs;
         None when the workload's name and precision say nothing or no twin is measured."""
-        if not workload.name:
-            return None
-        split = split_precision(workload.name)
-        if split is None and workload.precision is not None:
-            split = (workload.name,
-                     "fp32" if workload.precision.value in ("fp32", "tf32") else "mixed")
         if split is None:
             return None
         twins, pairs = precision_twin(self.table_, split[0], split[1])
