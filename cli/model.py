@@ -32,9 +32,11 @@ def model() -> None:
 @click.option("--unseen-target", is_flag=True,
               help="Remove every row of the target accelerator from the reference first "
                    "(as if it were brand new).")
-@click.option("--model", "model_name", type=click.Choice(["transfer", "median-ratio"]),
+@click.option("--model", "model_name",
+              type=click.Choice(["transfer", "median-ratio", "nearest-ratio"]),
               default="transfer", show_default=True,
-              help="The throughput model, or the simple median-ratio baseline.")
+              help="The throughput model, or a simple baseline: the median reference ratio, "
+                   "or the ratios of the nearest reference workload over the probes.")
 @json_option
 @handle_errors
 def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: str,

@@ -4,7 +4,7 @@
 model ``recommend`` uses is ``TransferModel`` (``transfer`` and its private helpers: the
 factorization, kriging, tiers, conformal calibration, the no-probe roofline prior), fitted on
 the shipped reference measurements (``reference``) and cached on disk (``model_cache``);
-``evaluation`` measures it against ``MedianRatioModel`` (``baseline``).
+``evaluation`` measures it against ``MedianRatioModel`` and ``NearestRatioModel`` (``baseline``).
 
 The names below are imported on first use (``import advisor.throughput`` never imports
 scikit-learn).
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from advisor._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from advisor.throughput.baseline import MedianRatioModel
+    from advisor.throughput.baseline import MedianRatioModel, NearestRatioModel
     from advisor.throughput.estimate import (
         MIN_STEP_SECONDS,
         Basis,
@@ -41,6 +41,7 @@ __all__ = [
     "MIN_STEP_SECONDS",
     "Measurement",
     "MedianRatioModel",
+    "NearestRatioModel",
     "REFERENCE_CONV_FLOPS_FRACTION",
     "REFERENCE_FLOPS_PER_SAMPLE",
     "ReferenceRow",
@@ -60,6 +61,7 @@ _HOME = {
     "MIN_STEP_SECONDS": "estimate",
     "Measurement": "estimate",
     "MedianRatioModel": "baseline",
+    "NearestRatioModel": "baseline",
     "REFERENCE_CONV_FLOPS_FRACTION": "reference",
     "REFERENCE_FLOPS_PER_SAMPLE": "reference",
     "ReferenceRow": "reference",

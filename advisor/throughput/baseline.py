@@ -1,9 +1,14 @@
-"""``MedianRatioModel``: the simple baseline the transfer model is judged against.
+"""The simple baselines the transfer model is judged against.
 
-A target is predicted from each probe by the median, over all reference workloads measured
-on both, of the target/probe throughput ratio; the probes' estimates are averaged in log
-space. Accelerators no reference workload was measured on keep the probes' fraction of
-datasheet peak. Without probes it cannot predict.
+``MedianRatioModel``: a target is predicted from each probe by the median, over all reference
+workloads measured on both, of the target/probe throughput ratio; the probes' estimates are
+averaged in log space. Accelerators no reference workload was measured on keep the probes'
+fraction of datasheet peak. Without probes it cannot predict.
+
+``NearestRatioModel``: the one reference workload that moves most like this one over the
+probes (the least spread of its log ratios to them, among those measured on the target and on
+every probe) carries its target/probe ratios over; with one probe, or no such workload, the
+median ratio.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from advisor.throughput.reference import ReferenceRow
 from advisor.throughput.scaling import ScalingModel
 from pricing import AcceleratorSpec
 
-__all__ = ["MedianRatioModel"]
+__all__ = ["MedianRatioModel", "NearestRatioModel"]
 
 
 class MedianRatioModel(ThroughputModel):
@@ -69,6 +74,12 @@ class MedianRatioModel(ThroughputModel):
         return log_sps + math.log(peak_flops(target, precision_key(workload.precision, target))
                                   / peak_flops(spec, precision_key(workload.precision, spec)))
 
+    def _predict_log(self, workload: WorkloadFeatures, probes: Mapping[str, float],
+                     target: AcceleratorSpec) -> float:
+        """Mean over the probes (log single-device samples/s) of the median-ratio estimate."""
+        return statistics.mean(self._estimate(workload, probe, log_sps, target)
+                               for probe, log_sps in probes.items())
+
     def predict(
         self,
         workload: WorkloadFeatures,
@@ -77,15 +88,35 @@ class MedianRatioModel(ThroughputModel):
         count: int = 1,
         measurements: Sequence[Measurement] = (),
     ) -> ThroughputEstimate:
-        """Mean over probes of the median-ratio estimate; needs at least one probe."""
+        """Samples/s from the probes' estimates; needs at least one probe."""
         if not measurements:
-            raise AdvisorError("the median-ratio baseline needs at least one probe")
-        logs = [self._estimate(workload, m.accelerator, math.log(
-            m.samples_per_second / (m.accelerator_count * self.scaling_efficiency(
-                self.specs_[m.accelerator], m.accelerator_count))), accelerator)
-            for m in measurements]
-        value = math.exp(statistics.mean(logs)) * count * self.scaling_efficiency(accelerator, count)
+            raise AdvisorError("the ratio baselines need at least one probe")
+        probes = {m.accelerator: math.log(m.samples_per_second / (
+            m.accelerator_count * self.scaling_efficiency(self.specs_[m.accelerator],
+                                                          m.accelerator_count)))
+            for m in measurements}
+        value = (math.exp(self._predict_log(workload, probes, accelerator)) * count
+                 * self.scaling_efficiency(accelerator, count))
         measured = any(m.accelerator == accelerator.name for m in measurements)
         return ThroughputEstimate(value, value * math.exp(-self.half_width),
                                   value * math.exp(self.half_width),
                                   Basis.MEASURED if measured else Basis.PREDICTED)
+
+
+class NearestRatioModel(MedianRatioModel):
+    """The ratios of the one reference workload nearest to this one over the probes."""
+
+    def _predict_log(self, workload: WorkloadFeatures, probes: Mapping[str, float],
+                     target: AcceleratorSpec) -> float:
+        """Nearest = least population spread of the log offsets probe - reference workload
+        (ties: the first name); its target value plus the mean offset."""
+        if target.name in probes:
+            return probes[target.name]
+        nearest: tuple[float, str, float] | None = None
+        for name, on_target in self.logs_.get(target.name, {}).items() if len(probes) > 1 else ():
+            offsets = [log_sps - self.logs_[probe][name] for probe, log_sps in probes.items()
+                       if name in self.logs_.get(probe, {})]
+            if len(offsets) == len(probes):
+                found = (statistics.pstdev(offsets), name, on_target + statistics.mean(offsets))
+                nearest = min(nearest or found, found)
+        return nearest[2] if nearest else super()._predict_log(workload, probes, target)

@@ -236,10 +236,11 @@ def evaluate(
 
 
 def _model_factories() -> dict[str, Callable[[], ThroughputModel]]:
-    from advisor.throughput.baseline import MedianRatioModel
+    from advisor.throughput.baseline import MedianRatioModel, NearestRatioModel
     from advisor.throughput.transfer import TransferModel
 
-    return {"transfer": TransferModel, "median-ratio": MedianRatioModel}
+    return {"transfer": TransferModel, "median-ratio": MedianRatioModel,
+            "nearest-ratio": NearestRatioModel}
 
 
 def evaluate_file(
@@ -254,7 +255,8 @@ def evaluate_file(
     progress: Callable[[int, int], None] | None = None,
 ) -> EvaluationResult:
     """``advisor model evaluate``: read BENCH.csv and run the protocol with a named model
-    (``transfer`` or the ``median-ratio`` baseline) and reference (``shipped`` or ``none``)."""
+    (``transfer``, or the ``median-ratio`` or ``nearest-ratio`` baseline) and reference
+    (``shipped`` or ``none``)."""
     from advisor.throughput.reference import load_reference
     from pricing import load_accelerators
 

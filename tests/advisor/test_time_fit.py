@@ -10,9 +10,10 @@ import pytest
 from scipy.optimize import nnls
 
 from advisor.errors import AdvisorError
+from advisor.spec import Precision
 from advisor.throughput._table import spec_features
 from advisor.throughput._time_fit import PEAK_COLUMNS, time_fit_predict
-from advisor.throughput.estimate import Measurement, Precision, WorkloadFeatures
+from advisor.throughput.estimate import Measurement, WorkloadFeatures
 from advisor.throughput.reference import ReferenceRow
 from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
@@ -47,7 +48,8 @@ def test_the_peak_is_the_one_of_the_workloads_precision() -> None:
     target = spec_features(SPECS[TARGET])
     truth = _log_sps(TARGET, 1.0, 0.0, "fp32")
     assert time_fit_predict(_features(PROBES[:3]), logs, target, "fp32") == pytest.approx(truth)
-    assert abs(time_fit_predict(_features(PROBES[:3]), logs, target, "mixed") - truth) > 0.05
+    wrong = time_fit_predict(_features(PROBES[:3]), logs, target, "mixed")
+    assert wrong is not None and abs(wrong - truth) > 0.05
 
 
 def test_the_fit_is_the_non_negative_least_squares_solution() -> None:
