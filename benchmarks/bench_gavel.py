@@ -6,9 +6,10 @@ of that file, commit 19b15c0a) times the job's batch size, priced with Gavel's o
 on-demand table (K80 0.52, P100 1.68, V100 2.85 USD/h). The ``advisor model evaluate``
 protocol (``evaluate_file``, the function the CLI calls) at K = 2, R = 10, seed 0, for the
 transfer model with ``--reference shipped`` and ``--reference none`` and the median-ratio
-baseline; no model code or hyper-parameter is changed for it. The transfer model and the
-baseline are also run on the table minus the rows in doubt (``QUIRKS``: Recommendation, whose
-"iteration" is likely not one batch, and the two Transformer rows copied between GPUs).
+and nearest-workload ratio baselines; no model code or hyper-parameter is changed for it.
+The transfer model and the median-ratio baseline are also run on the table minus the rows in
+doubt (``QUIRKS``: Recommendation, whose "iteration" is likely not one batch, and the two
+Transformer rows copied between GPUs).
 
 With three accelerators per workload and K = 2, each target's probe set is the other two
 accelerators on every repeat, so the per-row figures below (one prediction per workload and
@@ -45,12 +46,14 @@ CASES: list[tuple[str, str, str, str]] = [
     ("transfer, reference shipped", "transfer", "shipped", ""),
     ("transfer, reference none", "transfer", "none", " --reference none"),
     ("median-ratio baseline", "median-ratio", "shipped", " --model median-ratio"),
+    ("nearest-ratio baseline", "nearest-ratio", "shipped", " --model nearest-ratio"),
 ]
 
 QUIRKS = ("Recommendation", "Transformer (batch size 16)", "Transformer (batch size 256)")
 
 # Issue #14's figures for this table at K = 2 (its author, model before this week's changes).
-ISSUE = [("transfer (issue #14)", "22.4", "4.8"), ("median-ratio (issue #14)", "23.6", "3.5")]
+ISSUE = [("transfer (issue #14)", "22.4", "4.8"),
+         ("nearest-workload ratio baseline (issue #14)", "23.6", "3.5")]
 
 
 class Recording(tp.ThroughputModel):
@@ -134,7 +137,7 @@ def without_quirks(directory: Path) -> Path:
 
 
 def main() -> None:
-    """Run the three cases and the per-row breakdown; write benchmarks/results/gavel.md."""
+    """Run the four cases and the per-row breakdown; write benchmarks/results/gavel.md."""
     lines = ["# Gavel K80 / P100 / V100 table, held out (K = 2)", "",
              f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
              f"Python {platform.python_version()}", "",

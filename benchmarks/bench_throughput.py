@@ -4,7 +4,8 @@ Builds one BENCH.csv per software generation (lambda_v0, lambda_v1) from the sin
 of ``advisor/data/reference_throughput.csv`` (accelerators with a spec in the catalog; a
 workload is model/precision) and runs the ``advisor model evaluate`` protocol (K = 3,
 ``--reference none``: leave-one-workload-out inside the generation), with and without
-``--unseen-target``, for the transfer + factorization model and the median-ratio baseline.
+``--unseen-target``, for the transfer + factorization model and the median-ratio and
+nearest-workload ratio baselines.
 The blend weights are chosen on one generation and reported on the other. Then: the
 90% interval coverage, cross-generation, ``--reference shipped`` minus the evaluated
 generation, a planner simulation and one CLI run as a check.
@@ -38,6 +39,7 @@ from advisor.ranking import Candidate, plan  # noqa: E402
 from advisor.throughput import (  # noqa: E402
     Measurement,
     MedianRatioModel,
+    NearestRatioModel,
     ReferenceRow,
     ThroughputModel,
     TransferModel,
@@ -61,6 +63,7 @@ UNSEEN_GRID = ((0.5, 0.0, 0.25), (0.5, 0.25, 0.25), (0.5, 0.5, 0.25), (0.5, 0.75
                (0.5, 0.5, 0.5))
 # factor_weight, factor_weight_unseen, krige_weight, spec_prior_weight, time_fit_weight
 Weights = tuple[float, float, float, float, float]
+BASELINES = (("median-ratio", MedianRatioModel), ("nearest-ratio", NearestRatioModel))
 
 
 def price_table() -> tuple[dict[str, float], dict[str, str]]:
@@ -248,11 +251,10 @@ def main() -> None:
                 _row(generation, "transfer model", "seen", *_metrics(seen), coverage["seen"]),
                 _row(generation, "transfer model", "unseen", *_metrics(unseen),
                      coverage["unseen"]),
-                _row(generation, "median-ratio", "seen", *_metrics(run(path, MedianRatioModel)),
-                     "-"),
-                _row(generation, "median-ratio", "unseen",
-                     *_metrics(run(path, MedianRatioModel, unseen=True)), "-")]
-            print(*main_rows[-4:], sep="\n", flush=True)
+                *[_row(generation, name, case, *_metrics(run(path, baseline,
+                                                             unseen=case == "unseen")), "-")
+                  for name, baseline in BASELINES for case in ("seen", "unseen")]]
+            print(*main_rows[-6:], sep="\n", flush=True)
             others = [r for r in load_reference() if r.generation == other]
             extra_rows += [
                 _row(generation, f"{other} only", "seen",
