@@ -2,7 +2,8 @@
 
 For a target known by its datasheet only, a workload's probes fix the two unknowns of the
 simplest roofline of its whole step (FLOPs and bytes moved per sample, both >= 0) on the
-probed accelerators' peak FLOP/s for the workload's precision and their memory bandwidth;
+probed accelerators' peak FLOP/s for the workload's precision (one precision key for every
+probe and the target) and their memory bandwidth;
 the target's time follows from its own two figures (the Habitat idea, at the scale of one
 step instead of one operator). The fit is relative (each probe's residual is a fraction of
 its own time), so a fast probe counts as much as a slow one. It needs two probes.
@@ -28,14 +29,9 @@ def _nonnegative_lstsq(a: FloatArray, b: FloatArray) -> FloatArray:
     free = np.linalg.lstsq(a, b, rcond=None)[0]
     if (free >= 0).all():
         return np.asarray(free)
-    best: FloatArray | None = None
-    for j in range(a.shape[1]):
-        x = np.zeros(a.shape[1])
-        x[j] = max(float(a[:, j] @ b) / float(a[:, j] @ a[:, j]), 0.0)
-        if best is None or np.linalg.norm(a @ x - b) < np.linalg.norm(a @ best - b):
-            best = x
-    assert best is not None
-    return best
+    one_term = [np.eye(a.shape[1])[j] * max(float(a[:, j] @ b) / float(a[:, j] @ a[:, j]), 0.0)
+                for j in range(a.shape[1])]
+    return min(one_term, key=lambda x: float(np.linalg.norm(a @ x - b)))
 
 
 def time_fit_predict(probe_features: FloatArray, probe_logs: FloatArray,

@@ -91,10 +91,12 @@ class MedianRatioModel(ThroughputModel):
         """Samples/s from the probes' estimates; needs at least one probe."""
         if not measurements:
             raise AdvisorError("the ratio baselines need at least one probe")
-        probes = {m.accelerator: math.log(m.samples_per_second / (
-            m.accelerator_count * self.scaling_efficiency(self.specs_[m.accelerator],
-                                                          m.accelerator_count)))
-            for m in measurements}
+        logs: dict[str, list[float]] = defaultdict(list)
+        for m in measurements:
+            logs[m.accelerator].append(math.log(m.samples_per_second / (
+                m.accelerator_count * self.scaling_efficiency(self.specs_[m.accelerator],
+                                                              m.accelerator_count))))
+        probes = {a: statistics.mean(values) for a, values in logs.items()}
         value = (math.exp(self._predict_log(workload, probes, accelerator)) * count
                  * self.scaling_efficiency(accelerator, count))
         measured = any(m.accelerator == accelerator.name for m in measurements)

@@ -80,3 +80,11 @@ def test_model_evaluate_runs_the_nearest_ratio_baseline(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         outputs[model] = json.loads(result.output)
     assert outputs["nearest-ratio"]["mape"] < outputs["median-ratio"]["mape"]
+
+
+def test_repeated_measurements_of_one_accelerator_average_in_log_space() -> None:
+    for model in (MedianRatioModel(), NearestRatioModel()):
+        model.fit(_reference(PROFILES), SPECS)
+        twice = model.predict(WORKLOAD, SPECS["L4"], measurements=[
+            Measurement("T4", 50.0), Measurement("T4", 200.0)]).samples_per_second
+        assert twice == pytest.approx(_predict(model, {"T4": 100.0}, "L4"))
