@@ -1,0 +1,143 @@
+"""Issue 14's accelerator targets, measured in one run on this machine's accelerator.
+
+For the issue's configurations (ResNet-50 bf16 and strict fp32 at batch 256, BERT-base MLM
+bf16 at 256, GPT-2 small bf16 at 64: the built-in examples; the Hugging Face GPT-2 small bf16
+at 32), the probe harness measures samples/s and peak memory (``max_memory_allocated`` on
+CUDA) on the local device (``probes.devices.detect_device``), and the advisor predicts both
+with no probe for the accelerator the harness reports: throughput with the model
+``recommend`` uses (operator roofline prior), memory with the traced step (CUDA semantics;
+both count allocator blocks, neither the CUDA context). Targets: throughput within 20%,
+memory within 15%.
+
+    python benchmarks/bench_gpu_targets.py [--time-box 60] [--batch-scale 1]
+
+Writes ``benchmarks/results/gpu_targets_<accelerator>.md``. ``--batch-scale 0.02`` shrinks
+every batch for a dry run of the script on a CPU (its figures then mean nothing; the file is
+then named after the device, ``gpu_targets_cpu.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _table import write_result  # noqa: E402
+from bench_memory import HF_GPT2, _traced_gib  # noqa: E402
+from bench_memory import Config as MemoryConfig  # noqa: E402
+
+from advisor.profiling import op_mix_for_spec, profile_workload, recipe_for  # noqa: E402
+from advisor.spec import Precision, WorkloadSpec, load_workload_spec  # noqa: E402
+from advisor.throughput import (  # noqa: E402
+    TransferModel,
+    WorkloadFeatures,
+    load_reference,
+)
+from pricing import load_accelerators  # noqa: E402
+from probes.devices import detect_device  # noqa: E402
+from probes.harness import Harness  # noqa: E402
+from probes.types import ProbeRequest, ProbeResult  # noqa: E402
+from probes.workload import WorkloadRecipe  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+# label, example (or a Hugging Face config), precision (None: the example's), batch,
+# the issue's H100 samples/s and peak GiB (None: not reported)
+JOBS: list[tuple[str, str | MemoryConfig, Precision | None, int, float | None, float | None]] = [
+    ("ResNet-50 bf16", "resnet50.yaml", None, 256, 2205, 11.1),
+    ("ResNet-50 fp32 (strict)", "resnet50.yaml", Precision.FP32, 256, 859, None),
+    ("BERT-base MLM bf16", "bert.yaml", None, 256, 2654, None),
+    ("GPT-2 small bf16", "gpt2.yaml", None, 64, 227, 54.1),
+    ("GPT-2 small, Hugging Face bf16", HF_GPT2, Precision.BF16, 32, None, 45.6),
+]
+
+
+def _spec(example: str, precision: Precision | None, batch: int) -> WorkloadSpec:
+    spec = load_workload_spec(ROOT / "examples" / example)
+    return replace(spec, precision=precision or spec.precision, batch_size=batch)
+
+
+def _measure(label: str, recipe: WorkloadRecipe, time_box_s: float) -> ProbeResult:
+    """One harness run on the local device, its peak reset after warm-up."""
+    probe_id = "targets-" + "".join(c if c.isalnum() else "-" for c in label)
+    request = ProbeRequest(probe_id=probe_id, offer_key="local", recipe=recipe,
+                           workload_fingerprint="bench-gpu-targets", time_box_s=time_box_s,
+                           input_check=False)
+    result = Harness(request, device=detect_device()).run()
+    gc.collect()
+    return result
+
+
+def _error(predicted: float, measured: float | None, limit: float) -> str:
+    if not measured:
+        return "-"
+    error = predicted / measured - 1
+    return f"{error:+.1%} ({'met' if abs(error) <= limit else 'missed'})"
+
+
+def main() -> None:
+    """Measure, predict and write the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--time-box", type=float, default=60.0, help="seconds per harness run")
+    parser.add_argument("--batch-scale", type=float, default=1.0,
+                        help="multiply every batch (a CPU dry run: 0.02)")
+    args = parser.parse_args()
+    specs = load_accelerators()
+    model = TransferModel(calibrate=False).fit(load_reference(), specs)
+    rows, device, accelerator = [], "unknown", None
+    for label, source, precision, batch, issue_sps, issue_gib in JOBS:
+        batch = max(2, round(batch * args.batch_scale))
+        if isinstance(source, str):
+            spec = _spec(source, precision, batch)
+            recipe = recipe_for(spec, samples_per_device=batch)
+        else:
+            spec, recipe = None, source.recipe(batch, str(precision))
+        started = time.perf_counter()
+        result = _measure(label, recipe, args.time_box)
+        device, accelerator = result.device, result.accelerator or accelerator
+        traced = _traced_gib(MemoryConfig(label, recipe.builtin, recipe.entrypoint,
+                                          dict(recipe.options)),
+                             recipe.precision, batch, "cuda")
+        predicted = "-"
+        if spec is not None and result.accelerator in specs:
+            profile = profile_workload(spec)
+            features = WorkloadFeatures(
+                precision=spec.precision, flops_per_sample=profile.flops_per_sample,
+                conv_flops_fraction=profile.conv_flops_fraction, params=profile.params,
+                name=spec.name, op_mix=op_mix_for_spec(spec), batch_size_per_device=batch)
+            sps = model.predict(features, specs[result.accelerator]).samples_per_second
+            predicted = f"{sps:,.0f} {_error(sps, result.samples_per_second, 0.20)}"
+        measured_sps = result.samples_per_second
+        measured_gib = result.peak_memory_gib
+        rows.append([label, str(batch), str(result.status),
+                     f"{measured_sps:,.1f}" if measured_sps else result.error[:80] or "-",
+                     predicted, f"{issue_sps:,.0f}" if issue_sps else "-",
+                     f"{measured_gib:.2f}" if measured_gib else "-",
+                     f"{traced:.2f} {_error(traced, measured_gib, 0.15)}",
+                     f"{issue_gib:.1f}" if issue_gib else "-",
+                     f"{time.perf_counter() - started:.0f}"])
+        print(" | ".join(rows[-1]), flush=True)
+    header = ["configuration", "batch", "status", "measured samples/s",
+              "predicted, no probe (error)", "issue's H100 samples/s", "measured peak GiB",
+              "traced GiB (error)", "issue's H100 GiB", "wall s"]
+    lines = [f"# Issue 14's targets on {device}", "",
+             f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {platform.machine()}, "
+             f"accelerator {accelerator or 'none (not in the catalog)'}; time box "
+             f"{args.time_box:g} s per run, batch scale {args.batch_scale:g}; "
+             "`python benchmarks/bench_gpu_targets.py`", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+             *("| " + " | ".join(row) + " |" for row in rows), "",
+             "Targets: no-probe throughput within 20% of the measured samples/s; traced memory "
+             "within 15% of the measured peak. The predicted column is empty where the device "
+             "is no catalog accelerator or the configuration is no example (the Hugging Face "
+             "GPT-2 is measured for memory only)."]
+    name = (accelerator or device.split(":")[0]).replace(" ", "_").replace("/", "_")
+    write_result(f"gpu_targets_{name}", "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
