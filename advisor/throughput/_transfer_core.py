@@ -13,8 +13,9 @@ know X, ``log j(X)`` comes from j's ridge regression on spec features instead.
 ``advisor.throughput._factor``), in log space, with the factor weight of the case (target column
 measured in the reference or not), and then with the views of ``advisor.throughput._krige``: the
 kriged precision shift when the workload has a twin and the target is measured, the
-hierarchical spec regression and the probes' two-term time fit (``advisor.throughput._time_fit``)
-when the target is known by its specs only.
+hierarchical spec regression when the target is known by its specs only; last the probes'
+two-term time fit (``advisor.throughput._time_fit``) when the target is known by its specs only
+or is of an architecture class none of the probes has.
 """
 
 from __future__ import annotations
@@ -84,9 +85,10 @@ class Query:
     """What one prediction asks: the probes (table column -> log samples/s), the target
     column (None: an accelerator known by its spec features only), the target's spec
     features, which reference rows may take part (None: all), the workload's precision
-    key (None: any; otherwise rows of another precision weigh ``precision_mismatch_weight``)
-    and the datasheet peak its step runs at (``fp32`` or ``mixed``; None: unknown, no time
-    fit)."""
+    key (None: any; otherwise rows of another precision weigh ``precision_mismatch_weight``),
+    the datasheet peak its step runs at (``fp32`` or ``mixed``; None: unknown, no time
+    fit) and whether the target's architecture class (tensor cores, bf16) is none of the
+    probes' (the ratio transfer then extrapolates and the time fit joins in)."""
 
     probes: dict[int, float]
     target: int | None
@@ -94,6 +96,7 @@ class Query:
     row_mask: npt.NDArray[np.bool_] | None = None
     precision_key: str | None = None
     peak: str | None = None
+    unlike_probes: bool = False
 
 
 def transfer_predict(table: ReferenceTable, coefs: FloatArray, query: Query, *,
@@ -153,8 +156,9 @@ def blend_predict(table: ReferenceTable, coefs: FloatArray, factors: FactorFit |
     """``transfer_predict`` averaged in log space with the factorization's prediction
     (whose new row shrinks toward ``prior`` when given and ``twin_shrinkage`` > 0), then
     with the kriged shift from ``twin`` (target measured in the reference) or the
-    ``spec_prior`` posterior and the probes' time fit (target known by its specs only), then
-    with the kriged row (measured target, three probes or more)."""
+    ``spec_prior`` posterior (target known by its specs only), then with the kriged row
+    (measured target, three probes or more), and last with the probes' time fit (target
+    known by its specs only, or of an architecture class none of the probes has)."""
     result = transfer_predict(table, coefs, query, settings=settings)
     if result is None:
         return result
@@ -173,10 +177,6 @@ def blend_predict(table: ReferenceTable, coefs: FloatArray, factors: FactorFit |
             log_sps = _mix(log_sps, settings.spec_prior_weight, spec_prior.predict(
                 probes, table.features[list(probes)], target_features, row_mask=row_mask,
                 twin=twin))
-        if settings.time_fit_weight > 0 and query.peak is not None:
-            log_sps = _mix(log_sps, settings.time_fit_weight, time_fit_predict(
-                table.features[list(probes)], np.array(list(probes.values())), target_features,
-                query.peak))
     elif target is not None:
         if twin is not None and settings.krige_weight > 0:
             log_sps = _mix(log_sps, settings.krige_weight,
@@ -185,4 +185,9 @@ def blend_predict(table: ReferenceTable, coefs: FloatArray, factors: FactorFit |
         if weight > 0:
             rows = table.log_sps if row_mask is None else table.log_sps[row_mask]
             log_sps = _mix(log_sps, weight, krige(rows, probes, target))
+    if ((result.regression or query.unlike_probes) and settings.time_fit_weight > 0
+            and query.peak is not None):
+        log_sps = _mix(log_sps, settings.time_fit_weight, time_fit_predict(
+            table.features[list(probes)], np.array(list(probes.values())), target_features,
+            query.peak))
     return TransferResult(log_sps, result.regression, result.neighbours)

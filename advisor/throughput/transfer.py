@@ -69,6 +69,12 @@ def _split_precision(workload: WorkloadFeatures) -> tuple[str, str] | None:
     return split
 
 
+def _architecture(spec: AcceleratorSpec) -> tuple[bool, bool]:
+    """The architecture class the ratio transfer cannot cross without evidence: (tensor cores,
+    bf16), i.e. Pascal and older / Volta and Turing / Ampere and newer for NVIDIA."""
+    return spec.tensor_cores, spec.supports_bf16
+
+
 class TransferModel(NoProbePrior, ThroughputModel):
     """Ratio transfer from similar reference workloads, spec regression as fallback.
 
@@ -100,8 +106,9 @@ class TransferModel(NoProbePrior, ThroughputModel):
     target measured in the reference, the workload's row is also kriged from the probes
     (``advisor.throughput._krige.krige``; it leans on the probes that co-vary with the target), blended
     in with weight ``row_krige_slope`` x (probes - 2), at most ``ROW_KRIGE_MAX`` (0 = off).
-    For a target known by its specs only, the probes' two-term time fit (FLOPs / peak +
-    bytes / bandwidth, ``advisor.throughput._time_fit``) is blended in with ``time_fit_weight``.
+    For a target known by its specs only, or of an architecture class (tensor cores, bf16)
+    none of the probes has, the probes' two-term time fit (FLOPs / peak + bytes / bandwidth,
+    ``advisor.throughput._time_fit``) is blended in with ``time_fit_weight``.
     ``roofline_weight``: weight of the operator roofline prior against the FLOPs prior for a
     workload with an operator mix and no probe (1 = roofline alone, 0 = off); the roofline
     is fitted on first use (``roofline()``), so fits for tables without mixes stay fast.
@@ -300,7 +307,9 @@ class TransferModel(NoProbePrior, ThroughputModel):
             twin = self._twin(split)
             query = Query(columns, self.table_.column(accelerator.name),
                           spec_features(accelerator), precision_key=key,
-                          peak=key or (split[1] if split else None))
+                          peak=key or (split[1] if split else None),
+                          unlike_probes=all(_architecture(self.specs_[a]) != _architecture(
+                              accelerator) for a in probes if a in self.specs_))
             result = blend_predict(self.table_, self.coefs_, self.factors_, query,
                                    settings=self._settings(), prior=self._twin_prior(twin),
                                    twin=twin, spec_prior=self.spec_prior_)
