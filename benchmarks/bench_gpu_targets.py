@@ -31,13 +31,14 @@ from _table import write_result  # noqa: E402
 from bench_memory import HF_GPT2, _traced_gib  # noqa: E402
 from bench_memory import Config as MemoryConfig  # noqa: E402
 
-from advisor.profiling import op_mix_for_spec, profile_workload, recipe_for  # noqa: E402
-from advisor.spec import Precision, WorkloadSpec, load_workload_spec  # noqa: E402
-from advisor.throughput import (  # noqa: E402
-    TransferModel,
-    WorkloadFeatures,
-    load_reference,
+from advisor.profiling import (  # noqa: E402
+    op_mix_for_spec,
+    profile_workload,
+    recipe_for,
 )
+from advisor.ranking import workload_features  # noqa: E402
+from advisor.spec import Precision, WorkloadSpec, load_workload_spec  # noqa: E402
+from advisor.throughput import TransferModel, load_reference  # noqa: E402
 from pricing import load_accelerators  # noqa: E402
 from probes.devices import detect_device  # noqa: E402
 from probes.harness import Harness  # noqa: E402
@@ -99,16 +100,10 @@ def main() -> None:
         started = time.perf_counter()
         result = _measure(label, recipe, args.time_box)
         device, accelerator = result.device, result.accelerator or accelerator
-        traced = _traced_gib(MemoryConfig(label, recipe.builtin, recipe.entrypoint,
-                                          dict(recipe.options)),
-                             recipe.precision, batch, "cuda")
+        traced = _traced_gib(recipe, "cuda")
         predicted = "-"
         if spec is not None and result.accelerator in specs:
-            profile = profile_workload(spec)
-            features = WorkloadFeatures(
-                precision=spec.precision, flops_per_sample=profile.flops_per_sample,
-                conv_flops_fraction=profile.conv_flops_fraction, params=profile.params,
-                name=spec.name, op_mix=op_mix_for_spec(spec), batch_size_per_device=batch)
+            features = workload_features(spec, profile_workload(spec), op_mix_for_spec(spec))
             sps = model.predict(features, specs[result.accelerator]).samples_per_second
             predicted = f"{sps:,.0f} {_error(sps, result.samples_per_second, 0.20)}"
         measured_sps = result.samples_per_second

@@ -113,8 +113,10 @@ CPU_CONFIGS = [
 ]
 
 
-def _traced_gib(config: Config, precision: str, batch: int, device: str) -> float:
-    traced = trace_peak_bytes(config.recipe(batch, precision), Precision(precision),
+def _traced_gib(recipe: WorkloadRecipe, device: str) -> float:
+    """The traced peak of ``recipe``'s step at its batch (traced at it and half of it), GiB."""
+    batch = recipe.batch_size
+    traced = trace_peak_bytes(recipe, Precision(recipe.precision),
                               batch_sizes=(max(1, batch // 2), batch), device=device)
     return traced.peak_bytes(batch) / GIB
 
@@ -136,9 +138,9 @@ def _h100_table(skip_hf: bool) -> tuple[list[str], list[Result]]:
                          "| | | | | | |")
             continue
         start = time.perf_counter()
-        traced = _traced_gib(config, precision, batch, "cuda")
+        traced = _traced_gib(config.recipe(batch, precision), "cuda")
         seconds = time.perf_counter() - start
-        cpu_semantics = _traced_gib(config, precision, batch, "cpu")
+        cpu_semantics = _traced_gib(config.recipe(batch, precision), "cpu")
         need = traced + cuda.gib(traced)
         error = traced / measured - 1
         lines.append(
@@ -148,7 +150,7 @@ def _h100_table(skip_hf: bool) -> tuple[list[str], list[Result]]:
             f"{'fits' if need <= 80.0 else 'rejected'} | {seconds:.1f} |")
         results.append((config, measured, need, error))
         if config.needs_transformers:
-            fp32 = _traced_gib(config, "fp32", batch, "cuda")
+            fp32 = _traced_gib(config.recipe(batch, "fp32"), "cuda")
             notes.append(f"The issue does not state the precision of the {config.label} run; "
                          f"bf16 is assumed, as for the other rows (the fp32 trace gives "
                          f"{fp32:.1f} GiB, {fp32 / measured - 1:+.0%} from the measured peak).")
@@ -254,7 +256,7 @@ def _cpu_table(time_box_s: float, skip_hf: bool) -> tuple[list[str], list[float]
                     lines.append(row + "not run: transformers is not installed | | | |")
                     continue
                 measured = _measure_in_child(config, precision, batch, time_box_s)
-                traced = _traced_gib(config, precision, batch, "cpu")
+                traced = _traced_gib(config.recipe(batch, precision), "cpu")
                 peak = measured.get("peak_gib")
                 if not peak:
                     lines.append(row + f"failed: {measured.get('error')} | {traced:.3f} | | |")

@@ -28,6 +28,7 @@ from advisor.profiling import (  # noqa: E402
     profile_workload,
     reference_op_mixes,
 )
+from advisor.ranking import workload_features  # noqa: E402
 from advisor.spec import Precision, load_workload_spec  # noqa: E402
 from advisor.throughput import (  # noqa: E402
     REFERENCE_CONV_FLOPS_FRACTION,
@@ -99,11 +100,7 @@ def issue_h100() -> list[str]:
         spec = load_workload_spec(ROOT / "examples" / example)
         if precision is not None:
             spec = replace(spec, precision=precision)
-        profile = profile_workload(spec)
-        features = WorkloadFeatures(
-            precision=spec.precision, flops_per_sample=profile.flops_per_sample,
-            conv_flops_fraction=profile.conv_flops_fraction, params=profile.params,
-            name=spec.name, op_mix=op_mix_for_spec(spec), batch_size_per_device=spec.batch_size)
+        features = workload_features(spec, profile_workload(spec), op_mix_for_spec(spec))
         cells = []
         for model in models.values():
             predicted = model.predict(features, h100).samples_per_second

@@ -98,7 +98,7 @@ def main() -> None:
             measured = _measure_in_child(config, precision, _batch(arch), args.time_box)
             peak = measured.get("peak_gib")
             try:
-                traced = _traced_gib(config, precision, _batch(arch), "cpu")
+                traced = _traced_gib(config.recipe(_batch(arch), precision), "cpu")
             except Exception as exc:  # noqa: BLE001
                 cells.append(f"trace failed: {type(exc).__name__}")
                 continue

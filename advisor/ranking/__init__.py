@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         prepare_probes,
         probe_target,
     )
+    from advisor.ranking.recommend import workload_features
     from advisor.ranking.rejections import Rejection, RejectionKind
     from advisor.ranking.serialize import estimate_row, recommendation_to_dict, rejection_row
     from advisor.ranking.service import current_catalog, recommend_for_file, stored_probe_evidence
@@ -68,6 +69,7 @@ __all__ = [
     "recommendation_to_dict",
     "rejection_row",
     "stored_probe_evidence",
+    "workload_features",
 ]
 
 _HOME = {
@@ -98,6 +100,7 @@ _HOME = {
     "prepare_probes": "probe_plan",
     "probe_target": "probe_plan",
     "recommend_for_file": "service",
+    "workload_features": "recommend",
     "recommendation_to_dict": "serialize",
     "rejection_row": "serialize",
     "stored_probe_evidence": "service",

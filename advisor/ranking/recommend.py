@@ -36,7 +36,7 @@ from advisor.throughput import (
 )
 from pricing import Catalog, InstanceOffer
 
-__all__ = ["STALE_PRICES_DAYS", "default_throughput_model", "recommend"]
+__all__ = ["STALE_PRICES_DAYS", "default_throughput_model", "recommend", "workload_features"]
 
 STALE_PRICES_DAYS = 90
 
@@ -164,6 +164,16 @@ def _scaling_line(ranked: Sequence[CostEstimate], catalog: Catalog, model: Throu
             f"per accelerator and interconnect on the reference 1/2/4/8-GPU rows{shown}")
 
 
+def workload_features(spec: WorkloadSpec, profile: WorkloadProfile,
+                      op_mix: OpMix | None) -> WorkloadFeatures:
+    """What the throughput model is told about ``spec``'s workload: its precision, name and
+    batch, the profile's FLOPs and parameters, and the traced operator mix (None: none)."""
+    return WorkloadFeatures(precision=spec.precision, flops_per_sample=profile.flops_per_sample,
+                            conv_flops_fraction=profile.conv_flops_fraction,
+                            params=profile.params, name=spec.name, op_mix=op_mix,
+                            batch_size_per_device=spec.batch_size)
+
+
 def recommend(
     spec: WorkloadSpec,
     *,
@@ -188,10 +198,7 @@ def recommend(
     check_constraint_names(spec, catalog)
     assumptions = assumptions or CostAssumptions()
     model = model or default_throughput_model(catalog)
-    features = WorkloadFeatures(precision=spec.precision, flops_per_sample=profile.flops_per_sample,
-                                conv_flops_fraction=profile.conv_flops_fraction,
-                                params=profile.params, name=spec.name, op_mix=op_mix,
-                                batch_size_per_device=spec.batch_size)
+    features = workload_features(spec, profile, op_mix)
     candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators,
                                          include_flagged=include_flagged)
     estimates: list[CostEstimate] = []

@@ -54,12 +54,12 @@ def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: Transfe
     for w in np.flatnonzero(np.isfinite(truth.log_sps[:, target])):
         rows = names != names[w]
         others = [c for c in np.flatnonzero(np.isfinite(truth.log_sps[w])) if c != target]
+        split = split_precision(table.workloads[w])
         for k in _PROBE_COUNTS:
             if len(others) < k:
                 continue
             probes = {int(c): float(truth.log_sps[w, c])
                       for c in rng.choice(others, size=k, replace=False)}
-            split = split_precision(table.workloads[w])
             query = Query(probes, None if unseen else target, table.features[target],
                           row_mask=rows, peak=split[1] if split else None)
             result = blend_predict(table, coefs, factors[str(names[w])], query,

@@ -115,10 +115,10 @@ class NearestRatioModel(MedianRatioModel):
         if target.name in probes:
             return probes[target.name]
         nearest: tuple[float, str, float] | None = None
-        for name, on_target in self.logs_.get(target.name, {}).items() if len(probes) > 1 else ():
+        for name, on_target in self.logs_.get(target.name, {}).items():
             offsets = [log_sps - self.logs_[probe][name] for probe, log_sps in probes.items()
                        if name in self.logs_.get(probe, {})]
-            if len(offsets) == len(probes):
+            if len(probes) > 1 and len(offsets) == len(probes):
                 found = (statistics.pstdev(offsets), name, on_target + statistics.mean(offsets))
                 nearest = min(nearest or found, found)
         return nearest[2] if nearest else super()._predict_log(workload, probes, target)
