@@ -64,8 +64,8 @@ def _split_precision(workload: WorkloadFeatures) -> tuple[str, str] | None:
     if not workload.name:
         return None
     split = split_precision(workload.name)
-    if split is None and workload.precision is not None:
-        split = (workload.name, "fp32" if workload.precision.value in ("fp32", "tf32") else "mixed")
+    if split is None and workload.precision is not None:  # the name plus its precision's token
+        split = split_precision(f"{workload.name}/{workload.precision.value}")
     return split
 
 

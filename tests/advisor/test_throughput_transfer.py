@@ -13,7 +13,7 @@ from advisor.throughput._table import split_precision
 from advisor.throughput.estimate import Basis, Measurement, WorkloadFeatures
 from advisor.throughput.model_cache import cached_transfer_model
 from advisor.throughput.reference import ReferenceRow, load_reference
-from advisor.throughput.transfer import TransferModel
+from advisor.throughput.transfer import TransferModel, _split_precision
 from pricing import load_accelerators
 
 SPECS = load_accelerators()
@@ -135,6 +135,16 @@ def test_bad_factor_hyper_parameters_are_rejected(kwargs: dict[str, float]) -> N
 def test_precision_token_is_split_from_workload_names(
         name: str, expected: tuple[str, str] | None) -> None:
     assert split_precision(name) == expected
+
+
+@pytest.mark.parametrize(("name", "precision", "expected"), [
+    ("resnet50/mixed", Precision.FP32, ("resnet50", "mixed")),  # the name's token wins
+    ("my-model", Precision.BF16, ("my-model", "mixed")),
+    ("my-model", Precision.TF32, ("my-model", "fp32")),
+    ("my-model", None, None), ("", Precision.FP16, None)])
+def test_workload_precision_comes_from_its_name_then_its_precision(
+        name: str, precision: Precision | None, expected: tuple[str, str] | None) -> None:
+    assert _split_precision(WorkloadFeatures(precision=precision, name=name)) == expected
 
 
 def _twin_rows() -> list[ReferenceRow]:
