@@ -118,12 +118,13 @@ def run_cli(path: Path, *extra: str) -> dict[str, float]:
 
 def run(path: Path, factory: Callable[[], ThroughputModel], *, unseen: bool = False,
         reference: Sequence[ReferenceRow] = (), bench_reference: bool = True,
-        covered: list[bool] | None = None, probes: int = 3) -> dict[str, float]:
+        covered: list[bool] | None = None, probes: int = 3,
+        errors: list[float] | None = None) -> dict[str, float]:
     """The ``advisor model evaluate`` protocol in process (K = ``probes``, R = 10, seed 0)."""
     specs = load_accelerators()
     result = evaluate(read_bench(path, specs), accelerators=specs, model_factory=factory,
                       probes=probes, reference=reference, bench_reference=bench_reference,
-                      unseen_target=unseen, covered=covered)
+                      unseen_target=unseen, covered=covered, errors=errors)
     return dict(result.to_dict())  # type: ignore[arg-type]
 
 

@@ -169,13 +169,15 @@ def evaluate(
     bench_reference: bool = True,
     progress: Callable[[int, int], None] | None = None,
     covered: list[bool] | None = None,
+    errors: list[float] | None = None,
 ) -> EvaluationResult:
     """Run the protocol in the module docstring; pure given its inputs (seeded).
 
     ``bench_reference=False`` leaves the benchmark's other workloads out of the reference
     (to measure transfer from ``reference`` alone, e.g. another software generation).
     ``covered``, when given, also receives per prediction whether the model's interval holds
-    the measured value (``coverage_pct`` of the result).
+    the measured value (``coverage_pct`` of the result); ``errors``, the absolute relative
+    error of each prediction, in the same order for every model (paired comparisons).
     """
     if probes < 1:
         raise AdvisorError(f"--probes must be >= 1, got {probes}: with no probe a benchmark "
@@ -225,6 +227,8 @@ def evaluate(
             progress(done + 1, len(table))
     if covered is not None:
         covered.extend(inside)
+    if errors is not None:
+        errors.extend(apes)
     if not apes:
         raise AdvisorError(f"no workload has more than {probes} accelerators measured; lower "
                            "--probes or add rows")

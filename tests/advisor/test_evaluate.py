@@ -9,7 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from advisor.errors import AdvisorError
-from advisor.throughput.evaluation import read_bench
+from advisor.throughput.baseline import MedianRatioModel
+from advisor.throughput.evaluation import evaluate, read_bench
+from advisor.throughput.transfer import TransferModel
 from cli.main import advisor
 from pricing import load_accelerators
 
@@ -48,6 +50,28 @@ def test_unseen_target_still_predicts_every_row(tmp_path: Path) -> None:
                                           "--reference", "none", "--unseen-target", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["n"] == 4 * 5 * 2
+
+
+def test_per_prediction_errors_are_paired_across_models(tmp_path: Path) -> None:
+    """``errors`` gets one entry per prediction, averaging to the MAPE, in an order that
+    depends on the seed only: two models' lists compare prediction by prediction."""
+    bench = _multiplicative_bench(tmp_path)
+    lines = bench.read_text().splitlines()
+    odd = next(i for i, line in enumerate(lines) if line.startswith("d,H100,"))
+    w, acc, sps, price = lines[odd].split(",")
+    lines[odd] = f"{w},{acc},{2 * float(sps)},{price}"  # d runs 2x faster on H100 than the rest
+    specs = load_accelerators()
+    rows = read_bench(_write(bench, "\n".join(lines) + "\n"), specs)
+    # predictions run by sorted workload, sorted target, then repeat: (d, H100) is 3 * 5 + 2
+    odd_slots = {3 * (3 * 5 + 2) + r for r in range(3)}
+    for factory in (TransferModel, MedianRatioModel):
+        errors: list[float] = []
+        result = evaluate(rows, accelerators=specs, model_factory=factory, probes=2, repeats=3,
+                          reference=(), errors=errors)
+        assert len(errors) == result.n == 4 * 5 * 3
+        assert 100 * sum(errors) / len(errors) == pytest.approx(result.mape)
+        largest = sorted(range(len(errors)), key=errors.__getitem__)[-3:]
+        assert set(largest) == odd_slots, factory
 
 
 @pytest.mark.parametrize(("text", "expected"), [
