@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -32,7 +32,8 @@ from advisor.throughput._table import (
 )
 from advisor.throughput._transfer_core import Query, TransferSettings, blend_predict
 
-__all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_quantiles"]
+__all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_case",
+           "residual_quantiles"]
 
 MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
 _PROBE_COUNTS = (1, 2, 3)
@@ -48,7 +49,7 @@ def _model_name(workload: str) -> str:
 def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: TransferSettings,
                      rng: np.random.Generator, out: dict[str, list[float]],
                      *, target: int, unseen: bool, truth: ReferenceTable,
-                     factors: dict[str, FactorFit | None],
+                     factors: dict[str, FactorFit | None], architectures: Sequence[object],
                      spec_prior: SpecPrior | None = None) -> None:
     names = np.array([_model_name(w) for w in table.workloads])
     for w in np.flatnonzero(np.isfinite(truth.log_sps[:, target])):
@@ -60,14 +61,26 @@ def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: Transfe
                 continue
             probes = {int(c): float(truth.log_sps[w, c])
                       for c in rng.choice(others, size=k, replace=False)}
+            unlike = all(architectures[c] != architectures[target] for c in probes
+                         if architectures[c] is not None)
             query = Query(probes, None if unseen else target, table.features[target],
-                          row_mask=rows, peak=split[1] if split else None)
+                          row_mask=rows, peak=split[1] if split else None,
+                          unlike_probes=unlike)
             result = blend_predict(table, coefs, factors[str(names[w])], query,
                                    settings=settings, spec_prior=spec_prior)
             if result is None:
                 continue
-            case = "unseen" if result.regression else "seen"
-            out[f"{case}{k}"].append(float(truth.log_sps[w, target]) - result.log_sps)
+            out[residual_case(result.regression, k, unlike=unlike)].append(
+                float(truth.log_sps[w, target]) - result.log_sps)
+
+
+def residual_case(regression: bool, probes: int, *, unlike: bool) -> str:
+    """The calibration case of a prediction with probes: ``seen3`` (target measured in the
+    reference, three probes or more), ``unseen1`` (known by its specs, one probe), with
+    ``_unlike`` when the target's architecture class is none of the probes' (the transfer
+    then extrapolates, and misses about three times as much)."""
+    return (f"{'unseen' if regression else 'seen'}{min(probes, 3)}"
+            + ("_unlike" if unlike else ""))
 
 
 def _prior_residuals(table: ReferenceTable, coefs: FloatArray, out: dict[str, list[float]],
@@ -101,10 +114,12 @@ def conformal_bounds(residuals: list[float], coverage: float) -> tuple[float, fl
 def residual_quantiles(table: ReferenceTable, coefs: FloatArray, *,
                        settings: TransferSettings, coverage: float, ridge_alpha: float,
                        fit_factors: Callable[[FloatArray], FactorFit], seed: int,
+                       architectures: Sequence[object],
                        ) -> dict[str, tuple[float, float]]:
-    """Conformal bounds of held-out log residuals per case (seen1..3, unseen1..3, prior,
-    prior_unseen); cases with fewer than 20 residuals are left out. ``fit_factors`` refits
-    the factorization on a masked copy of ``table.log_sps``."""
+    """Conformal bounds of held-out log residuals per case (seen1..3 and unseen1..3, each
+    also ``_unlike``, prior, prior_unseen); cases with fewer than 20 residuals are left out.
+    ``fit_factors`` refits the factorization on a masked copy of ``table.log_sps``;
+    ``architectures`` holds each column's architecture class (equal when alike)."""
     rng = np.random.default_rng(seed)
     out: dict[str, list[float]] = defaultdict(list)
     seen_columns = np.flatnonzero(table.seen() & np.isfinite(table.features).all(axis=1))
@@ -115,7 +130,7 @@ def residual_quantiles(table: ReferenceTable, coefs: FloatArray, *,
         if blend else None for name in set(names)}
     for target in seen_columns:
         _probe_residuals(table, coefs, settings, rng, out, target=int(target), unseen=False,
-                         truth=table, factors=left_out)
+                         truth=table, factors=left_out, architectures=architectures)
         _prior_residuals(table, coefs, out, target=int(target), case="prior",
                          mismatch_weight=settings.precision_mismatch_weight,
                          measured=table.log_sps[:, target])
@@ -128,6 +143,7 @@ def residual_quantiles(table: ReferenceTable, coefs: FloatArray, *,
         _probe_residuals(hidden, hidden_coefs, settings, rng, out, target=int(target),
                          unseen=True, truth=table,
                          factors=dict.fromkeys(left_out, hidden_factors),
+                         architectures=architectures,
                          spec_prior=SpecPrior(hidden) if settings.spec_prior_weight > 0 else None)
         _prior_residuals(table, hidden_coefs, out, target=int(target), case="prior_unseen",
                          mismatch_weight=settings.precision_mismatch_weight,
@@ -139,13 +155,19 @@ def residual_quantiles(table: ReferenceTable, coefs: FloatArray, *,
 def interval(quantiles: Mapping[str, tuple[float, float]], case: str, *,
              foreign_widening: float) -> tuple[float, float]:
     """Log-space (low, high) offsets for a residual case: the case's conformal bounds, or
-    the nearest case with fewer probes that has them; vendors absent from the reference
-    (``foreign``) get the unseen bounds widened by ``foreign_widening``."""
+    the nearest case with fewer probes that has them (an ``_unlike`` case then the case as
+    if alike); vendors absent from the reference (``foreign``) get the bounds of an unseen
+    target unlike its probes, widened by ``foreign_widening``."""
     if case == "measured":
         return -MEASURED_HALF_WIDTH, MEASURED_HALF_WIDTH
     if case == "foreign":
-        low, high = quantiles.get("unseen3", quantiles.get("prior_unseen", (-0.4, 0.4)))
+        low, high = interval(quantiles, "unseen3_unlike", foreign_widening=1.0)
         return low * foreign_widening, high * foreign_widening
+    if case.endswith("_unlike"):  # fewer probes of the same kind, then the case as if alike
+        unlike = case
+        while unlike not in quantiles and unlike.removesuffix("_unlike") in _FALLBACK:
+            unlike = _FALLBACK[unlike.removesuffix("_unlike")] + "_unlike"
+        case = unlike if unlike in quantiles else case.removesuffix("_unlike")
     while case not in quantiles and case in _FALLBACK:
         case = _FALLBACK[case]
     return quantiles.get(case, (-0.5, 0.5))

@@ -28,7 +28,12 @@ from typing import Any, Self
 import numpy as np
 
 from advisor.errors import AdvisorError
-from advisor.throughput._calibration import MEASURED_HALF_WIDTH, interval, residual_quantiles
+from advisor.throughput._calibration import (
+    MEASURED_HALF_WIDTH,
+    interval,
+    residual_case,
+    residual_quantiles,
+)
 from advisor.throughput._factor import FactorFit, fit_factors
 from advisor.throughput._krige import SpecPrior, Twin, twin_and_shifts
 from advisor.throughput._no_probe import NoProbePrior
@@ -246,7 +251,9 @@ class TransferModel(NoProbePrior, ThroughputModel):
             self.residual_quantiles_ = residual_quantiles(
                 self.table_, self.coefs_, settings=self._settings(),
                 coverage=self.interval_coverage, ridge_alpha=self.ridge_alpha,
-                fit_factors=self._fit_factors, seed=self.random_state)
+                fit_factors=self._fit_factors, seed=self.random_state,
+                architectures=[_architecture(self.specs_[a]) if a in self.specs_ else None
+                               for a in self.table_.accelerators])
         return self
 
     def roofline(self) -> AnchoredRoofline | None:
@@ -305,17 +312,17 @@ class TransferModel(NoProbePrior, ThroughputModel):
         if columns:
             split = _split_precision(workload)
             twin = self._twin(split)
+            unlike = all(_architecture(self.specs_[a]) != _architecture(accelerator)
+                         for a in probes if a in self.specs_)
             query = Query(columns, self.table_.column(accelerator.name),
                           spec_features(accelerator), precision_key=key,
-                          peak=key or (split[1] if split else None),
-                          unlike_probes=all(_architecture(self.specs_[a]) != _architecture(
-                              accelerator) for a in probes if a in self.specs_))
+                          peak=key or (split[1] if split else None), unlike_probes=unlike)
             result = blend_predict(self.table_, self.coefs_, self.factors_, query,
                                    settings=self._settings(), prior=self._twin_prior(twin),
                                    twin=twin, spec_prior=self.spec_prior_)
             if result is not None:
-                kind = "unseen" if result.regression else "seen"
-                return result.log_sps, f"{kind}{min(len(columns), 3)}"
+                return result.log_sps, residual_case(result.regression, len(columns),
+                                                     unlike=unlike)
         return self._no_probe(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
 
     def _twin(self, split: tuple[str, str] | None) -> Twin | None:

@@ -9,6 +9,7 @@ import pytest
 
 from advisor.errors import AdvisorError
 from advisor.spec import Precision
+from advisor.throughput._calibration import interval, residual_case
 from advisor.throughput._table import split_precision
 from advisor.throughput.estimate import Basis, Measurement, WorkloadFeatures
 from advisor.throughput.model_cache import cached_transfer_model
@@ -33,6 +34,41 @@ def test_fit_returns_self_and_learns_residual_quantiles(model: TransferModel) ->
     assert {"seen1", "seen3", "unseen3", "prior"} <= set(model.residual_quantiles_)
     low, high = model.residual_quantiles_["seen3"]
     assert low < 0 < high
+
+
+def test_targets_unlike_every_probe_are_calibrated_apart_and_wider(model: TransferModel) -> None:
+    """A target whose architecture class (tensor cores, bf16) none of the probes has is
+    extrapolated; its held-out residuals are a case of their own, and wider."""
+    q = model.residual_quantiles_
+    assert {"seen3_unlike", "unseen3_unlike"} <= set(q)
+    for case in ("seen3", "unseen3"):
+        assert q[f"{case}_unlike"][1] - q[f"{case}_unlike"][0] > q[case][1] - q[case][0]
+    ampere = [Measurement("A100-80GB-SXM", 1500), Measurement("RTX-A6000", 800),
+              Measurement("RTX-3090", 700)]
+    width = lambda e: e.samples_per_second_high / e.samples_per_second_low  # noqa: E731
+    volta = model.predict(RESNET, SPECS["V100-32GB-SXM2"], measurements=ampere)
+    alike = model.predict(RESNET, SPECS["A100-40GB-SXM"], measurements=ampere)
+    assert volta.basis is alike.basis is Basis.PREDICTED
+    assert width(volta) > width(alike)
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    ("seen3_unlike", (-0.3, 0.3)),   # its own bounds
+    ("seen2_unlike", (-0.2, 0.2)),   # fewer probes: none (more would be wrong): alike, 2 probes
+    ("unseen2_unlike", (-0.25, 0.25)),  # no unlike bounds at 2 or fewer probes: alike, 2 probes
+    ("unseen3_unlike", (-0.25, 0.25)),
+    ("foreign", (-0.5, 0.5)),        # the unseen-unlike bounds (here: unseen2's) widened 2x
+])
+def test_unlike_cases_fall_back_to_fewer_probes_then_to_alike(
+        case: str, expected: tuple[float, float]) -> None:
+    quantiles = {"seen3_unlike": (-0.3, 0.3), "seen2": (-0.2, 0.2), "seen1": (-0.4, 0.4),
+                 "unseen2": (-0.25, 0.25)}
+    assert interval(quantiles, case, foreign_widening=2.0) == pytest.approx(expected)
+
+
+def test_residual_case_names() -> None:
+    assert residual_case(False, 5, unlike=False) == "seen3"
+    assert residual_case(True, 1, unlike=True) == "unseen1_unlike"
 
 
 def test_probe_wins_on_its_own_accelerator(model: TransferModel) -> None:
