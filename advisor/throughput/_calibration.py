@@ -33,7 +33,7 @@ from advisor.throughput._table import (
 from advisor.throughput._transfer_core import Query, TransferSettings, blend_predict
 
 __all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_case",
-           "residual_quantiles"]
+           "residual_quantiles", "unlike_probes"]
 
 MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
 _PROBE_COUNTS = (1, 2, 3)
@@ -61,8 +61,7 @@ def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: Transfe
                 continue
             probes = {int(c): float(truth.log_sps[w, c])
                       for c in rng.choice(others, size=k, replace=False)}
-            unlike = all(architectures[c] != architectures[target] for c in probes
-                         if architectures[c] is not None)
+            unlike = unlike_probes([architectures[c] for c in probes], architectures[target])
             query = Query(probes, None if unseen else target, table.features[target],
                           row_mask=rows, peak=split[1] if split else None,
                           unlike_probes=unlike)
@@ -74,11 +73,17 @@ def _probe_residuals(table: ReferenceTable, coefs: FloatArray, settings: Transfe
                 float(truth.log_sps[w, target]) - result.log_sps)
 
 
+def unlike_probes(probe_classes: Sequence[object], target_class: object) -> bool:
+    """True when no probe (of a known class; None: unknown) shares the target's architecture
+    class: the transfer then extrapolates across architectures."""
+    return all(c != target_class for c in probe_classes if c is not None)
+
+
 def residual_case(regression: bool, probes: int, *, unlike: bool) -> str:
     """The calibration case of a prediction with probes: ``seen3`` (target measured in the
     reference, three probes or more), ``unseen1`` (known by its specs, one probe), with
     ``_unlike`` when the target's architecture class is none of the probes' (the transfer
-    then extrapolates, and misses about three times as much)."""
+    then extrapolates and misses more)."""
     return (f"{'unseen' if regression else 'seen'}{min(probes, 3)}"
             + ("_unlike" if unlike else ""))
 

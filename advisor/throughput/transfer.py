@@ -33,6 +33,7 @@ from advisor.throughput._calibration import (
     interval,
     residual_case,
     residual_quantiles,
+    unlike_probes,
 )
 from advisor.throughput._factor import FactorFit, fit_factors
 from advisor.throughput._krige import SpecPrior, Twin, twin_and_shifts
@@ -312,8 +313,8 @@ class TransferModel(NoProbePrior, ThroughputModel):
         if columns:
             split = _split_precision(workload)
             twin = self._twin(split)
-            unlike = all(_architecture(self.specs_[a]) != _architecture(accelerator)
-                         for a in probes if a in self.specs_)
+            unlike = unlike_probes([_architecture(self.specs_[a]) if a in self.specs_ else None
+                                    for a in probes], _architecture(accelerator))
             query = Query(columns, self.table_.column(accelerator.name),
                           spec_features(accelerator), precision_key=key,
                           peak=key or (split[1] if split else None), unlike_probes=unlike)
