@@ -37,10 +37,14 @@ def model() -> None:
               default="transfer", show_default=True,
               help="The throughput model, or a simple baseline: the median reference ratio, "
                    "or the ratios of the nearest reference workload over the probes.")
+@click.option("--by-accelerator", is_flag=True,
+              help="Also show the accuracy per target accelerator, worst first (where the "
+                   "model misses on your hardware).")
 @json_option
 @handle_errors
 def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: str,
-             unseen_target: bool, model_name: str, as_json: bool) -> None:
+             unseen_target: bool, model_name: str, by_accelerator: bool,
+             as_json: bool) -> None:
     """Predict every measured row of BENCH_CSV from PROBES other rows of its workload.
 
     BENCH_CSV (UTF-8) has columns workload, accelerator, throughput_samples_per_s and optionally
@@ -56,8 +60,10 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
       advisor model evaluate runs.csv --probes 3
       advisor model evaluate runs.csv --probes 2 --repeats 20 --reference none --json
       advisor model evaluate runs.csv --probes 3 --unseen-target
+      advisor model evaluate runs.csv --probes 3 --by-accelerator
     """
     from rich.progress import Progress
+    from rich.table import Table
 
     from advisor.throughput import evaluate_file
 
@@ -70,7 +76,7 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
                                progress=lambda done, total: bar.update(task, completed=done,
                                                                         total=total))
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result.to_dict(by_accelerator=by_accelerator))
         return
     out = console()
     out.print(f"{result.n} predictions from {probes} probe(s) each ({model_name} model, "
@@ -83,6 +89,15 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
     if math.isnan(result.top1_pct):  # no workload with two priced accelerators to rank
         out.print("  top-1 pick / mean regret: - (needs a price_usd_per_hour column with prices "
                   "for 2+ accelerators of a workload)")
-        return
-    out.print(f"  top-1 pick        {result.top1_pct:6.1f} %")
-    out.print(f"  mean regret       {result.mean_regret_pct:6.1f} %")
+    else:
+        out.print(f"  top-1 pick        {result.top1_pct:6.1f} %")
+        out.print(f"  mean regret       {result.mean_regret_pct:6.1f} %")
+    if by_accelerator:
+        table = Table(title="per target accelerator, worst MAPE first", title_justify="left")
+        table.add_column("target accelerator")
+        for header in ("predictions", "MAPE %", "median APE %", "inside interval %"):
+            table.add_column(header, justify="right")
+        for t in result.by_accelerator:
+            table.add_row(t.accelerator, str(t.n), f"{t.mape:.1f}", f"{t.median_ape:.1f}",
+                          f"{t.coverage_pct:.0f}")
+        out.print(table)

@@ -33,6 +33,7 @@ from pricing import AcceleratorSpec, PricingError, canonical_accelerator_name
 __all__ = [
     "BenchRow",
     "EvaluationResult",
+    "TargetAccuracy",
     "bench_reference_rows",
     "evaluate",
     "evaluate_file",
@@ -54,8 +55,20 @@ class BenchRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TargetAccuracy:
+    """Accuracy of the predictions for one target accelerator; percentages as numbers."""
+
+    accelerator: str
+    n: int
+    mape: float
+    median_ape: float
+    coverage_pct: float  # predictions of this target inside the model's interval
+
+
+@dataclass(frozen=True, slots=True)
 class EvaluationResult:
-    """Accuracy of the predictions and quality of the ranking; percentages as numbers."""
+    """Accuracy of the predictions and quality of the ranking; percentages as numbers.
+    ``by_accelerator``: the same accuracy per target accelerator, worst MAPE first."""
 
     n: int
     mape: float
@@ -63,11 +76,19 @@ class EvaluationResult:
     top1_pct: float
     mean_regret_pct: float
     coverage_pct: float = math.nan  # held-out targets inside the model's interval
+    by_accelerator: tuple[TargetAccuracy, ...] = ()
 
-    def to_dict(self) -> dict[str, float | int | None]:
-        """The JSON object ``advisor model evaluate --json`` prints (NaN as null)."""
-        return {k: None if isinstance(v, float) and math.isnan(v) else v
-                for k, v in asdict(self).items()}
+    def to_dict(self, *, by_accelerator: bool = False) -> dict[str, object]:
+        """The JSON object ``advisor model evaluate --json`` prints (NaN as null), with the
+        per-accelerator list when ``by_accelerator``."""
+        def clean(v: object) -> object:
+            return None if isinstance(v, float) and math.isnan(v) else v
+        out: dict[str, object] = {k: clean(getattr(self, k)) for k in (
+            "n", "mape", "median_ape", "top1_pct", "mean_regret_pct", "coverage_pct")}
+        if by_accelerator:
+            out["by_accelerator"] = [{k: clean(v) for k, v in asdict(t).items()}
+                                     for t in self.by_accelerator]
+        return out
 
 
 def _positive(text: str, column: str, line: int, path: Path, *, fix: str) -> float:
@@ -188,6 +209,7 @@ def evaluate(
     rng = random.Random(seed)
     apes: list[float] = []
     inside: list[bool] = []
+    targets: list[str] = []
     regrets: list[float] = []
     hits = 0
     for done, workload in enumerate(sorted(table)):
@@ -219,6 +241,7 @@ def evaluate(
                 inside.append(estimate.samples_per_second_low <= measured[target][0]
                               <= estimate.samples_per_second_high)
                 apes.append(abs(predicted[target] - measured[target][0]) / measured[target][0])
+                targets.append(target)
                 outcome = _regret(measured, predicted)
                 if outcome is not None:
                     regrets.append(outcome[0])
@@ -236,7 +259,22 @@ def evaluate(
         n=len(apes), mape=100 * statistics.mean(apes), median_ape=100 * statistics.median(apes),
         top1_pct=100 * hits / len(regrets) if regrets else math.nan,
         mean_regret_pct=100 * statistics.mean(regrets) if regrets else math.nan,
-        coverage_pct=100 * statistics.mean(inside))
+        coverage_pct=100 * statistics.mean(inside),
+        by_accelerator=_by_target(targets, apes, inside))
+
+
+def _by_target(targets: Sequence[str], apes: Sequence[float], inside: Sequence[bool],
+               ) -> tuple[TargetAccuracy, ...]:
+    """Per target accelerator: the accuracy of its predictions, worst MAPE first."""
+    grouped: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+    for target, ape, hit in zip(targets, apes, inside, strict=True):
+        grouped[target].append((ape, hit))
+    rows = [TargetAccuracy(accelerator=target, n=len(values),
+                           mape=100 * statistics.mean(a for a, _ in values),
+                           median_ape=100 * statistics.median(a for a, _ in values),
+                           coverage_pct=100 * statistics.mean(h for _, h in values))
+            for target, values in grouped.items()]
+    return tuple(sorted(rows, key=lambda r: (-r.mape, r.accelerator)))
 
 
 def _model_factories() -> dict[str, Callable[[], ThroughputModel]]:

@@ -52,16 +52,41 @@ def test_unseen_target_still_predicts_every_row(tmp_path: Path) -> None:
     assert json.loads(result.output)["n"] == 4 * 5 * 2
 
 
-def test_per_prediction_errors_are_paired_across_models(tmp_path: Path) -> None:
-    """``errors`` gets one entry per prediction, averaging to the MAPE, in an order that
-    depends on the seed only: two models' lists compare prediction by prediction."""
+def _odd_bench(tmp_path: Path) -> Path:
+    """The multiplicative bench, except that workload d runs 2x faster on H100."""
     bench = _multiplicative_bench(tmp_path)
     lines = bench.read_text().splitlines()
     odd = next(i for i, line in enumerate(lines) if line.startswith("d,H100,"))
     w, acc, sps, price = lines[odd].split(",")
-    lines[odd] = f"{w},{acc},{2 * float(sps)},{price}"  # d runs 2x faster on H100 than the rest
+    lines[odd] = f"{w},{acc},{2 * float(sps)},{price}"
+    return _write(bench, "\n".join(lines) + "\n")
+
+
+def test_by_accelerator_names_where_the_model_misses(tmp_path: Path) -> None:
+    bench = str(_odd_bench(tmp_path))
+    args = ["model", "evaluate", bench, "-k", "2", "-r", "3", "--reference", "none"]
+    plain = CliRunner().invoke(advisor, [*args, "--json"])
+    assert "by_accelerator" not in json.loads(plain.output)
+    result = CliRunner().invoke(advisor, [*args, "--by-accelerator", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    rows = data["by_accelerator"]
+    assert rows[0]["accelerator"] == "H100-SXM"  # the odd cell's target, worst first
+    assert [r["mape"] for r in rows] == sorted((r["mape"] for r in rows), reverse=True)
+    assert sum(r["n"] for r in rows) == data["n"] == 4 * 5 * 3
+    # the overall MAPE is the predictions-weighted mean of the per-target ones
+    assert sum(r["mape"] * r["n"] for r in rows) / data["n"] == pytest.approx(data["mape"])
+    table = CliRunner().invoke(advisor, [*args, "--by-accelerator"], terminal_width=120)
+    assert table.exit_code == 0, table.output
+    assert "per target accelerator, worst MAPE first" in table.output
+    assert table.output.index("H100-SXM") < table.output.index("A10G")
+
+
+def test_per_prediction_errors_are_paired_across_models(tmp_path: Path) -> None:
+    """``errors`` gets one entry per prediction, averaging to the MAPE, in an order that
+    depends on the seed only: two models' lists compare prediction by prediction."""
     specs = load_accelerators()
-    rows = read_bench(_write(bench, "\n".join(lines) + "\n"), specs)
+    rows = read_bench(_odd_bench(tmp_path), specs)
     # predictions run by sorted workload, sorted target, then repeat: (d, H100) is 3 * 5 + 2
     odd_slots = {3 * (3 * 5 + 2) + r for r in range(3)}
     for factory in (TransferModel, MedianRatioModel):
