@@ -120,11 +120,17 @@ def run(path: Path, factory: Callable[[], ThroughputModel], *, unseen: bool = Fa
         reference: Sequence[ReferenceRow] = (), bench_reference: bool = True,
         covered: list[bool] | None = None, probes: int = 3,
         errors: list[float] | None = None) -> dict[str, float]:
-    """The ``advisor model evaluate`` protocol in process (K = ``probes``, R = 10, seed 0)."""
+    """The ``advisor model evaluate`` protocol in process (K = ``probes``, R = 10, seed 0);
+    ``covered`` and ``errors``, when given, receive each prediction's interval hit and error
+    in the seed's order."""
     specs = load_accelerators()
     result = evaluate(read_bench(path, specs), accelerators=specs, model_factory=factory,
                       probes=probes, reference=reference, bench_reference=bench_reference,
-                      unseen_target=unseen, covered=covered, errors=errors)
+                      unseen_target=unseen)
+    if covered is not None:
+        covered.extend(p.inside for p in result.predictions)
+    if errors is not None:
+        errors.extend(p.ape for p in result.predictions)
     return dict(result.to_dict())  # type: ignore[arg-type]
 
 

@@ -33,6 +33,7 @@ from pricing import AcceleratorSpec, PricingError, canonical_accelerator_name
 __all__ = [
     "BenchRow",
     "EvaluationResult",
+    "Prediction",
     "TargetAccuracy",
     "bench_reference_rows",
     "evaluate",
@@ -55,6 +56,17 @@ class BenchRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Prediction:
+    """One held-out prediction: its absolute relative error and whether the model's interval
+    holds the measured value."""
+
+    workload: str
+    target: str
+    ape: float
+    inside: bool
+
+
+@dataclass(frozen=True, slots=True)
 class TargetAccuracy:
     """Accuracy of the predictions for one target accelerator; percentages as numbers."""
 
@@ -68,7 +80,8 @@ class TargetAccuracy:
 @dataclass(frozen=True, slots=True)
 class EvaluationResult:
     """Accuracy of the predictions and quality of the ranking; percentages as numbers.
-    ``by_accelerator``: the same accuracy per target accelerator, worst MAPE first."""
+    ``predictions`` in the order the seed draws them, the same for every model (so two
+    models compare prediction by prediction)."""
 
     n: int
     mape: float
@@ -76,7 +89,20 @@ class EvaluationResult:
     top1_pct: float
     mean_regret_pct: float
     coverage_pct: float = math.nan  # held-out targets inside the model's interval
-    by_accelerator: tuple[TargetAccuracy, ...] = ()
+    predictions: tuple[Prediction, ...] = ()
+
+    @property
+    def by_accelerator(self) -> tuple[TargetAccuracy, ...]:
+        """The accuracy per target accelerator, worst MAPE first."""
+        grouped: dict[str, list[Prediction]] = defaultdict(list)
+        for p in self.predictions:
+            grouped[p.target].append(p)
+        rows = [TargetAccuracy(accelerator=target, n=len(ps),
+                               mape=100 * statistics.mean(p.ape for p in ps),
+                               median_ape=100 * statistics.median(p.ape for p in ps),
+                               coverage_pct=100 * statistics.mean(p.inside for p in ps))
+                for target, ps in grouped.items()]
+        return tuple(sorted(rows, key=lambda r: (-r.mape, r.accelerator)))
 
     def to_dict(self, *, by_accelerator: bool = False) -> dict[str, object]:
         """The JSON object ``advisor model evaluate --json`` prints (NaN as null), with the
@@ -189,16 +215,11 @@ def evaluate(
     unseen_target: bool = False,
     bench_reference: bool = True,
     progress: Callable[[int, int], None] | None = None,
-    covered: list[bool] | None = None,
-    errors: list[float] | None = None,
 ) -> EvaluationResult:
     """Run the protocol in the module docstring; pure given its inputs (seeded).
 
     ``bench_reference=False`` leaves the benchmark's other workloads out of the reference
     (to measure transfer from ``reference`` alone, e.g. another software generation).
-    ``covered``, when given, also receives per prediction whether the model's interval holds
-    the measured value (``coverage_pct`` of the result); ``errors``, the absolute relative
-    error of each prediction, in the same order for every model (paired comparisons).
     """
     if probes < 1:
         raise AdvisorError(f"--probes must be >= 1, got {probes}: with no probe a benchmark "
@@ -207,9 +228,7 @@ def evaluate(
         raise AdvisorError(f"--repeats must be >= 1, got {repeats}")
     table = _by_workload(rows)
     rng = random.Random(seed)
-    apes: list[float] = []
-    inside: list[bool] = []
-    targets: list[str] = []
+    predictions: list[Prediction] = []
     regrets: list[float] = []
     hits = 0
     for done, workload in enumerate(sorted(table)):
@@ -238,43 +257,26 @@ def evaluate(
                     features, accelerators[a], measurements=shots).samples_per_second)
                     for a in measured if a in chosen or (a != target and measured[a][1])}
                 predicted[target] = estimate.samples_per_second
-                inside.append(estimate.samples_per_second_low <= measured[target][0]
-                              <= estimate.samples_per_second_high)
-                apes.append(abs(predicted[target] - measured[target][0]) / measured[target][0])
-                targets.append(target)
+                truth = measured[target][0]
+                predictions.append(Prediction(
+                    workload, target, abs(predicted[target] - truth) / truth,
+                    estimate.samples_per_second_low <= truth <= estimate.samples_per_second_high))
                 outcome = _regret(measured, predicted)
                 if outcome is not None:
                     regrets.append(outcome[0])
                     hits += outcome[1]
         if progress is not None:
             progress(done + 1, len(table))
-    if covered is not None:
-        covered.extend(inside)
-    if errors is not None:
-        errors.extend(apes)
-    if not apes:
+    if not predictions:
         raise AdvisorError(f"no workload has more than {probes} accelerators measured; lower "
                            "--probes or add rows")
+    apes = [p.ape for p in predictions]
     return EvaluationResult(
         n=len(apes), mape=100 * statistics.mean(apes), median_ape=100 * statistics.median(apes),
         top1_pct=100 * hits / len(regrets) if regrets else math.nan,
         mean_regret_pct=100 * statistics.mean(regrets) if regrets else math.nan,
-        coverage_pct=100 * statistics.mean(inside),
-        by_accelerator=_by_target(targets, apes, inside))
-
-
-def _by_target(targets: Sequence[str], apes: Sequence[float], inside: Sequence[bool],
-               ) -> tuple[TargetAccuracy, ...]:
-    """Per target accelerator: the accuracy of its predictions, worst MAPE first."""
-    grouped: dict[str, list[tuple[float, bool]]] = defaultdict(list)
-    for target, ape, hit in zip(targets, apes, inside, strict=True):
-        grouped[target].append((ape, hit))
-    rows = [TargetAccuracy(accelerator=target, n=len(values),
-                           mape=100 * statistics.mean(a for a, _ in values),
-                           median_ape=100 * statistics.median(a for a, _ in values),
-                           coverage_pct=100 * statistics.mean(h for _, h in values))
-            for target, values in grouped.items()]
-    return tuple(sorted(rows, key=lambda r: (-r.mape, r.accelerator)))
+        coverage_pct=100 * statistics.mean(p.inside for p in predictions),
+        predictions=tuple(predictions))
 
 
 def _model_factories() -> dict[str, Callable[[], ThroughputModel]]:

@@ -82,21 +82,26 @@ def test_by_accelerator_names_where_the_model_misses(tmp_path: Path) -> None:
     assert table.output.index("H100-SXM") < table.output.index("A10G")
 
 
-def test_per_prediction_errors_are_paired_across_models(tmp_path: Path) -> None:
-    """``errors`` gets one entry per prediction, averaging to the MAPE, in an order that
+def test_predictions_are_paired_across_models(tmp_path: Path) -> None:
+    """``predictions`` has one entry per prediction, averaging to the MAPE, in an order that
     depends on the seed only: two models' lists compare prediction by prediction."""
     specs = load_accelerators()
     rows = read_bench(_odd_bench(tmp_path), specs)
     # predictions run by sorted workload, sorted target, then repeat: (d, H100) is 3 * 5 + 2
     odd_slots = {3 * (3 * 5 + 2) + r for r in range(3)}
+    slots = []
     for factory in (TransferModel, MedianRatioModel):
-        errors: list[float] = []
         result = evaluate(rows, accelerators=specs, model_factory=factory, probes=2, repeats=3,
-                          reference=(), errors=errors)
+                          reference=())
+        errors = [p.ape for p in result.predictions]
         assert len(errors) == result.n == 4 * 5 * 3
         assert 100 * sum(errors) / len(errors) == pytest.approx(result.mape)
+        assert 100 * sum(p.inside for p in result.predictions) / result.n == pytest.approx(
+            result.coverage_pct)
         largest = sorted(range(len(errors)), key=errors.__getitem__)[-3:]
         assert set(largest) == odd_slots, factory
+        slots.append([(p.workload, p.target) for p in result.predictions])
+    assert slots[0] == slots[1]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
