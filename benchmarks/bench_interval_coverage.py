@@ -12,7 +12,6 @@ Run: python benchmarks/bench_interval_coverage.py   (writes benchmarks/results/i
 
 from __future__ import annotations
 
-import random
 import statistics
 import sys
 import tempfile
@@ -23,45 +22,23 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_table  # noqa: E402
 from bench_throughput import GENERATIONS, price_table, write_bench  # noqa: E402
 
-from advisor.throughput import Measurement, TransferModel, WorkloadFeatures  # noqa: E402
-from advisor.throughput.evaluation import bench_reference_rows, read_bench  # noqa: E402
+from advisor.throughput import TransferModel, evaluate, read_bench  # noqa: E402
+from advisor.throughput.evaluation import Prediction  # noqa: E402
 from pricing import load_accelerators  # noqa: E402
 
-PROBES, REPEATS = 3, 10
 
-
-def groups(generation: str, folder: Path) -> dict[str, list[tuple[float, bool, float]]]:
-    """Per group: (absolute relative error, inside the interval, high / low) per prediction,
-    drawn as ``advisor.throughput.evaluation.evaluate`` draws them."""
+def groups(generation: str, folder: Path) -> dict[str, list[Prediction]]:
+    """The protocol's predictions, as ``alike`` or ``unlike`` (no probe of the target's
+    architecture class)."""
     specs = load_accelerators()
     prices, _ = price_table()
-    rows = read_bench(write_bench(folder, generation, prices), specs)
-    measured: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        measured[r.workload][r.accelerator].append(r.samples_per_second)
-    rng = random.Random(0)
-    out: dict[str, list[tuple[float, bool, float]]] = defaultdict(list)
-    for workload in sorted(measured):
-        cells = {a: statistics.geometric_mean(v) for a, v in measured[workload].items()}
-        model = TransferModel().fit(
-            bench_reference_rows([r for r in rows if r.workload != workload]), specs)
-        features = WorkloadFeatures(precision=None, name=workload)
-        for target in sorted(cells):
-            pool = sorted(a for a in cells if a != target)
-            if len(pool) < PROBES:
-                continue
-            kind = (specs[target].tensor_cores, specs[target].supports_bf16)
-            for _ in range(REPEATS):
-                chosen = rng.sample(pool, PROBES)
-                est = model.predict(features, specs[target],
-                                    measurements=[Measurement(a, cells[a]) for a in chosen])
-                unlike = all((specs[a].tensor_cores, specs[a].supports_bf16) != kind
-                             for a in chosen)
-                truth = cells[target]
-                out["unlike" if unlike else "alike"].append((
-                    abs(est.samples_per_second / truth - 1),
-                    est.samples_per_second_low <= truth <= est.samples_per_second_high,
-                    est.samples_per_second_high / est.samples_per_second_low))
+    result = evaluate(read_bench(write_bench(folder, generation, prices), specs),
+                      accelerators=specs, model_factory=TransferModel, probes=3)
+    kind = {name: (spec.tensor_cores, spec.supports_bf16) for name, spec in specs.items()}
+    out: dict[str, list[Prediction]] = defaultdict(list)
+    for p in result.predictions:
+        unlike = all(kind[a] != kind[p.target] for a in p.probes)
+        out["unlike" if unlike else "alike"].append(p)
     return out
 
 
@@ -70,12 +47,11 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for generation in GENERATIONS:
-            for group, values in sorted(groups(generation, Path(tmp)).items()):
-                errors, inside, widths = zip(*values, strict=True)
-                rows.append([generation, group, str(len(values)),
-                             f"{100 * statistics.mean(errors):.1f}",
-                             f"{100 * statistics.mean(inside):.1f}",
-                             f"{statistics.median(widths):.2f}"])
+            for group, predictions in sorted(groups(generation, Path(tmp)).items()):
+                rows.append([generation, group, str(len(predictions)),
+                             f"{100 * statistics.mean(p.ape for p in predictions):.1f}",
+                             f"{100 * statistics.mean(p.inside for p in predictions):.1f}",
+                             f"{statistics.median(p.high / p.low for p in predictions):.2f}"])
                 print(*rows[-1], flush=True)
     write_table(
         "interval_coverage", "90% throughput intervals where the transfer extrapolates (K = 3)",

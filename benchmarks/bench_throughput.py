@@ -118,17 +118,13 @@ def run_cli(path: Path, *extra: str) -> dict[str, float]:
 
 def run(path: Path, factory: Callable[[], ThroughputModel], *, unseen: bool = False,
         reference: Sequence[ReferenceRow] = (), bench_reference: bool = True,
-        covered: list[bool] | None = None, probes: int = 3,
-        errors: list[float] | None = None) -> dict[str, float]:
+        probes: int = 3, errors: list[float] | None = None) -> dict[str, float]:
     """The ``advisor model evaluate`` protocol in process (K = ``probes``, R = 10, seed 0);
-    ``covered`` and ``errors``, when given, receive each prediction's interval hit and error
-    in the seed's order."""
+    ``errors``, when given, receives each prediction's error in the seed's order."""
     specs = load_accelerators()
     result = evaluate(read_bench(path, specs), accelerators=specs, model_factory=factory,
                       probes=probes, reference=reference, bench_reference=bench_reference,
                       unseen_target=unseen)
-    if covered is not None:
-        covered.extend(p.inside for p in result.predictions)
     if errors is not None:
         errors.extend(p.ape for p in result.predictions)
     return dict(result.to_dict())  # type: ignore[arg-type]
@@ -249,15 +245,13 @@ def main() -> None:
             other = GENERATIONS[1 - GENERATIONS.index(generation)]
             weights = grid.tuned(other)
             tuned.append((generation, other, weights))
-            covered: dict[str, list[bool]] = {"seen": [], "unseen": []}
-            seen = run(path, transfer(weights, calibrate=True), covered=covered["seen"])
-            unseen = run(path, transfer(weights, calibrate=True), unseen=True,
-                         covered=covered["unseen"])
-            coverage = {k: f"{100 * sum(v) / len(v):.0f}" for k, v in covered.items()}
+            seen = run(path, transfer(weights, calibrate=True))
+            unseen = run(path, transfer(weights, calibrate=True), unseen=True)
             main_rows += [
-                _row(generation, "transfer model", "seen", *_metrics(seen), coverage["seen"]),
+                _row(generation, "transfer model", "seen", *_metrics(seen),
+                     f"{seen['coverage_pct']:.0f}"),
                 _row(generation, "transfer model", "unseen", *_metrics(unseen),
-                     coverage["unseen"]),
+                     f"{unseen['coverage_pct']:.0f}"),
                 *[_row(generation, name, case, *_metrics(run(path, baseline,
                                                              unseen=case == "unseen")), "-")
                   for name, baseline in BASELINES for case in ("seen", "unseen")]]

@@ -57,13 +57,33 @@ class BenchRow:
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
-    """One held-out prediction: its absolute relative error and whether the model's interval
-    holds the measured value."""
+    """One held-out prediction: the workload, the target, the probed accelerators, and the
+    measured and predicted samples/s with the model's interval."""
 
     workload: str
     target: str
-    ape: float
-    inside: bool
+    probes: tuple[str, ...]
+    measured: float
+    predicted: float
+    low: float
+    high: float
+
+    @property
+    def ape(self) -> float:
+        """Absolute relative error of the prediction."""
+        return abs(self.predicted - self.measured) / self.measured
+
+    @property
+    def inside(self) -> bool:
+        """Whether the interval holds the measured value."""
+        return self.low <= self.measured <= self.high
+
+
+def _accuracy(predictions: Sequence[Prediction]) -> tuple[int, float, float, float]:
+    """(n, MAPE %, median APE %, % inside the interval) of ``predictions``."""
+    apes = [p.ape for p in predictions]
+    return (len(apes), 100 * statistics.mean(apes), 100 * statistics.median(apes),
+            100 * statistics.mean(p.inside for p in predictions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +117,7 @@ class EvaluationResult:
         grouped: dict[str, list[Prediction]] = defaultdict(list)
         for p in self.predictions:
             grouped[p.target].append(p)
-        rows = [TargetAccuracy(accelerator=target, n=len(ps),
-                               mape=100 * statistics.mean(p.ape for p in ps),
-                               median_ape=100 * statistics.median(p.ape for p in ps),
-                               coverage_pct=100 * statistics.mean(p.inside for p in ps))
-                for target, ps in grouped.items()]
+        rows = [TargetAccuracy(target, *_accuracy(ps)) for target, ps in grouped.items()]
         return tuple(sorted(rows, key=lambda r: (-r.mape, r.accelerator)))
 
     def to_dict(self, *, by_accelerator: bool = False) -> dict[str, object]:
@@ -257,10 +273,9 @@ def evaluate(
                     features, accelerators[a], measurements=shots).samples_per_second)
                     for a in measured if a in chosen or (a != target and measured[a][1])}
                 predicted[target] = estimate.samples_per_second
-                truth = measured[target][0]
                 predictions.append(Prediction(
-                    workload, target, abs(predicted[target] - truth) / truth,
-                    estimate.samples_per_second_low <= truth <= estimate.samples_per_second_high))
+                    workload, target, tuple(chosen), measured[target][0], predicted[target],
+                    estimate.samples_per_second_low, estimate.samples_per_second_high))
                 outcome = _regret(measured, predicted)
                 if outcome is not None:
                     regrets.append(outcome[0])
@@ -270,13 +285,12 @@ def evaluate(
     if not predictions:
         raise AdvisorError(f"no workload has more than {probes} accelerators measured; lower "
                            "--probes or add rows")
-    apes = [p.ape for p in predictions]
+    n, mape, median_ape, coverage_pct = _accuracy(predictions)
     return EvaluationResult(
-        n=len(apes), mape=100 * statistics.mean(apes), median_ape=100 * statistics.median(apes),
+        n=n, mape=mape, median_ape=median_ape,
         top1_pct=100 * hits / len(regrets) if regrets else math.nan,
         mean_regret_pct=100 * statistics.mean(regrets) if regrets else math.nan,
-        coverage_pct=100 * statistics.mean(p.inside for p in predictions),
-        predictions=tuple(predictions))
+        coverage_pct=coverage_pct, predictions=tuple(predictions))
 
 
 def _model_factories() -> dict[str, Callable[[], ThroughputModel]]:

@@ -253,8 +253,7 @@ class TransferModel(NoProbePrior, ThroughputModel):
                 self.table_, self.coefs_, settings=self._settings(),
                 coverage=self.interval_coverage, ridge_alpha=self.ridge_alpha,
                 fit_factors=self._fit_factors, seed=self.random_state,
-                architectures=[_architecture(self.specs_[a]) if a in self.specs_ else None
-                               for a in self.table_.accelerators])
+                architectures=[self._architecture_of(a) for a in self.table_.accelerators])
         return self
 
     def roofline(self) -> AnchoredRoofline | None:
@@ -313,8 +312,8 @@ class TransferModel(NoProbePrior, ThroughputModel):
         if columns:
             split = _split_precision(workload)
             twin = self._twin(split)
-            unlike = unlike_probes([_architecture(self.specs_[a]) if a in self.specs_ else None
-                                    for a in probes], _architecture(accelerator))
+            unlike = unlike_probes([self._architecture_of(a) for a in probes],
+                                   _architecture(accelerator))
             query = Query(columns, self.table_.column(accelerator.name),
                           spec_features(accelerator), precision_key=key,
                           peak=key or (split[1] if split else None), unlike_probes=unlike)
@@ -325,6 +324,10 @@ class TransferModel(NoProbePrior, ThroughputModel):
                 return result.log_sps, residual_case(result.regression, len(columns),
                                                      unlike=unlike)
         return self._no_probe(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
+
+    def _architecture_of(self, name: str) -> tuple[bool, bool] | None:
+        """The architecture class of an accelerator by name; None when it has no spec."""
+        return _architecture(self.specs_[name]) if name in self.specs_ else None
 
     def _twin(self, split: tuple[str, str] | None) -> Twin | None:
         """The reference rows of the same model at the other precision, with the model pairs;
