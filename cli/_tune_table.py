@@ -31,7 +31,8 @@ def tune_options(command: _Command) -> _Command:
         "--tune", is_flag=True,
         help="Measure what each applicable knob buys on your step, one at a time, then the "
              "best combination and a short profile, inside the same time box: precision, "
-             "channels-last, torch.compile, batch, DataLoader num_workers and pin_memory, "
+             "channels-last, cuDNN autotuning (cudnn.benchmark, CUDA), torch.compile, batch, "
+             "DataLoader num_workers and pin_memory, "
              "cached input vs your loader.")(command)
 
 

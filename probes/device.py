@@ -57,6 +57,15 @@ class Device:
         """Switch TF32 matmuls on or off (ignored where unsupported)."""
         del enabled
 
+    def cudnn_benchmark(self) -> bool:
+        """True when cuDNN autotunes convolutions (``torch.backends.cudnn.benchmark``, as the
+        process has it: an entrypoint may set it on import); False where there is no cuDNN."""
+        return False
+
+    def set_cudnn_benchmark(self, enabled: bool) -> None:
+        """Switch cuDNN convolution autotuning on or off (ignored where there is no cuDNN)."""
+        del enabled
+
     def supports_bf16(self) -> bool:
         """True when the device computes in bfloat16 natively (False on the CPU)."""
         return False

@@ -146,6 +146,12 @@ class CudaDevice(Device):
         self._torch.backends.cuda.matmul.allow_tf32 = enabled
         self._torch.backends.cudnn.allow_tf32 = enabled
 
+    def cudnn_benchmark(self) -> bool:
+        return bool(self._torch.backends.cudnn.benchmark)
+
+    def set_cudnn_benchmark(self, enabled: bool) -> None:
+        self._torch.backends.cudnn.benchmark = enabled
+
     def supports_bf16(self) -> bool:
         """Compute capability 8 (Ampere) or newer."""
         return self._capability_major() >= 8

@@ -52,6 +52,7 @@ class Knob(enum.StrEnum):
 
     PRECISION = "precision"
     MEMORY_FORMAT = "memory_format"
+    CUDNN_BENCHMARK = "cudnn_benchmark"
     COMPILER = "compiler"
     BATCH = "batch"
     LOADER_WORKERS = "num_workers"
@@ -63,7 +64,8 @@ class Needs(enum.StrEnum):
     """What the workload must have for a knob to apply."""
 
     NOTHING = "nothing"
-    CONV2D = "conv2d"          # 2-D (or 3-D) convolutions: channels-last changes their inputs
+    CONV2D = "conv2d"          # 2-D (or 3-D) convolutions: channels-last and cuDNN autotuning
+                               # change only those
     DATALOADER = "dataloader"  # make_loader returns a torch DataLoader (workers can be set)
     LOADER = "loader"          # make_loader exists at all
 
@@ -100,6 +102,8 @@ class KnobSpec:
 
 
 _LAYOUT_CHOSEN = "the XLA compiler chooses memory layouts itself"
+_NO_CUDNN = ("cuDNN's convolution autotuning (torch.backends.cudnn.benchmark) exists on CUDA "
+             "and ROCm GPUs only")
 KNOBS: tuple[KnobSpec, ...] = (
     KnobSpec(Knob.INPUT, "cached_input", changes_numerics=False, settable=False,
              needs=Needs.LOADER, on_loader=True),
@@ -107,6 +111,8 @@ KNOBS: tuple[KnobSpec, ...] = (
     KnobSpec(Knob.MEMORY_FORMAT, "channels_last", changes_numerics=False, needs=Needs.CONV2D,
              not_on={"xla": _LAYOUT_CHOSEN, "neuron": _LAYOUT_CHOSEN,
                      "hpu": "the Gaudi graph compiler chooses memory layouts itself"}),
+    KnobSpec(Knob.CUDNN_BENCHMARK, "cudnn_benchmark", changes_numerics=False,
+             needs=Needs.CONV2D, not_on={k: _NO_CUDNN for k in ("cpu", "xla", "hpu", "neuron")}),
     KnobSpec(Knob.LOADER_WORKERS, "num_workers", changes_numerics=False,
              needs=Needs.DATALOADER, on_loader=True),
     KnobSpec(Knob.PIN_MEMORY, "pin_memory", changes_numerics=False, needs=Needs.DATALOADER,
@@ -175,13 +181,15 @@ class WorkloadTraits:
 @dataclass(frozen=True)
 class StepConfig:
     """One configuration of the step: precision, per-device batch, memory format, compiler
-    backend (None: eager), cached batch or the real loader, and the loader's ``num_workers``
-    and ``pin_memory`` (None: as the entrypoint's loader has them)."""
+    backend (None: eager), cuDNN convolution autotuning (``torch.backends.cudnn.benchmark``),
+    cached batch or the real loader, and the loader's ``num_workers`` and ``pin_memory``
+    (None: as the entrypoint's loader has them)."""
 
     precision: Precision
     batch_size: int
     channels_last: bool = False
     compiler: str | None = None
+    cudnn_benchmark: bool = False
     cached_input: bool = True
     num_workers: int | None = None
     pin_memory: bool | None = None
@@ -192,6 +200,7 @@ class StepConfig:
             Knob.PRECISION: str(self.precision), Knob.BATCH: f"batch {self.batch_size}",
             Knob.MEMORY_FORMAT: "channels_last" if self.channels_last else "contiguous",
             Knob.COMPILER: f"torch.compile ({self.compiler})" if self.compiler else "eager",
+            Knob.CUDNN_BENCHMARK: f"cudnn.benchmark={self.cudnn_benchmark}",
             Knob.INPUT: "cached batch" if self.cached_input else "real loader",
             Knob.LOADER_WORKERS: f"num_workers={self.num_workers}",
             Knob.PIN_MEMORY: f"pin_memory={self.pin_memory}",
@@ -199,8 +208,11 @@ class StepConfig:
         return text[knob]
 
     def describe(self) -> str:
-        """The whole configuration in words, the loader's settings only when it is used."""
+        """The whole configuration in words, cuDNN autotuning only when on, the loader's
+        settings only when it is used."""
         knobs = [Knob.PRECISION, Knob.BATCH, Knob.MEMORY_FORMAT, Knob.COMPILER, Knob.INPUT]
+        if self.cudnn_benchmark:
+            knobs.insert(4, Knob.CUDNN_BENCHMARK)
         if not self.cached_input:
             knobs += [k for k, v in ((Knob.LOADER_WORKERS, self.num_workers),
                                      (Knob.PIN_MEMORY, self.pin_memory)) if v is not None]
@@ -249,7 +261,7 @@ def _why_not(spec: KnobSpec, device: DeviceTraits, workload: WorkloadTraits) -> 
     if spec.knob is Knob.COMPILER and device.kind not in COMPILER_BACKENDS:
         return f"no torch.compile backend is known for {device.kind}"
     if spec.needs is Needs.CONV2D and not workload.convolutional:
-        return "the model has no 2-D or 3-D convolutions (channels-last changes only those)"
+        return f"the model has no 2-D or 3-D convolutions ({spec.knob} changes only those)"
     if spec.needs in (Needs.LOADER, Needs.DATALOADER) and workload.loader is LoaderKind.NONE:
         return "the entrypoint gives no make_loader (built-in models make no claim about input)"
     if spec.needs is Needs.DATALOADER and workload.loader is not LoaderKind.DATALOADER:
@@ -271,6 +283,8 @@ def _values(spec: KnobSpec, device: DeviceTraits, workload: WorkloadTraits,
         return [p for p in device.precisions() if p is not baseline.precision]
     if spec.knob is Knob.MEMORY_FORMAT:
         return [not baseline.channels_last]
+    if spec.knob is Knob.CUDNN_BENCHMARK:
+        return [not baseline.cudnn_benchmark]
     if spec.knob is Knob.COMPILER:
         return [COMPILER_BACKENDS[device.kind]] if baseline.compiler is None else [None]
     if spec.knob is Knob.BATCH:

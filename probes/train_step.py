@@ -2,8 +2,10 @@
 
 ``build_train_step`` moves the model to the device and returns a ``TrainStep``: zero the
 gradients, forward under autocast at the precision asked for, backward (with a gradient
-scaler for fp16 on CUDA), optimizer step, synchronize. Memory format and compiler are the
-tuner's knobs; the harness runs the step eagerly in the default format. ``run_timed`` times
+scaler for fp16 on CUDA), optimizer step, synchronize. Memory format, compiler and cuDNN
+autotuning are the tuner's knobs; the harness runs the step eagerly in the default format,
+with cuDNN autotuning as the process has it (torch's default is off; an entrypoint may turn it
+on). ``run_timed`` times
 one step and turns any device's out-of-memory error into ``OutOfMemory``. torch is imported
 lazily.
 """
@@ -176,10 +178,12 @@ class TrainStep:
 
 def build_train_step(model: Any, loss_fn: Callable[[Any, Any], Any], device: Device, *,
                      precision: str, channels_last: bool = False,
-                     compiler_backend: str | None = None) -> TrainStep:
+                     compiler_backend: str | None = None,
+                     cudnn_benchmark: bool | None = None) -> TrainStep:
     """The step of ``model`` (moved to ``device``, in train mode) with AdamW, at
     ``precision`` (fp32, tf32, bf16, fp16 autocast); ``channels_last`` converts the model's
-    memory format, ``compiler_backend`` wraps it in ``torch.compile(backend=...)``."""
+    memory format, ``compiler_backend`` wraps it in ``torch.compile(backend=...)``,
+    ``cudnn_benchmark`` switches cuDNN's convolution autotuning (None: left as it is)."""
     import torch
 
     model = model.to(device.torch_device)
@@ -189,6 +193,8 @@ def build_train_step(model: Any, loss_fn: Callable[[Any, Any], Any], device: Dev
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
     device.enable_tf32(precision == "tf32")
+    if cudnn_benchmark is not None:
+        device.set_cudnn_benchmark(cudnn_benchmark)
     effective = "fp32" if precision == "tf32" and not device.supports_tf32() else precision
     scaler = torch.amp.GradScaler(device.autocast_device_type) if (
         precision == "fp16" and device.kind == "cuda") else None

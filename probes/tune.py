@@ -201,7 +201,9 @@ class Tuner:
         except Exception as exc:  # noqa: BLE001 - building the user's model may raise anything
             return ProbeResult.failure(request, ProbeStatus.ERROR, first_line(exc)[:500],
                                        wall_time_s=self._clock() - start, **self._labels)
-        baseline = StepConfig(Precision(request.recipe.precision), request.recipe.batch_size)
+        # cuDNN autotuning as the process has it once the entrypoint is imported
+        baseline = StepConfig(Precision(request.recipe.precision), request.recipe.batch_size,
+                              cudnn_benchmark=self._device.cudnn_benchmark())
         self._baseline = baseline
         plan = plan_knobs(DeviceTraits.of(self._device), traits, baseline, cpu_count=self._cpus)
         combos = 1 + int(request.allow_numerics) + int(traits.loader is not LoaderKind.NONE)

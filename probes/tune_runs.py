@@ -1,7 +1,7 @@
 """Configurations of the step built for the tuner: the model, its step, and its batches.
 
 ``open_run`` builds one ``StepConfig`` on a device from a freshly built workload: the step
-at its precision, memory format and compiler, fed either one cached batch or the user's
+at its precision, memory format, compiler and cuDNN autotuning, fed either one cached batch or the user's
 real loader (rebuilt with other ``num_workers`` / ``pin_memory`` by ``with_loader_settings``
 when the configuration says so). ``workload_traits`` tells the knob model what the
 workload has. torch is imported lazily.
@@ -80,7 +80,8 @@ def open_run(config: StepConfig, workload: BuiltWorkload, device: Device) -> Bui
     """``config`` built from ``workload`` (its model is changed: build one per run)."""
     step = build_train_step(workload.model, workload.loss_fn, device,
                             precision=str(config.precision), channels_last=config.channels_last,
-                            compiler_backend=config.compiler)
+                            compiler_backend=config.compiler,
+                            cudnn_benchmark=config.cudnn_benchmark)
 
     def make_batch(size: int) -> Any:
         batch = workload.make_batch(size, device.torch_device)

@@ -49,6 +49,9 @@ changes_numerics        |             | `true` when precision or batch differ fr
 precision               |             | fp32, tf32, bf16 or fp16
 batch_size              | samples     | per-device batch
 channels_last           |             | `true` for channels-last memory format
+cudnn_benchmark         |             | `true` when cuDNN autotuned the convolutions
+                                        (torch.backends.cudnn.benchmark; the baseline keeps the
+                                        process's setting, torch's default is off)
 compiler                |             | torch.compile backend (empty: eager)
 input                   |             | `cached` (one batch reused) or `loader` (the entrypoint's loader)
 num_workers             |             | DataLoader workers (empty: as the loader has them)
@@ -100,6 +103,7 @@ def tuning_rows(result: ProbeResult, price_usd_per_hour: float) -> list[dict[str
             "changes_numerics": str(row.changes_numerics).lower(),
             "precision": str(cfg.precision), "batch_size": cfg.batch_size,
             "channels_last": str(cfg.channels_last).lower(), "compiler": _blank(cfg.compiler),
+            "cudnn_benchmark": str(cfg.cudnn_benchmark).lower(),
             "input": "cached" if cfg.cached_input else "loader",
             "num_workers": _blank(cfg.num_workers),
             "pin_memory": "" if cfg.pin_memory is None else str(cfg.pin_memory).lower(),

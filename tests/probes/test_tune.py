@@ -86,6 +86,40 @@ def test_the_tuned_configuration_is_profiled() -> None:
     assert sum(op.share for op in profile.top_operators) <= 1.0 + 1e-9
 
 
+class _AutotunedCpu(CpuDevice):
+    """The CPU, saying cuDNN autotuning is on (as an entrypoint on a GPU may have set it)
+    and recording what the step builder switches it to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.autotune = True
+        self.switched: list[bool] = []
+
+    def cudnn_benchmark(self) -> bool:
+        return self.autotune
+
+    def set_cudnn_benchmark(self, enabled: bool) -> None:
+        self.switched.append(enabled)
+        self.autotune = enabled
+
+
+def test_the_baseline_keeps_the_processes_cudnn_autotuning_and_each_run_sets_it() -> None:
+    device = _AutotunedCpu()
+    result = run_probe(make_request(time_box_s=6.0, tune=True), workload=tiny_workload.build(),
+                       device=device)
+    assert result.tuning is not None
+    assert all(r.config.cudnn_benchmark for r in result.tuning.rows)  # no trial on the CPU
+    assert device.switched and all(device.switched)
+
+
+def test_the_probe_harness_leaves_cudnn_autotuning_as_the_process_has_it() -> None:
+    device = _AutotunedCpu()
+    result = run_probe(make_request(time_box_s=3.0), workload=tiny_workload.build(),
+                       device=device)
+    assert result.status is ProbeStatus.OK
+    assert device.switched == [] and device.autotune
+
+
 def test_a_tuned_result_survives_the_json_round_trip() -> None:
     result = _tune(tiny_workload.build(), box_s=3.0)
     assert ProbeResult.from_json(result.to_json()) == result

@@ -53,12 +53,13 @@ def _plan(device: FakeDevice, workload: WorkloadTraits = CONV_WITH_DATALOADER,
                          Knob.COMPILER}, [], "inductor"),
     # an Ampere-or-newer GPU: tf32, bf16 and fp16; pinned memory helps copies to it
     (FakeDevice("cuda", bf16=True, tf32=True),
-     {Knob.INPUT, Knob.PRECISION, Knob.MEMORY_FORMAT, Knob.LOADER_WORKERS, Knob.PIN_MEMORY,
-      Knob.BATCH, Knob.COMPILER}, [Precision.TF32, Precision.BF16, Precision.FP16], "inductor"),
+     {Knob.INPUT, Knob.PRECISION, Knob.MEMORY_FORMAT, Knob.CUDNN_BENCHMARK, Knob.LOADER_WORKERS,
+      Knob.PIN_MEMORY, Knob.BATCH, Knob.COMPILER},
+     [Precision.TF32, Precision.BF16, Precision.FP16], "inductor"),
     # a pre-Ampere GPU (V100, T4): fp16 with a loss scaler, no tf32 or bf16
-    (FakeDevice("cuda"), {Knob.INPUT, Knob.PRECISION, Knob.MEMORY_FORMAT, Knob.LOADER_WORKERS,
-                          Knob.PIN_MEMORY, Knob.BATCH, Knob.COMPILER}, [Precision.FP16],
-     "inductor"),
+    (FakeDevice("cuda"), {Knob.INPUT, Knob.PRECISION, Knob.MEMORY_FORMAT, Knob.CUDNN_BENCHMARK,
+                          Knob.LOADER_WORKERS, Knob.PIN_MEMORY, Knob.BATCH, Knob.COMPILER},
+     [Precision.FP16], "inductor"),
     # TPU: bf16, the XLA path of torch.compile, XLA picks memory layouts
     (FakeDevice("xla", bf16=True), {Knob.INPUT, Knob.PRECISION, Knob.LOADER_WORKERS, Knob.BATCH,
                                     Knob.COMPILER}, [Precision.BF16], "openxla"),
@@ -88,6 +89,27 @@ def test_channels_last_only_for_convolutional_models() -> None:
                             replace(CONV_WITH_DATALOADER, convolutional=False))
     assert Knob.MEMORY_FORMAT not in trials
     assert "no 2-D or 3-D convolutions" in skipped[Knob.MEMORY_FORMAT]
+
+
+@pytest.mark.parametrize("baseline_on", [False, True])
+def test_cudnn_autotuning_is_tried_against_the_baseline_on_gpus_for_conv_models(
+        baseline_on: bool) -> None:
+    gpu = FakeDevice("cuda", bf16=True, tf32=True)
+    trials, _ = _plan(gpu, baseline=replace(BASE, cudnn_benchmark=baseline_on))
+    (flipped,) = trials[Knob.CUDNN_BENCHMARK]
+    assert flipped.cudnn_benchmark is not baseline_on and flipped.cached_input
+    assert ("cudnn.benchmark=True" in flipped.describe()) is not baseline_on
+    _, skipped = _plan(gpu, replace(CONV_WITH_DATALOADER, convolutional=False))
+    assert "no 2-D or 3-D convolutions (cudnn_benchmark" in skipped[Knob.CUDNN_BENCHMARK]
+    for kind in ("cpu", "xla", "hpu", "neuron"):
+        _, skipped = _plan(FakeDevice(kind, bf16=True))
+        assert "CUDA and ROCm GPUs only" in skipped[Knob.CUDNN_BENCHMARK]
+
+
+def test_a_configuration_stored_before_cudnn_autotuning_was_a_knob_still_reads() -> None:
+    old = {k: v for k, v in BASE.to_dict().items() if k != "cudnn_benchmark"}
+    assert StepConfig.from_dict(old) == BASE
+    assert "cudnn" not in BASE.describe()  # off (torch's default) goes unsaid
 
 
 @pytest.mark.parametrize(("loader", "reason"), [
