@@ -217,25 +217,36 @@ class AnchoredRoofline:
     ``kind_width`` and ``precision_mismatch_weight`` weight a reference workload's residual
     as ``TransferModel``'s FLOPs prior weights its measurements. The correction is the
     weighted mean residual when the weights sum to at least one, shrunk toward zero below.
+
+    An accelerator no reference workload ran on borrows its correction from the
+    accelerators of its class (vendor, tensor cores, bf16) that have one: a ridge regression
+    (penalty ``anchor_ridge``) of their corrections for the workload on the logs of their
+    peak FLOP/s (tensor and fp32) and memory bandwidth, evaluated at its own figures; with
+    fewer than ``_MIN_ANCHORED`` such accelerators it gets none.
     """
 
     def __init__(self, *, conv_fractions: Mapping[str, float], kind_width: float = 0.25,
-                 precision_mismatch_weight: float = 0.3,
+                 precision_mismatch_weight: float = 0.3, anchor_ridge: float = 0.1,
                  roofline: RooflinePrior | None = None) -> None:
+        if anchor_ridge <= 0:
+            raise AdvisorError(f"anchor_ridge must be > 0, got {anchor_ridge}")
         self.conv_fractions = dict(conv_fractions)
         self.kind_width = kind_width
         self.precision_mismatch_weight = precision_mismatch_weight
+        self.anchor_ridge = anchor_ridge
         self.roofline = roofline
 
     def fit(self, samples: Sequence[RooflineSample]) -> Self:
         """Fit the roofline and record each sample's log residual; returns self."""
         self.roofline_ = (self.roofline or RooflinePrior()).fit(samples)
         residuals: dict[tuple[str, str], list[float]] = defaultdict(list)
+        self.specs_: dict[str, AcceleratorSpec] = {}
         for s in samples:
             predicted = self.roofline_.samples_per_second(s.op_mix, s.accelerator,
                                                           batch_size=s.batch_size, tf32=s.tf32)
             residuals[(s.accelerator.name, s.group)].append(
                 math.log(s.samples_per_second / predicted))
+            self.specs_[s.accelerator.name] = s.accelerator
         self.residuals_: dict[str, list[tuple[str, float]]] = defaultdict(list)
         for (name, group), values in sorted(residuals.items()):
             self.residuals_[name].append((group, statistics.mean(values)))
@@ -246,15 +257,57 @@ class AnchoredRoofline:
         """Log samples/s on one device: roofline plus the similar references' residual."""
         base = math.log(self.roofline_.samples_per_second(op_mix, accelerator,
                                                           batch_size=batch_size, tf32=tf32))
-        ours = op_mix.flops_fraction(OpClass.CONVOLUTION) or 0.0
+        conv = op_mix.flops_fraction(OpClass.CONVOLUTION) or 0.0
+        if accelerator.name in self.residuals_:
+            return base + self._anchor(accelerator.name, conv, precision_key)
+        return base + self._borrowed_anchor(accelerator, conv, precision_key)
+
+    def _anchor(self, name: str, conv_fraction: float, precision_key: str) -> float:
+        """``name``'s weighted mean residual over the reference workloads run on it."""
         total = weights = 0.0
-        for group, residual in self.residuals_.get(accelerator.name, []):
+        for group, residual in self.residuals_[name]:
             model, _, precision = group.partition("/")
             theirs = self.conv_fractions.get(model)
-            distance = 0.5 if theirs is None else abs(theirs - ours)
+            distance = 0.5 if theirs is None else abs(theirs - conv_fraction)
             weight = math.exp(-((distance / self.kind_width) ** 2))
             if precision != precision_key:
                 weight *= self.precision_mismatch_weight
             total += weight * residual
             weights += weight
-        return base + total / max(weights, 1.0)
+        return total / max(weights, 1.0)
+
+    def _borrowed_anchor(self, accelerator: AcceleratorSpec, conv_fraction: float,
+                         precision_key: str) -> float:
+        """The correction regressed from the anchored accelerators of its class (0 when
+        fewer than ``_MIN_ANCHORED`` of them, or the figures are missing)."""
+        ours = _anchor_features(accelerator)
+        seen = [name for name in self.residuals_
+                if _architecture_class(self.specs_[name]) == _architecture_class(accelerator)
+                and _anchor_features(self.specs_[name]) is not None]
+        if ours is None or len(seen) < _MIN_ANCHORED:
+            return 0.0
+        features = np.array([_anchor_features(self.specs_[name]) for name in seen])
+        anchors = np.array([self._anchor(name, conv_fraction, precision_key) for name in seen])
+        center = features.mean(axis=0)
+        centered = features - center
+        coef = np.linalg.solve(centered.T @ centered + self.anchor_ridge * np.eye(len(center)),
+                               centered.T @ (anchors - anchors.mean()))
+        return float(anchors.mean() + (np.asarray(ours) - center) @ coef)
+
+
+_MIN_ANCHORED = 3  # anchored accelerators of a class needed to regress an unseen one's
+
+
+def _architecture_class(spec: AcceleratorSpec) -> tuple[str, bool, bool]:
+    """Vendor, tensor cores, bf16: parts of one class share kernels' strengths and
+    weaknesses (a P100 is no slower V100), so corrections are borrowed only within one."""
+    return spec.vendor, spec.tensor_cores, spec.supports_bf16
+
+
+def _anchor_features(spec: AcceleratorSpec) -> tuple[float, float, float] | None:
+    """Logs of peak tensor (bf16/fp16) and fp32 FLOP/s and memory bandwidth; None when the
+    datasheet lacks one."""
+    if not (spec.bf16_tflops and spec.fp32_tflops and spec.memory_bandwidth_gbs > 0):
+        return None
+    return (math.log(spec.bf16_tflops), math.log(spec.fp32_tflops),
+            math.log(spec.memory_bandwidth_gbs))

@@ -3,6 +3,7 @@ TransferModel keeps its old no-probe path when the workload has no operator mix.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -11,7 +12,13 @@ from advisor.profiling.op_profile import OpClass, OpCost, OpMix, reference_op_mi
 from advisor.spec import Precision
 from advisor.throughput.estimate import WorkloadFeatures
 from advisor.throughput.reference import load_reference
-from advisor.throughput.roofline import RooflinePrior, compute_path, reference_samples
+from advisor.throughput.roofline import (
+    AnchoredRoofline,
+    RooflinePrior,
+    RooflineSample,
+    compute_path,
+    reference_samples,
+)
 from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
 
@@ -104,3 +111,51 @@ def test_op_mix_switches_to_the_roofline(transfer: TransferModel) -> None:
     old = transfer.predict(R50, SPECS["H100-SXM"]).samples_per_second
     assert new != old
     assert 0.5 < new / old < 2.0
+
+
+# Parts of one class (NVIDIA, tensor cores, bf16) with the roofline's time slowed by a factor
+# that grows with memory bandwidth: the correction an unseen part of the class should borrow.
+_CLASS = ["A10", "A40", "RTX-A6000", "A100-40GB-PCIe", "A100-80GB-SXM", "H100-PCIe", "L4"]
+_MIX = reference_op_mixes()["resnet50/mixed"]
+
+
+def _truth(name: str) -> float:
+    return -0.4 * math.log(SPECS[name].memory_bandwidth_gbs / 1000)
+
+
+def _anchored(names: list[str]) -> AnchoredRoofline:
+    samples = [RooflineSample(_MIX, 256, SPECS[n], False, math.exp(_truth(n)) / PRIOR
+                              .seconds_per_sample(_MIX, SPECS[n], batch_size=256, tf32=False),
+                              group="resnet50/mixed") for n in names]
+    return AnchoredRoofline(conv_fractions={"resnet50": 0.99},
+                            roofline=RooflinePrior(kernel_overhead_s=0.0)).fit(samples)
+
+
+def _log_error(model: AnchoredRoofline, name: str, *, borrow: bool = True) -> float:
+    spec = SPECS[name]
+    predicted = (model.predict_log(_MIX, spec, batch_size=256, tf32=False,
+                                   precision_key="mixed") if borrow else
+                 math.log(model.roofline_.samples_per_second(_MIX, spec, batch_size=256,
+                                                             tf32=False)))
+    measured = _truth(name) - math.log(PRIOR.seconds_per_sample(_MIX, spec, batch_size=256,
+                                                                tf32=False))
+    return abs(predicted - measured)
+
+
+@pytest.mark.parametrize("unseen", ["H100-SXM", "RTX-3090"])
+def test_an_unseen_part_borrows_the_correction_its_class_shows(unseen: str) -> None:
+    model = _anchored(_CLASS)
+    assert unseen not in model.residuals_
+    assert _log_error(model, unseen) < 0.5 * _log_error(model, unseen, borrow=False)
+
+
+def test_no_correction_is_borrowed_across_classes_or_from_too_few_parts() -> None:
+    model = _anchored(_CLASS)
+    assert _log_error(model, "P100") == _log_error(model, "P100", borrow=False)  # no tensor cores
+    few = _anchored(_CLASS[:2])
+    assert _log_error(few, "H100-SXM") == _log_error(few, "H100-SXM", borrow=False)
+
+
+def test_a_part_with_its_own_reference_rows_keeps_its_own_correction() -> None:
+    model = _anchored(_CLASS)
+    assert _log_error(model, "A40") < 0.05  # its own residual, not the regression's
