@@ -23,6 +23,7 @@ from _table import write_table  # noqa: E402
 from bench_throughput import GENERATIONS, price_table, write_bench  # noqa: E402
 
 from advisor.throughput import TransferModel, evaluate, read_bench  # noqa: E402
+from advisor.throughput.estimate import architecture_class  # noqa: E402
 from advisor.throughput.evaluation import Prediction  # noqa: E402
 from pricing import load_accelerators  # noqa: E402
 
@@ -34,7 +35,7 @@ def groups(generation: str, folder: Path) -> dict[str, list[Prediction]]:
     prices, _ = price_table()
     result = evaluate(read_bench(write_bench(folder, generation, prices), specs),
                       accelerators=specs, model_factory=TransferModel, probes=3)
-    kind = {name: (spec.tensor_cores, spec.supports_bf16) for name, spec in specs.items()}
+    kind = {name: architecture_class(spec) for name, spec in specs.items()}
     out: dict[str, list[Prediction]] = defaultdict(list)
     for p in result.predictions:
         unlike = all(kind[a] != kind[p.target] for a in p.probes)

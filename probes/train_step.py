@@ -5,9 +5,8 @@ gradients, forward under autocast at the precision asked for, backward (with a g
 scaler for fp16 on CUDA), optimizer step, synchronize. Memory format, compiler and cuDNN
 autotuning are the tuner's knobs; the harness runs the step eagerly in the default format,
 with cuDNN autotuning as the process has it (torch's default is off; an entrypoint may turn it
-on). ``run_timed`` times
-one step and turns any device's out-of-memory error into ``OutOfMemory``. torch is imported
-lazily.
+on). ``run_timed`` times one step and turns any device's out-of-memory error into
+``OutOfMemory``. torch is imported lazily.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Configurations of the step built for the tuner: the model, its step, and its batches.
 
 ``open_run`` builds one ``StepConfig`` on a device from a freshly built workload: the step
-at its precision, memory format, compiler and cuDNN autotuning, fed either one cached batch or the user's
-real loader (rebuilt with other ``num_workers`` / ``pin_memory`` by ``with_loader_settings``
-when the configuration says so). ``workload_traits`` tells the knob model what the
+at its precision, memory format, compiler and cuDNN autotuning, fed either one cached batch
+or the user's real loader (rebuilt with other ``num_workers`` / ``pin_memory`` by
+``with_loader_settings`` when the configuration says so). ``workload_traits`` tells the knob model what the
 workload has. torch is imported lazily.
 """
 

@@ -49,10 +49,10 @@ changes_numerics        |             | `true` when precision or batch differ fr
 precision               |             | fp32, tf32, bf16 or fp16
 batch_size              | samples     | per-device batch
 channels_last           |             | `true` for channels-last memory format
+compiler                |             | torch.compile backend (empty: eager)
 cudnn_benchmark         |             | `true` when cuDNN autotuned the convolutions
                                         (torch.backends.cudnn.benchmark; the baseline keeps the
                                         process's setting, torch's default is off)
-compiler                |             | torch.compile backend (empty: eager)
 input                   |             | `cached` (one batch reused) or `loader` (the entrypoint's loader)
 num_workers             |             | DataLoader workers (empty: as the loader has them)
 pin_memory              |             | DataLoader pinned memory (empty: as the loader has it)

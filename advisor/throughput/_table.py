@@ -24,12 +24,15 @@ from pricing import AcceleratorSpec
 __all__ = ["FloatArray", "ReferenceTable", "precision_twin", "spec_features", "split_precision"]
 
 FloatArray = npt.NDArray[np.float64]
-N_FEATURES = 6
+N_FEATURES = 7
 
 
 def spec_features(spec: AcceleratorSpec) -> FloatArray:
     """log peak fp32, log peak fp32 as the reference ran it (TF32 tensor cores on Ampere and
-    newer), log peak tensor (bf16/fp16), log bandwidth, log memory, tensor cores.
+    newer), log peak tensor (bf16/fp16), log bandwidth, log memory, tensor cores, bf16.
+
+    The two flags mark architecture classes (Pascal and older / Volta-Turing / Ampere and
+    newer on NVIDIA) whose kernels differ beyond what the peak figures say.
 
     Parts without an fp32 figure (TPU, Gaudi) use their bf16 peak, parts without a tensor
     figure their fp32 peak. Memory matters because the reference used the largest batch
@@ -40,7 +43,7 @@ def spec_features(spec: AcceleratorSpec) -> FloatArray:
     effective = peak_flops(spec, "fp32") / 1e12 if spec.fp32_tflops else fp32
     return np.array([math.log(fp32), math.log(effective), math.log(tensor),
                      math.log(spec.memory_bandwidth_gbs), math.log(spec.memory_gib),
-                     1.0 if spec.tensor_cores else 0.0])
+                     1.0 if spec.tensor_cores else 0.0, 1.0 if spec.supports_bf16 else 0.0])
 
 
 @dataclass

@@ -27,6 +27,7 @@ __all__ = [
     "ThroughputEstimate",
     "ThroughputModel",
     "WorkloadFeatures",
+    "architecture_class",
     "peak_flops",
     "precision_key",
 ]
@@ -157,6 +158,13 @@ def precision_key(precision: Precision | None, spec: AcceleratorSpec) -> str:
         return "mixed"
     half = precision is Precision.FP16 or (precision is Precision.BF16 and spec.supports_bf16)
     return "mixed" if half or spec.fp32_tflops is None else "fp32"
+
+
+def architecture_class(spec: AcceleratorSpec) -> tuple[bool, bool]:
+    """(tensor cores, bf16): Pascal and older / Volta and Turing / Ampere and newer for
+    NVIDIA, classes whose kernels differ beyond what the peak figures say (a V100 is no slower
+    A100), so evidence does not carry across them unchecked."""
+    return spec.tensor_cores, spec.supports_bf16
 
 
 def peak_flops(spec: AcceleratorSpec, precision_key: str) -> float:

@@ -24,7 +24,7 @@ from pricing import AcceleratorSpec
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model"]
 
-CACHE_VERSION = 11
+CACHE_VERSION = 12
 
 
 def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],

@@ -30,6 +30,7 @@ import numpy as np
 
 from advisor.errors import AdvisorError
 from advisor.profiling import COMPUTE_CLASSES, OpClass, OpCost, OpMix
+from advisor.throughput.estimate import architecture_class
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
@@ -282,7 +283,8 @@ class AnchoredRoofline:
         fewer than ``_MIN_ANCHORED`` of them, or the figures are missing)."""
         ours = _anchor_features(accelerator)
         seen = [name for name in self.residuals_
-                if _architecture_class(self.specs_[name]) == _architecture_class(accelerator)
+                if self.specs_[name].vendor == accelerator.vendor
+                and architecture_class(self.specs_[name]) == architecture_class(accelerator)
                 and _anchor_features(self.specs_[name]) is not None]
         if ours is None or len(seen) < _MIN_ANCHORED:
             return 0.0
@@ -296,12 +298,6 @@ class AnchoredRoofline:
 
 
 _MIN_ANCHORED = 3  # anchored accelerators of a class needed to regress an unseen one's
-
-
-def _architecture_class(spec: AcceleratorSpec) -> tuple[str, bool, bool]:
-    """Vendor, tensor cores, bf16: parts of one class share kernels' strengths and
-    weaknesses (a P100 is no slower V100), so corrections are borrowed only within one."""
-    return spec.vendor, spec.tensor_cores, spec.supports_bf16
 
 
 def _anchor_features(spec: AcceleratorSpec) -> tuple[float, float, float] | None:

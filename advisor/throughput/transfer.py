@@ -54,6 +54,7 @@ from advisor.throughput.estimate import (
     ThroughputEstimate,
     ThroughputModel,
     WorkloadFeatures,
+    architecture_class,
     precision_key,
 )
 from advisor.throughput.reference import ReferenceRow
@@ -73,12 +74,6 @@ def _split_precision(workload: WorkloadFeatures) -> tuple[str, str] | None:
     if split is None and workload.precision is not None:  # the name plus its precision's token
         split = split_precision(f"{workload.name}/{workload.precision.value}")
     return split
-
-
-def _architecture(spec: AcceleratorSpec) -> tuple[bool, bool]:
-    """The architecture class the ratio transfer cannot cross without evidence: (tensor cores,
-    bf16), i.e. Pascal and older / Volta and Turing / Ampere and newer for NVIDIA."""
-    return spec.tensor_cores, spec.supports_bf16
 
 
 class TransferModel(NoProbePrior, ThroughputModel):
@@ -313,7 +308,7 @@ class TransferModel(NoProbePrior, ThroughputModel):
             split = _split_precision(workload)
             twin = self._twin(split)
             unlike = unlike_probes([self._architecture_of(a) for a in probes],
-                                   _architecture(accelerator))
+                                   architecture_class(accelerator))
             query = Query(columns, self.table_.column(accelerator.name),
                           spec_features(accelerator), precision_key=key,
                           peak=key or (split[1] if split else None), unlike_probes=unlike)
@@ -327,7 +322,7 @@ class TransferModel(NoProbePrior, ThroughputModel):
 
     def _architecture_of(self, name: str) -> tuple[bool, bool] | None:
         """The architecture class of an accelerator by name; None when it has no spec."""
-        return _architecture(self.specs_[name]) if name in self.specs_ else None
+        return architecture_class(self.specs_[name]) if name in self.specs_ else None
 
     def _twin(self, split: tuple[str, str] | None) -> Twin | None:
         """The reference rows of the same model at the other precision, with the model pairs;

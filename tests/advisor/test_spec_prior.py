@@ -21,13 +21,13 @@ SPECS = load_accelerators()
 MEASURED = ["P100", "V100-16GB-SXM2", "T4", "A10", "A10G", "L4", "A100-40GB-SXM",
             "A100-80GB-SXM", "H100-SXM", "RTX-A6000", "RTX-3090", "RTX-4090", "Quadro-RTX-8000"]
 UNMEASURED = "L40S"  # has specs, no reference workload ran on it
-MEAN_COEFS = np.array([0.3, 0.4, 0.2, 0.3, 0.1, 0.2])
+MEAN_COEFS = np.array([0.3, 0.4, 0.2, 0.3, 0.1, 0.2, 0.1])
 # The family's coefficients vary along one direction: compute-bound vs bandwidth-bound.
-DIRECTION = np.array([0.0, 0.0, 1.0, -1.0, 0.0, 0.0])
+DIRECTION = np.array([0.0, 0.0, 1.0, -1.0, 0.0, 0.0, 0.0])
 
 
 def _coefs(rng: np.random.Generator, t: float) -> FloatArray:
-    return np.asarray(MEAN_COEFS + t * DIRECTION + rng.normal(0, 0.002, 6))
+    return np.asarray(MEAN_COEFS + t * DIRECTION + rng.normal(0, 0.002, len(MEAN_COEFS)))
 
 
 def _spec_rows(coefs: dict[str, FloatArray], levels: dict[str, float]) -> list[ReferenceRow]:
@@ -121,7 +121,7 @@ def test_spec_prior_needs_three_unmasked_workloads(kept: int, applies: bool) -> 
     assert (pred is not None) is applies
 
 
-TWIN_SHIFT = np.array([0.0, 0.0, 0.3, -0.1, 0.0, 0.1])  # mixed minus fp32 coefficients
+TWIN_SHIFT = np.array([0.0, 0.0, 0.3, -0.1, 0.0, 0.1, 0.0])  # mixed minus fp32 coefficients
 
 
 def _twin_coefs() -> tuple[dict[str, FloatArray], dict[str, float]]:
@@ -134,7 +134,7 @@ def _twin_coefs() -> tuple[dict[str, FloatArray], dict[str, float]]:
         beta, level = _coefs(rng, 1.0 if i == 0 else rng.normal(0, 0.3)), rng.normal(2, 1)
         coefs[f"m{i}/fp32"], levels[f"m{i}/fp32"] = beta, level
         if i > 0:
-            coefs[f"m{i}/mixed"] = beta + TWIN_SHIFT + rng.normal(0, 0.002, 6)
+            coefs[f"m{i}/mixed"] = beta + TWIN_SHIFT + rng.normal(0, 0.002, len(TWIN_SHIFT))
             levels[f"m{i}/mixed"] = level + 0.5
     return coefs, levels
 
@@ -185,3 +185,24 @@ def test_transfer_model_blends_in_the_spec_prior_for_an_unmeasured_target() -> N
         assert case == "unseen3"
         errors[weight] = abs(log_sps - truth[UNMEASURED])
     assert errors[0.5] < errors[0.0] * 0.75
+
+
+@pytest.mark.parametrize(("accelerator", "flags"), [
+    ("P100", (0.0, 0.0)), ("V100-16GB-SXM2", (1.0, 0.0)), ("T4", (1.0, 0.0)),
+    ("A100-80GB-SXM", (1.0, 1.0)), ("L40S", (1.0, 1.0))])
+def test_spec_features_mark_the_architecture_class(accelerator: str,
+                                                   flags: tuple[float, float]) -> None:
+    # tensor cores, bf16: Pascal / Volta-Turing / Ampere and newer, whose kernels differ
+    # beyond the peak figures (a V100 target is no slower A100)
+    assert tuple(spec_features(SPECS[accelerator])[-2:]) == flags
+
+
+def test_a_class_offset_beyond_the_specs_reaches_an_unmeasured_part() -> None:
+    rng = np.random.default_rng(3)
+    beta = MEAN_COEFS.copy()
+    beta[-1] = 0.4  # the bf16 class runs 1.5x what its peak figures alone would say
+    coefs = {f"m{i}/fp32": beta + rng.normal(0, 0.002, len(beta)) for i in range(8)}
+    table = _spec_table(coefs, {name: rng.normal(2, 1) for name in coefs})
+    truth = _truth(table, 1.0, beta)
+    pred = _spec_predict(table, SpecPrior(table), truth, SPREAD_PROBES)
+    assert pred is not None and abs(pred - truth[UNMEASURED]) < 0.05
