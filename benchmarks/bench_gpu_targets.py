@@ -119,7 +119,7 @@ def main() -> None:
     specs = load_accelerators()
     model = TransferModel(calibrate=False).fit(load_reference(), specs)
     rows, device, accelerator = [], "unknown", None
-    for label, source, precision, batch, issue_sps, issue_gib, autotune in JOBS:
+    for label, source, precision, batch, earlier_sps, earlier_gib, autotune in JOBS:
         batch = max(2, round(batch * args.batch_scale))
         if isinstance(source, str):
             spec = _spec(source, precision, batch)
@@ -139,10 +139,10 @@ def main() -> None:
         measured_gib = result.peak_memory_gib
         rows.append([label, str(batch), str(result.status),
                      f"{measured_sps:,.1f}" if measured_sps else result.error[:80] or "-",
-                     predicted, f"{issue_sps:,.0f}" if issue_sps else "-",
+                     predicted, f"{earlier_sps:,.0f}" if earlier_sps else "-",
                      f"{measured_gib:.2f}" if measured_gib else "-",
                      f"{traced:.2f} {_error(traced, measured_gib, 0.15)}",
-                     f"{issue_gib:.1f}" if issue_gib else "-",
+                     f"{earlier_gib:.1f}" if earlier_gib else "-",
                      f"{time.perf_counter() - started:.0f}"])
         print(" | ".join(rows[-1]), flush=True)
     header = ["configuration", "batch", "status", "measured samples/s",

@@ -23,6 +23,7 @@ from _table import write_table  # noqa: E402
 from bench_throughput import GENERATIONS, price_table, write_bench  # noqa: E402
 
 from advisor.throughput import TransferModel, evaluate, read_bench  # noqa: E402
+from advisor.throughput._calibration import unlike_probes  # noqa: E402
 from advisor.throughput.estimate import architecture_class  # noqa: E402
 from advisor.throughput.evaluation import Prediction  # noqa: E402
 from pricing import load_accelerators  # noqa: E402
@@ -38,7 +39,7 @@ def groups(generation: str, folder: Path) -> dict[str, list[Prediction]]:
     kind = {name: architecture_class(spec) for name, spec in specs.items()}
     out: dict[str, list[Prediction]] = defaultdict(list)
     for p in result.predictions:
-        unlike = all(kind[a] != kind[p.target] for a in p.probes)
+        unlike = unlike_probes([kind[a] for a in p.probes], kind[p.target])
         out["unlike" if unlike else "alike"].append(p)
     return out
 

@@ -168,11 +168,10 @@ def interval(quantiles: Mapping[str, tuple[float, float]], case: str, *,
     if case == "foreign":
         low, high = interval(quantiles, "unseen3_unlike", foreign_widening=1.0)
         return low * foreign_widening, high * foreign_widening
-    if case.endswith("_unlike"):  # fewer probes of the same kind, then the case as if alike
-        unlike = case
-        while unlike not in quantiles and unlike.removesuffix("_unlike") in _FALLBACK:
-            unlike = _FALLBACK[unlike.removesuffix("_unlike")] + "_unlike"
-        case = unlike if unlike in quantiles else case.removesuffix("_unlike")
-    while case not in quantiles and case in _FALLBACK:
-        case = _FALLBACK[case]
-    return quantiles.get(case, (-0.5, 0.5))
+    alike = case.removesuffix("_unlike")
+    order = [alike]
+    while order[-1] in _FALLBACK:
+        order.append(_FALLBACK[order[-1]])
+    if case != alike:  # fewer probes of the same kind first, then the case as if alike
+        order = [c + "_unlike" for c in order] + order
+    return next((quantiles[c] for c in order if c in quantiles), (-0.5, 0.5))

@@ -282,13 +282,13 @@ class AnchoredRoofline:
         """The correction regressed from the anchored accelerators of its class (0 when
         fewer than ``_MIN_ANCHORED`` of them, or the figures are missing)."""
         ours = _anchor_features(accelerator)
-        seen = [name for name in self.residuals_
-                if self.specs_[name].vendor == accelerator.vendor
-                and architecture_class(self.specs_[name]) == architecture_class(accelerator)
-                and _anchor_features(self.specs_[name]) is not None]
+        seen = {name: figures for name, spec in sorted(self.specs_.items())
+                if spec.vendor == accelerator.vendor
+                and architecture_class(spec) == architecture_class(accelerator)
+                and (figures := _anchor_features(spec)) is not None}
         if ours is None or len(seen) < _MIN_ANCHORED:
             return 0.0
-        features = np.array([_anchor_features(self.specs_[name]) for name in seen])
+        features = np.array(list(seen.values()))
         anchors = np.array([self._anchor(name, conv_fraction, precision_key) for name in seen])
         center = features.mean(axis=0)
         centered = features - center
