@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from cli.errors import handle_errors
-from cli.options import json_option
+from cli.options import PositiveNumber, json_option
 from cli.render import console, echo_json
 
 __all__ = ["model"]
@@ -21,9 +21,9 @@ def model() -> None:
 
 @model.command()
 @click.argument("bench_csv", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--probes", "-k", "probes", type=click.IntRange(min=1), required=True,
+@click.option("--probes", "-k", "probes", type=PositiveNumber(integer=True), required=True,
               help="How many other accelerators of each workload count as its probes.")
-@click.option("--repeats", "-r", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--repeats", "-r", type=PositiveNumber(integer=True), default=10, show_default=True,
               help="Seeded probe sets drawn per (workload, target accelerator).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--reference", type=click.Choice(["shipped", "none"]), default="shipped",

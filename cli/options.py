@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from collections.abc import Callable
@@ -10,9 +11,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from advisor._fields import MAX_NUMBER
 from cli.errors import BadInput
 
-__all__ = ["SpecFile", "json_flag", "json_option", "spec_file_argument", "storage_option"]
+__all__ = ["PositiveNumber", "SpecFile", "json_flag", "json_option", "spec_file_argument",
+           "storage_option"]
 
 _Decorator = Callable[[Any], Any]
 
@@ -64,6 +67,55 @@ class SpecFile(_ParamType):
         if stat.S_ISDIR(mode):
             raise BadInput(f"{what}: {shown} is a directory; give the path of a YAML file in it")
         return str(value) if self.as_str else Path(value)
+
+
+def _option_name(param: click.Parameter | None) -> str:
+    """``--max-usd`` for an option (its long name), ``SEED`` for an argument."""
+    if isinstance(param, click.Option):
+        return next((o for o in param.opts if o.startswith("--")), param.opts[0])
+    return (param.human_readable_name if param is not None else "value").upper()
+
+
+class PositiveNumber(_ParamType):
+    """A finite number above 0 (or at least ``minimum``), the type of every numeric option.
+
+    NaN, infinity, a value out of range or text that is no number is refused with one line
+    ``error: --max-usd: must be a finite number greater than 0, got 'nan'`` and exit code 2,
+    before the command runs: no value can switch a cap off. ``integer`` asks for a whole
+    number and converts to ``int``; ``maximum`` (default 1e18) keeps products finite.
+    """
+
+    name = "number"
+
+    def __init__(self, *, minimum: float | None = None, integer: bool = False,
+                 maximum: float = MAX_NUMBER) -> None:
+        self.minimum = minimum
+        self.integer = integer
+        self.maximum = maximum
+
+    def _wanted(self) -> str:
+        kind = "a whole number" if self.integer else "a finite number"
+        low = "greater than 0" if self.minimum is None else f"at least {self.minimum:g}"
+        return f"{kind} {low} and at most {self.maximum:g}"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:  # noqa: ARG002
+        if isinstance(value, bool):
+            raise BadInput(f"{_option_name(param)}: must be {self._wanted()}, got {value!r}")
+        if isinstance(value, int | float):
+            number: float = value
+        else:
+            text = str(value).strip()
+            try:
+                number = int(text) if self.integer and text.lstrip("+-").isdigit() else float(text)
+            except ValueError:
+                number = math.nan
+        too_low = (number <= 0 if self.minimum is None else number < self.minimum)
+        if (not math.isfinite(number) or too_low or number > self.maximum
+                or (self.integer and not float(number).is_integer())):
+            shown = str(value) if len(str(value)) <= 40 else str(value)[:40] + "..."
+            raise BadInput(f"{_option_name(param)}: must be {self._wanted()}, got {shown!r}")
+        return int(number) if self.integer else float(number)
 
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])

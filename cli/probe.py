@@ -11,7 +11,7 @@ import click
 from advisor.storage import data_dir, default_storage_url
 from cli._tune_table import print_tuning, tune_options
 from cli.errors import handle_errors
-from cli.options import json_option, spec_file_argument
+from cli.options import PositiveNumber, json_option, spec_file_argument
 from cli.probe_table import probe_table
 from cli.render import console, echo_json, fmt_number
 from probes.errors import ProbeError
@@ -94,14 +94,14 @@ def _result_json(result: ProbeResult) -> dict[str, Any]:
 @spec_file_argument("model_yaml", as_str=True)
 @click.option("--on", "offers", multiple=True, metavar="OFFER",
               help="Where to probe: 'local' or cloud:instance_type:region[:spot] (repeatable).")
-@click.option("--plan", "plan_n", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--plan", "plan_n", type=PositiveNumber(integer=True), default=None, metavar="N",
               help="Also probe the N offers the planner picks from the ranking: the largest "
                    "expected cut in ranking regret per probe dollar (see 'advisor recommend "
                    "--suggest-probes N' to preview).")
-@click.option("--max-usd", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--max-usd", type=PositiveNumber(), default=None,
               help="Refuse to start when the estimated cost of all probes is above this "
                    "(default: probes.max_usd of the model.yaml).")
-@click.option("--time-box", "time_box_s", type=click.FloatRange(min=1), default=None,
+@click.option("--time-box", "time_box_s", type=PositiveNumber(minimum=1), default=None,
               help=f"Seconds of measuring per probe (boot time is extra) [default: "
                    f"{_DEFAULT_TIME_BOX_S:g}, {_TUNE_TIME_BOX_S:g} with --tune].")
 @tune_options
@@ -111,7 +111,7 @@ def _result_json(result: ProbeResult) -> dict[str, Any]:
                    "box of its own, priced in the estimate. recommend uses the result for "
                    "memory fit on that accelerator.")
 @click.option("--no-input-check", is_flag=True, help="Skip the cached-batch vs loader check.")
-@click.option("--memory-limit-gib", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--memory-limit-gib", type=PositiveNumber(), default=None,
               help="Treat using more than this much memory as out of memory.")
 @click.option("--aws-bucket", envvar="ADVISOR_AWS_BUCKET", default=None,
               help="S3 bucket for AWS probe bundles and results [env ADVISOR_AWS_BUCKET].")

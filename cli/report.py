@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from cli.errors import handle_errors
-from cli.options import spec_file_argument
+from cli.options import PositiveNumber, spec_file_argument
 from reports.output import ReportFiles
 
 __all__ = ["report"]
@@ -93,7 +93,7 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None, pdf:
 @_OUT
 @click.option("--storage", default=None, metavar="URL",
               help="Storage URL of the study (default: the local SQLite file).")
-@click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--budget-usd", type=PositiveNumber(), default=None,
               help="Planned budget to compare with (default: the one the sweep recorded).")
 @_PDF
 @_JSON
