@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
 
+from pricing._import_shared import OFFER_COLUMNS
 from pricing.accelerators import (
     SHIPPED_DATA_DIR,
     canonical_accelerator_name,
     did_you_mean,
     load_accelerators,
     matching_accelerators,
-    optional_float,
 )
 from pricing.errors import PricingError, UnknownNameError
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
@@ -30,26 +31,74 @@ __all__ = ["Catalog", "load_catalog", "read_offers_csv", "shipped_catalog"]
 SCHEMA_VERSION = 1
 
 
-def read_offers_csv(path: Path) -> list[InstanceOffer]:
-    """Read one offers CSV (shipped or a refreshed snapshot) into offers."""
+def _positive(row: dict[str, str | None], column: str, *, whole: bool = False) -> float:
+    """A cell as a finite number above 0; ValueError naming the column otherwise: NaN, inf,
+    0 and negatives are refused, never ranked."""
+    text = (row.get(column) or "").strip()
+    try:
+        value: float = int(text) if whole else float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        kind = "a whole number" if whole else "a finite number"
+        raise ValueError(f"{column} must be {kind} above 0, got {text[:40]!r}")
+    return value
+
+
+def _optional_positive(row: dict[str, str | None], column: str, *,
+                       whole: bool = False) -> float | None:
+    """``_positive``, or None for an empty cell."""
+    return _positive(row, column, whole=whole) if (row.get(column) or "").strip() else None
+
+
+def _offer(row: dict[str, str | None], *, cloud: Cloud | None,
+           accelerators: dict[str, AcceleratorSpec]) -> InstanceOffer:
+    """One CSV row as an offer; ValueError (KeyError for a missing cell) saying what is wrong."""
+    cell = {k: (v or "") for k, v in row.items() if isinstance(k, str)}
+    row_cloud = Cloud(cell["cloud"])
+    if cloud is not None and row_cloud is not cloud:
+        raise ValueError(f"a {row_cloud} offer in the {cloud} snapshot; a cloud's snapshot "
+                         "holds only that cloud's offers")
+    if cell["accelerator"] not in accelerators:
+        raise ValueError(f"unknown accelerator {cell['accelerator'][:40]!r}"
+                         f"{did_you_mean(cell['accelerator'], list(accelerators))}")
+    vcpus = _optional_positive(row, "vcpus", whole=True)
+    return InstanceOffer(
+        cloud=row_cloud, region=cell["region"], zone=cell["zone"] or None,
+        instance_type=cell["instance_type"], accelerator=cell["accelerator"],
+        accelerator_count=int(_positive(row, "accelerator_count", whole=True)),
+        vcpus=None if vcpus is None else int(vcpus),
+        memory_gib=_optional_positive(row, "memory_gib"),
+        accelerator_memory_gib=_positive(row, "accelerator_memory_gib"),
+        market=Market(cell["market"]),
+        price_usd_per_hour=_positive(row, "price_usd_per_hour"),
+        flagged=cell["flagged"], source=cell["source"],
+        observed_at=date.fromisoformat(cell["observed_at"]),
+    )
+
+
+def read_offers_csv(path: Path, *, cloud: Cloud | None = None) -> list[InstanceOffer]:
+    """Read one offers CSV (shipped or a refreshed snapshot of ``cloud``) into offers.
+
+    Every row is checked as the shipped catalog is: prices, memory and counts finite and above
+    0, a known accelerator, and (given ``cloud``) that cloud only. A bad row raises
+    PricingError naming the file and line, one line.
+    """
+    accelerators = load_accelerators()
     offers = []
     with path.open(newline="") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
+        reader = csv.DictReader(handle)
+        missing = [c for c in OFFER_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise PricingError(f"{path}: no {missing[0]} column; the first line must name the "
+                               f"columns {','.join(OFFER_COLUMNS)}")
+        for row in reader:
             try:
-                offers.append(InstanceOffer(
-                    cloud=Cloud(row["cloud"]), region=row["region"], zone=row["zone"] or None,
-                    instance_type=row["instance_type"], accelerator=row["accelerator"],
-                    accelerator_count=int(row["accelerator_count"]),
-                    vcpus=int(row["vcpus"]) if row["vcpus"] else None,
-                    memory_gib=optional_float(row["memory_gib"]),
-                    accelerator_memory_gib=float(row["accelerator_memory_gib"]),
-                    market=Market(row["market"]),
-                    price_usd_per_hour=float(row["price_usd_per_hour"]),
-                    flagged=row["flagged"], source=row["source"],
-                    observed_at=date.fromisoformat(row["observed_at"]),
-                ))
-            except (KeyError, ValueError) as exc:
-                raise PricingError(f"{path}:{line}: bad offer row ({exc})") from exc
+                offers.append(_offer(row, cloud=cloud, accelerators=accelerators))
+            except (KeyError, ValueError, PricingError) as exc:
+                problem = exc.args[0] if exc.args else exc
+                raise PricingError(f"{path}:{reader.line_num}: {problem}; fix or delete that "
+                                   "row") from exc
     return offers
 
 
@@ -141,11 +190,14 @@ def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
     captured = {c: shipped_date for c in {o.cloud for o in offers}}
     approximate = {c for c in captured if manifest.get("captured_at_approximate")}
     for cloud, path in (overrides or {}).items():
-        fresh = read_offers_csv(path)
+        fresh = read_offers_csv(path, cloud=cloud)
+        if not fresh:  # never replace a cloud's offers with nothing
+            raise PricingError(f"{path}: holds no offers, only the header; delete it to use "
+                               f"the previous prices of {cloud}, or run 'advisor pricing "
+                               f"refresh --cloud {cloud}'")
         offers = [o for o in offers if o.cloud != cloud] + fresh
-        if fresh:
-            captured[cloud] = max(o.observed_at for o in fresh)
-            approximate.discard(cloud)
+        captured[cloud] = max(o.observed_at for o in fresh)
+        approximate.discard(cloud)
     return Catalog(
         offers=tuple(offers), accelerators=load_accelerators(),
         captured_at=captured, approximate_dates=frozenset(approximate),

@@ -124,3 +124,22 @@ def test_status_table_marks_shipped_in_use() -> None:
     result = _run("status")
     assert result.exit_code == 0
     assert result.output.count("*") >= 3
+
+
+def test_an_infinite_price_in_a_snapshot_is_one_line_naming_file_and_row(
+        advisor_home: Path) -> None:
+    from pricing.snapshots import write_snapshot
+
+    aws = [o for o in shipped_catalog().offers if o.cloud is Cloud.AWS]
+    path = write_snapshot(advisor_home / "snapshots", Cloud.AWS, aws,
+                          captured_at=datetime(2025, 7, 1, tzinfo=UTC))
+    lines = path.read_text().splitlines(keepends=True)
+    price = f",{aws[0].price_usd_per_hour!r},"
+    assert price in lines[1]
+    path.write_text("".join([lines[0], lines[1].replace(price, ",inf,", 1), *lines[2:]]))
+    for args in (["pricing", "list", "--json"], ["recommend", "examples/mlp.yaml"]):
+        result = CliRunner().invoke(advisor, args)
+        assert result.exit_code == 2, result.output
+        assert result.stderr == (f"error: {path}:2: price_usd_per_hour must be a finite number "
+                                 "above 0, got 'inf'; fix or delete that row\n")
+        assert "Infinity" not in result.stdout

@@ -90,3 +90,55 @@ def test_status_lists_shipped_and_snapshots_with_age(tmp_path: Path) -> None:
     assert aws[1].rows == len(AWS) and aws[1].age_days == pytest.approx(10.0)
     assert aws[1].rows_by_market["spot"] == sum(1 for o in AWS if o.market is Market.SPOT)
     assert all(i.in_use for i in infos if i.cloud is not Cloud.AWS)
+
+
+def _edited_snapshot(tmp_path: Path, column: str, value: str) -> Path:
+    """An AWS snapshot whose first row has ``column`` set to ``value`` (as a user edits it)."""
+    path = write_snapshot(tmp_path, Cloud.AWS, AWS, captured_at=T1)
+    header, first, *rest = path.read_text().splitlines(keepends=True)
+    columns = header.rstrip("\n").split(",")
+    cells = first.rstrip("\n").split(",", len(columns) - 1)
+    cells[columns.index(column)] = value
+    path.write_text("".join([header, ",".join(cells) + "\n", *rest]))
+    return path
+
+
+@pytest.mark.parametrize(("column", "value", "says"), [
+    # an infinite price was ranked and printed as the non-JSON Infinity
+    ("price_usd_per_hour", "inf", "price_usd_per_hour must be a finite number above 0, got 'inf'"),
+    ("price_usd_per_hour", "nan", "price_usd_per_hour must be a finite number above 0, got 'nan'"),
+    ("price_usd_per_hour", "-1", "price_usd_per_hour must be a finite number above 0, got '-1'"),
+    # memory: NaN, negative, infinite were accepted
+    ("memory_gib", "nan", "memory_gib must be a finite number above 0, got 'nan'"),
+    ("memory_gib", "-5", "memory_gib must be a finite number above 0, got '-5'"),
+    ("accelerator_memory_gib", "inf", "accelerator_memory_gib must be a finite number above 0"),
+    ("vcpus", "-3", "vcpus must be a whole number above 0, got '-3'"),
+    # a gcp row in the aws file
+    ("cloud", "gcp", "a gcp offer in the aws snapshot"),
+    # an unknown accelerator was a KeyError traceback in ranking
+    ("accelerator", "Foo", "unknown accelerator 'Foo'"),
+])
+def test_a_bad_snapshot_row_is_refused_naming_file_and_row(tmp_path: Path, column: str,
+                                                           value: str, says: str) -> None:
+    path = _edited_snapshot(tmp_path, column, value)
+    with pytest.raises(PricingError) as caught:
+        current_catalog(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:2: "), message
+    assert says in message, message
+    assert "\n" not in message
+
+
+def test_a_header_only_snapshot_never_removes_a_clouds_offers(tmp_path: Path) -> None:
+    path = write_snapshot(tmp_path, Cloud.AWS, AWS, captured_at=T1)
+    path.write_text(path.read_text().splitlines(keepends=True)[0])
+    with pytest.raises(PricingError, match=r"holds no offers") as caught:
+        current_catalog(tmp_path)
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_a_snapshot_missing_a_column_names_it(tmp_path: Path) -> None:
+    path = write_snapshot(tmp_path, Cloud.AWS, AWS, captured_at=T1)
+    path.write_text(path.read_text().replace("price_usd_per_hour,", "price,", 1))
+    with pytest.raises(PricingError, match=r"no price_usd_per_hour column"):
+        current_catalog(tmp_path)
