@@ -36,11 +36,13 @@ def time_limit(seconds: float, message: str) -> Iterator[None]:
         raise _TimedOut
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
+    try:  # the timer may fire at once (a tiny limit) or while it is being disarmed
+        try:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _TimedOut:
         raise AdvisorError(message) from None
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -6,7 +6,9 @@ starts without torch, pandas or cloud SDKs.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -40,12 +42,44 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; Ctrl-C anywhere is one line and exit 130, and a stdout that
+        cannot be written (a full disk, ``> /dev/full``) one line and exit 1."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("interrupted (Ctrl-C): advisor stopped; any probe it started was "
+                       "ended and recorded", err=True)
+            raise click.exceptions.Exit(130) from None
+        except OSError as exc:
+            if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+                raise  # a file's error (those are translated where the file is written)
+            _silence_stdout()
+            click.echo(f"error: cannot write the output: {exc.strerror}", err=True)
+            raise click.exceptions.Exit(1) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, _COMMANDS[n][2]) for n in self.list_commands(ctx)]
         if not rows:
             return
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+# errors of writing to a stream (stdout), which carry no file name; EPIPE (``| head``) is
+# left to click, which ends quietly
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that flushing what is still buffered at exit
+    does not fail a second time (Python would print "Exception ignored")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file descriptor (a test runner's buffer)
+        pass
 
 
 def _module_exists(name: str) -> bool:

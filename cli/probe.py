@@ -147,12 +147,14 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
 
     \b
     Exit status:
-      0  every probe ended ok
-      1  a probe did not end ok (oom, timeout, launch_failed, error,
-         wrong_device); every result is still stored and printed (the
-         table, or the --json document)
-      2  nothing was started: bad input, a missing setting, or an estimate
-         over --max-usd
+        0  every probe ended ok
+        1  a probe did not end ok (oom, timeout, launch_failed, error,
+           wrong_device); every result is still stored and printed (the
+           table, or the --json document)
+        2  nothing was started: bad input, a missing setting, or an
+           estimate over --max-usd
+      130  interrupted (Ctrl-C): the running probe was ended and recorded
+           as error
     """
     from advisor.ranking import ProbeOptions, prepare_probes, probe_target
     from advisor.spec import load_workload_spec

@@ -42,6 +42,19 @@ def check_output_path(path: Path, *, option: str, folder: bool = False) -> None:
     (a folder where a file is wanted, or the reverse), or when the nearest existing folder is
     not writable. Missing folders are fine: the writers create them.
     """
+    try:
+        _check_output_path(path, option=option, folder=folder)
+    except OSError as exc:  # a name too long for the file system, a loop of links...
+        raise ReportError(f"{option}: cannot write {_shown(path)}: {exc.strerror or exc}; "
+                          f"choose another {option} path") from None
+
+
+def _shown(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 80 else f"{text[:40]}...{text[-30:]}"
+
+
+def _check_output_path(path: Path, *, option: str, folder: bool) -> None:
     blocker = _blocking_file(path)
     if blocker is not None:
         raise ReportError(f"{option}: {blocker} is a file, not a folder, so {path} cannot be "
