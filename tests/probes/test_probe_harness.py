@@ -87,7 +87,9 @@ def test_find_batch_cut_short_by_the_box_is_a_lower_bound() -> None:
 
 
 def test_input_check_detects_a_slow_loader_on_the_real_clock() -> None:
-    result = _run(tiny_workload.build(loader_delay_s=0.02), time_box_s=2.0)
+    # 0.2 s of real sleep per batch: the ratio passes 1.5 unless a tiny step takes 0.4 s,
+    # which not even a loaded shared CPU makes it take.
+    result = _run(tiny_workload.build(loader_delay_s=0.2), time_box_s=2.0)
     assert result.input_bound_ratio is not None and result.input_bound_ratio > 1.5
 
 

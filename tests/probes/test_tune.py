@@ -1,5 +1,8 @@
 """The tuner on real torch on the CPU: rows per knob inside the box, the numerics rule, the
-loader knobs over a real DataLoader, the profile, and the result's JSON round trip."""
+loader knobs over a real DataLoader, the profile, and the result's JSON round trip.
+
+Time boxes and speedups are judged on a simulated clock: each step of the tiny workload costs
+20 ms + 0.2 ms per sample on it (see ``tiny_workload``), so a busy machine changes nothing."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any
 import pytest
 import tiny_workload
 import torch
-from probe_helpers import make_request
+from probe_helpers import FakeClock, make_request
 from torch.utils.data import DataLoader, TensorDataset
 
 from probes.devices import CpuDevice
@@ -28,13 +31,21 @@ def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     torch.set_num_threads(1)
 
 
-def _tune(workload: BuiltWorkload, *, box_s: float = 6.0, **request: Any) -> ProbeResult:
-    return run_probe(make_request(time_box_s=box_s, tune=True, **request), workload=workload,
-                     device=CpuDevice())
+def _simulated(**options: Any) -> tuple[BuiltWorkload, FakeClock]:
+    """The tiny workload on a clock its steps advance (reads cost 10 us, so no phase is 0)."""
+    clock = FakeClock(tick=1e-5)
+    return tiny_workload.build(clock=clock, **options), clock
+
+
+def _tune(*, box_s: float = 6.0, device: CpuDevice | None = None,
+          workload: dict[str, Any] | None = None, **request: Any) -> ProbeResult:
+    built, clock = _simulated(**(workload or {}))
+    return run_probe(make_request(time_box_s=box_s, tune=True, **request), workload=built,
+                     device=device or CpuDevice(), clock=clock)
 
 
 def test_every_applicable_knob_gets_a_row_and_the_tune_ends_inside_its_box() -> None:
-    result = _tune(tiny_workload.build())
+    result = _tune()
     assert result.status is ProbeStatus.OK and result.tuning is not None
     rows = result.tuning.rows
     assert rows[0].kind is RowKind.BASELINE and rows[0].speedup == 1.0
@@ -48,7 +59,7 @@ def test_every_applicable_knob_gets_a_row_and_the_tune_ends_inside_its_box() -> 
 
 
 def test_a_knob_the_box_cannot_afford_is_reported_not_measured() -> None:
-    result = _tune(tiny_workload.build(), box_s=4.0)
+    result = _tune(box_s=4.0)
     assert result.tuning is not None
     (compiled,) = [r for r in result.tuning.rows if r.knob is Knob.COMPILER]
     assert compiled.status is RowStatus.NOT_MEASURED
@@ -57,9 +68,8 @@ def test_a_knob_the_box_cannot_afford_is_reported_not_measured() -> None:
 
 
 def test_a_bigger_batch_is_reported_but_not_applied_without_the_flag() -> None:
-    # The tiny step's cost is per step, not per sample: batch 64 is about 4x the samples/s.
-    # (A roomier box: on a loaded machine a 6 s box can leave the batch trials unmeasured.)
-    result = _tune(tiny_workload.build(), box_s=10.0)
+    # The tiny step's cost is mostly per step, not per sample: batch 64 is 2.8x the samples/s.
+    result = _tune(box_s=10.0)
     assert result.tuning is not None
     (big,) = [r for r in result.tuning.rows if r.knob is Knob.BATCH and r.config.batch_size == 64]
     assert big.speedup is not None and big.speedup > 1.5 and big.changes_numerics
@@ -71,14 +81,14 @@ def test_a_bigger_batch_is_reported_but_not_applied_without_the_flag() -> None:
 
 
 def test_with_the_flag_the_combination_takes_the_bigger_batch() -> None:
-    result = _tune(tiny_workload.build(), box_s=10.0, allow_numerics=True)
+    result = _tune(box_s=10.0, allow_numerics=True)
     assert result.tuning is not None and result.tuning.allow_numerics
     tuned = result.tuning.tuned(allow_numerics=True)
     assert tuned is not None and tuned.changes_numerics and tuned.config.batch_size > 16
 
 
 def test_the_tuned_configuration_is_profiled() -> None:
-    result = _tune(tiny_workload.build())
+    result = _tune()
     assert result.tuning is not None and result.tuning.profile is not None
     profile = result.tuning.profile
     assert profile.steps >= 1 and profile.forward_s > 0 and profile.backward_s > 0
@@ -105,8 +115,7 @@ class _AutotunedCpu(CpuDevice):
 
 def test_the_baseline_keeps_the_processes_cudnn_autotuning_and_each_run_sets_it() -> None:
     device = _AutotunedCpu()
-    result = run_probe(make_request(time_box_s=6.0, tune=True), workload=tiny_workload.build(),
-                       device=device)
+    result = _tune(device=device)
     assert result.tuning is not None
     assert all(r.config.cudnn_benchmark for r in result.tuning.rows)  # no trial on the CPU
     assert device.switched and all(device.switched)
@@ -114,14 +123,14 @@ def test_the_baseline_keeps_the_processes_cudnn_autotuning_and_each_run_sets_it(
 
 def test_the_probe_harness_leaves_cudnn_autotuning_as_the_process_has_it() -> None:
     device = _AutotunedCpu()
-    result = run_probe(make_request(time_box_s=3.0), workload=tiny_workload.build(),
-                       device=device)
+    built, clock = _simulated()
+    result = run_probe(make_request(time_box_s=3.0), workload=built, device=device, clock=clock)
     assert result.status is ProbeStatus.OK
     assert device.switched == [] and device.autotune
 
 
 def test_a_tuned_result_survives_the_json_round_trip() -> None:
-    result = _tune(tiny_workload.build(), box_s=3.0)
+    result = _tune(box_s=3.0)
     assert ProbeResult.from_json(result.to_json()) == result
 
 
@@ -134,8 +143,8 @@ def test_a_result_stored_before_tuning_existed_still_reads() -> None:
     assert result.tuning is None and ProbeResult.from_json(result.to_json()) == result
 
 
-def _dataloader_workload() -> BuiltWorkload:
-    built = tiny_workload.build()
+def _dataloader_workload(clock: FakeClock) -> BuiltWorkload:
+    built = tiny_workload.build(clock=clock)
     data = TensorDataset(torch.randn(512, 32), torch.randint(0, 10, (512,)))
     return BuiltWorkload(built.model, built.make_batch, built.loss_fn,
                          lambda size: DataLoader(data, batch_size=size, shuffle=True,
@@ -143,8 +152,9 @@ def _dataloader_workload() -> BuiltWorkload:
 
 
 def test_num_workers_are_tuned_over_the_real_dataloader() -> None:
+    clock = FakeClock(tick=1e-5)
     tuner = Tuner(make_request(time_box_s=8.0, tune=True), CpuDevice(),
-                  workload=_dataloader_workload(), cpu_count=2)
+                  workload=_dataloader_workload(clock), cpu_count=2, clock=clock)
     result = tuner.run()
     assert result.tuning is not None
     workers = [r for r in result.tuning.rows if r.knob is Knob.LOADER_WORKERS]
@@ -164,13 +174,13 @@ def test_a_rebuilt_dataloader_keeps_dataset_batching_and_sampling() -> None:
 
 
 def test_a_baseline_that_runs_out_of_memory_ends_the_probe_oom() -> None:
-    result = _tune(tiny_workload.build(oom_above=8))
+    result = _tune(workload={"oom_above": 8})
     assert result.status is ProbeStatus.OOM
     assert result.tuning is not None and result.tuning.rows[0].status is RowStatus.OOM
 
 
 def test_find_batch_searches_the_limit_after_the_tune() -> None:
-    result = _tune(tiny_workload.build(oom_above=100), box_s=4.0, find_batch=True)
+    result = _tune(workload={"oom_above": 100}, box_s=4.0, find_batch=True)
     assert result.status is ProbeStatus.OK
     assert result.largest_batch_that_fits == 100 and result.batch_search_complete
     failed = result.smallest_batch_that_failed
@@ -186,8 +196,7 @@ class _CpuWithReadings(CpuDevice):
 
 
 def test_a_tune_with_find_batch_searches_past_the_largest_batch_tried() -> None:
-    result = run_probe(make_request(time_box_s=4.0, tune=True, find_batch=True),
-                       workload=tiny_workload.build(), device=_CpuWithReadings())
+    result = _tune(box_s=4.0, find_batch=True, device=_CpuWithReadings())
     assert result.status is ProbeStatus.OK and result.tuning is not None
     tried = max(r.config.batch_size for r in result.tuning.measured())
     assert result.largest_batch_that_fits is not None

@@ -2,24 +2,35 @@
 
 ``build(hidden=.., oom_above=N)`` makes a step that raises torch.OutOfMemoryError for batches
 larger than N (a simulated memory limit); ``loader_delay_s`` makes the real loader slow;
-``crash=True`` makes the step raise an ordinary error.
+``crash=True`` makes the step raise an ordinary error. ``clock`` (a ``FakeClock``) makes each
+step cost simulated seconds: ``step_s`` is (seconds per step, seconds per sample), advanced on
+that clock by the forward pass, and the slow loader sleeps on it too; timings then depend on
+the code under test, not on how busy the machine is.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
 from probes.workload import BuiltWorkload
 
 
+class SimulatedClock(Protocol):
+    """What the workload needs of a fake clock: moving it forward."""
+
+    def advance(self, seconds: float) -> None: ...
+
+
 def build(hidden: int = 64, features: int = 32, oom_above: int | None = None,
-          loader_delay_s: float = 0.0, crash: bool = False) -> BuiltWorkload:
+          loader_delay_s: float = 0.0, crash: bool = False, clock: SimulatedClock | None = None,
+          step_s: tuple[float, float] = (0.02, 0.0002)) -> BuiltWorkload:
     """The workload; see the module docstring for the knobs."""
     torch.manual_seed(0)
+    sleep = clock.advance if clock is not None else time.sleep
     model = torch.nn.Sequential(
         torch.nn.Linear(features, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
 
@@ -35,13 +46,15 @@ def build(hidden: int = 64, features: int = 32, oom_above: int | None = None,
         x, y = batch
         if oom_above is not None and x.shape[0] > oom_above:
             raise torch.OutOfMemoryError("simulated")
+        if clock is not None:
+            clock.advance(step_s[0] + step_s[1] * x.shape[0])
         return torch.nn.functional.cross_entropy(net(x), y)
 
     def make_loader(batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         ready = make_batch(batch_size, "cpu")
         for _ in range(1000):
             if loader_delay_s:
-                time.sleep(loader_delay_s)
+                sleep(loader_delay_s)
             yield ready
 
     return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn,
