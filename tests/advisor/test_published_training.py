@@ -1,0 +1,137 @@
+"""The shipped table of published training throughput: it validates, and it orders families."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from advisor.errors import AdvisorError
+from advisor.throughput.published import (
+    PUBLISHED_CSV,
+    PublishedRow,
+    Stack,
+    load_published,
+    relative_throughput,
+)
+from pricing import load_accelerators
+
+
+@pytest.fixture(scope="module")
+def rows() -> tuple[PublishedRow, ...]:
+    return load_published()
+
+
+def test_shipped_file_validates_against_the_catalog(rows: tuple[PublishedRow, ...]) -> None:
+    catalog = load_accelerators()
+    assert len(rows) >= 100
+    assert {row.accelerator for row in rows} <= set(catalog)
+
+
+def test_every_row_has_a_source_and_a_capture_date(rows: tuple[PublishedRow, ...]) -> None:
+    assert all(row.source and row.captured == "2026-11-26" for row in rows)
+
+
+def test_every_mlperf_row_states_its_conversion(rows: tuple[PublishedRow, ...]) -> None:
+    mlperf = [row for row in rows if row.stack is Stack.MLPERF_TUNED]
+    assert mlperf
+    assert all("samples_per_second_per_chip = value / chips" in row.notes for row in mlperf)
+
+
+def test_per_chip_figure_matches_value_over_chips(rows: tuple[PublishedRow, ...]) -> None:
+    for row in rows:
+        sequence = 2048 if row.unit.value == "tokens_per_second" else 1
+        assert row.samples_per_second_per_chip == pytest.approx(
+            row.value / row.chips / sequence, rel=1e-3), row.line
+
+
+def _write(tmp_path: Path, **changes: str) -> Path:
+    with PUBLISHED_CSV.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        fields = list(reader.fieldnames or ())
+        first = next(reader)
+    first.update(changes)
+    path = tmp_path / "published_training.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerow(first)
+    return path
+
+
+@pytest.mark.parametrize(("changes", "named"), [
+    ({"value": "-5"}, "value '-5' must be a finite number above zero"),  # negative
+    ({"value": "nan"}, "value 'nan' must be a finite number above zero"),  # not finite
+    ({"samples_per_second_per_chip": "fast"}, "samples_per_second_per_chip 'fast'"),  # text
+    ({"accelerator": "TPU-v9"}, "accelerator 'TPU-v9' is not in the shipped catalog"),
+    ({"stack": "hand_tuned"}, "stack 'hand_tuned' is not one of"),  # unknown stack
+    ({"unit": "images"}, "unit 'images' is not one of"),  # unknown unit
+    ({"source": "  "}, "source is empty"),  # a figure without its source
+    ({"chips": "2.5"}, "chips '2.5' must be a whole number"),
+])
+def test_a_bad_row_is_refused_naming_the_line(tmp_path: Path, changes: dict[str, str],
+                                              named: str) -> None:
+    with pytest.raises(AdvisorError, match="published_training.csv line 2: ") as caught:
+        load_published(_write(tmp_path, **changes))
+    assert named in str(caught.value)
+
+
+def test_a_missing_column_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "published_training.csv"
+    path.write_text("accelerator,chips\nH100-SXM,8\n")
+    with pytest.raises(AdvisorError, match="missing column"):
+        load_published(path)
+
+
+def _ratios(rows: tuple[PublishedRow, ...], workload: str, stack: Stack,
+            anchor: str) -> dict[str, float]:
+    found = relative_throughput(rows, workload=workload, stack=stack, anchor=anchor)
+    return {name: ratio.ratio for name, ratio in found.items()}
+
+
+@pytest.mark.parametrize(("workload", "stack", "newer", "older"), [
+    ("resnet50", Stack.MLPERF_TUNED, "TPU-v4", "TPU-v3"),
+    ("resnet50", Stack.MLPERF_TUNED, "Gaudi2", "Gaudi"),
+    ("bert_large_mlperf", Stack.MLPERF_TUNED, "Gaudi2", "Gaudi"),
+    ("resnet50", Stack.MLPERF_TUNED, "H100-SXM", "A100-80GB-SXM"),
+    ("resnet50", Stack.MLPERF_TUNED, "A100-40GB-SXM", "V100-16GB-SXM2"),
+    ("resnet50", Stack.VENDOR_TUNED, "A100-80GB-SXM", "V100-16GB-SXM2"),
+    ("resnet50", Stack.MLPERF_TUNED, "H200", "H100-SXM"),
+    ("bert_large_mlperf", Stack.MLPERF_TUNED, "H100-SXM", "A100-80GB-SXM"),
+    ("bert_large_mlperf", Stack.MLPERF_TUNED, "H200", "H100-SXM"),
+    ("bert_large_mlperf", Stack.MLPERF_TUNED, "B200", "H200"),
+    ("bert_large_pretrain_phase1", Stack.VENDOR_TUNED, "A100-80GB-SXM", "V100-32GB-SXM2"),
+    ("gpt3_175b_mlperf", Stack.MLPERF_TUNED, "TPU-v5p", "TPU-v5e"),
+    ("gpt3_175b_mlperf", Stack.MLPERF_TUNED, "TPU-v6e", "TPU-v5p"),
+    ("gpt3_175b_mlperf", Stack.MLPERF_TUNED, "B200", "H100-SXM"),
+])
+def test_published_family_order_holds(rows: tuple[PublishedRow, ...], workload: str,
+                                      stack: Stack, newer: str, older: str) -> None:
+    ratios = _ratios(rows, workload, stack, "H100-SXM" if stack is Stack.MLPERF_TUNED
+                     else "A100-80GB-SXM")
+    assert ratios[newer] > ratios[older]
+
+
+def test_tpu_v3_beats_tpu_v2_against_the_v100_each_measured_beside(
+        rows: tuple[PublishedRow, ...]) -> None:
+    # TPU-v2 has only the 2018 third-party run beside four V100s; TPU-v3 is in MLPerf
+    # v0.6/v0.7 beside DGX-1 V100s: compare the two ratios to the same V100
+    v2 = _ratios(rows, "resnet50", Stack.VENDOR_TUNED, "V100-16GB-SXM2")["TPU-v2"]
+    v3 = _ratios(rows, "resnet50", Stack.MLPERF_TUNED, "V100-16GB-SXM2")["TPU-v3"]
+    assert v3 > v2
+
+
+def test_a_ratio_is_taken_only_inside_one_suite(rows: tuple[PublishedRow, ...]) -> None:
+    direct = relative_throughput(rows, workload="resnet50", stack=Stack.MLPERF_TUNED,
+                                 anchor="H100-SXM", chain=False)
+    assert "TPU-v3" not in direct  # never in a round beside an H100
+    assert direct["H200"].suites == ("mlperf_training_v4.0",)
+    assert direct["H200"].ratio == pytest.approx(7913.35 / 7129.74, rel=1e-3)
+
+
+def test_a_chained_ratio_names_its_path(rows: tuple[PublishedRow, ...]) -> None:
+    chained = relative_throughput(rows, workload="resnet50", stack=Stack.MLPERF_TUNED,
+                                  anchor="H100-SXM")
+    assert chained["TPU-v3"].via == ("A100-80GB-SXM", "TPU-v4")
+    assert chained["H100-SXM"].ratio == 1.0
