@@ -6,11 +6,12 @@ from datetime import date
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from advisor.storage import data_dir
 from cli.errors import handle_errors
 from cli.options import json_option
-from cli.render import console, echo_json
+from cli.render import console, echo_json, printable
 from pricing import Catalog, Cloud, InstanceOffer, Market
 
 __all__ = ["pricing"]
@@ -114,13 +115,13 @@ def _render_offers(offers: list[InstanceOffer], catalog: Catalog, *, why: bool) 
                          no_wrap=name not in ("accelerators", "region", "why doubted"))
     for o in offers:
         where = f"{o.region} ({o.zone})" if o.zone else o.region
-        table.add_row(
+        table.add_row(*(Text(printable(cell)) for cell in (
             o.cloud.value, where, o.instance_type,
             f"{o.accelerator_count}x {o.accelerator}",
             o.market.value, f"{o.price_usd_per_hour:,.2f}",
             f"{o.price_usd_per_accelerator_hour:,.3f}",
             o.flagged if why else ("!" if o.flagged else ""),
-        )
+        )))
     out.print(table)
     flagged = sum(1 for o in offers if o.flagged)
     if flagged and not why:

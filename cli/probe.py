@@ -7,13 +7,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from advisor.storage import data_dir, default_storage_url
 from cli._tune_table import print_tuning, tune_options
 from cli.errors import handle_errors
 from cli.options import PositiveNumber, json_option, spec_file_argument
 from cli.probe_table import probe_table
-from cli.render import console, echo_json, fmt_number
+from cli.render import console, echo_json, fmt_number, printable
 from probes.errors import ProbeError
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
@@ -279,8 +280,6 @@ def probes() -> None:
 @handle_errors
 def list_probes(fingerprint: str | None, as_json: bool) -> None:
     """Every stored probe result, oldest first."""
-    from rich.markup import escape
-
     from pricing import shipped_catalog
     from probes.device_check import rechecked
 
@@ -290,7 +289,7 @@ def list_probes(fingerprint: str | None, as_json: bool) -> None:
         echo_json({"probes": rows})
         return
     if not rows and fingerprint is not None:
-        console().print(f"no probes match --fingerprint {escape(fingerprint)}; "
+        console().print(f"no probes match --fingerprint {escape(printable(fingerprint))}; "
                         "'advisor probes list --json' shows each probe's workload_fingerprint")
         return
     if not rows:
@@ -324,7 +323,7 @@ def show_probe(probe_id: str, as_json: bool) -> None:
     for key in ("workload_fingerprint", "device", "accelerator", "precision", "measured_steps",
                 "warmup_steps", "stable", "utilization_pct", "largest_batch_that_fits",
                 "smallest_batch_that_failed", "error", "created_at"):
-        out.print(f"{key}: {row[key]}")
+        out.print(f"{key}: {escape(printable(row[key]))}")
 
 
 @probes.command("gc")

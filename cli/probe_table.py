@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from cli.render import console, fmt_number, min_width
+from cli.render import console, fmt_number, min_width, printable
 
 __all__ = ["probe_table"]
 
@@ -32,8 +32,9 @@ _MIN_OFFER = 12  # an offer key folds onto more lines down to this width
 
 
 def _cells(row: dict[str, Any]) -> dict[str, str]:
+    """The texts of one row, escapes from stored data shown escaped."""
     halfwidth = row["rel_halfwidth"]
-    return {
+    cells = {
         "probe": row["probe_id"], "offer": row["offer_key"], "status": row["status"],
         "device": row.get("accelerator") or row["device"],
         "batch": str(row["batch_size"]), "samples/s": _num(row["samples_per_second"]),
@@ -45,6 +46,7 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
         "max batch": _num(row["largest_batch_that_fits"], "d"),
         "wall s": f"{row['wall_time_s']:.1f}", "$": f"{row['cost_usd']:.4f}",
     }
+    return {name: printable(text) for name, text in cells.items()}
 
 
 def _table(title: str, cells: list[dict[str, str]], columns: list[str], *,
@@ -110,7 +112,9 @@ def probe_table(rows: list[dict[str, Any]], title: str) -> None:
                   "--json has every column)")
     for row in rows:
         if row["error"]:
-            out.print(f"[bold]{row['probe_id']}[/bold] {row['status']}: {escape(row['error'])}")
+            out.print(f"[bold]{escape(printable(row['probe_id']))}[/bold] {row['status']}: "
+                      f"{escape(printable(row['error']))}")
         for finding in row.get("findings", []):
             text = f"{finding['advice']} ({finding['evidence']}; {finding['expected_gain']})"
-            out.print(f"[bold]{row['probe_id']}[/bold] {finding['kind']}: {escape(text)}")
+            out.print(f"[bold]{escape(printable(row['probe_id']))}[/bold] {finding['kind']}: "
+                      f"{escape(printable(text))}")

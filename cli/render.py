@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import unicodedata
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -18,7 +19,7 @@ from rich.measure import Measurement
 from reports.formatting import fmt_compact, fmt_money, fmt_number, fmt_usd
 
 __all__ = ["console", "echo_json", "echo_written", "fmt_compact", "fmt_money", "fmt_number",
-           "fmt_usd", "min_width", "status"]
+           "fmt_usd", "min_width", "printable", "status"]
 
 PIPE_WIDTH = 140
 _UNBOUNDED = 10_000  # a console width no table reaches: measures its true minimum
@@ -33,6 +34,17 @@ def console(*, stderr: bool = False) -> Console:
         columns = os.environ.get("COLUMNS", "")
         width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+
+
+def printable(text: object) -> str:
+    """``text`` with every control or format character written as its Python escape
+    (``\\x1b[31m``), so data from files (a workload name, a price snapshot's cell) is shown,
+    never obeyed by the terminal. Wrap in ``rich.markup.escape`` where the text is markup."""
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in ("Cc", "Cf")
+        else ch
+        for ch in str(text)
+    )
 
 
 def echo_json(data: Any) -> None:
