@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -26,6 +24,7 @@ from pricing._import_shared import OFFER_COLUMNS
 from pricing.accelerators import SHIPPED_DATA_DIR
 from pricing.catalog import Catalog, load_catalog, shipped_catalog
 from pricing.errors import PricingError
+from pricing.files import write_atomically
 from pricing.types import Cloud, InstanceOffer
 
 __all__ = [
@@ -89,20 +88,6 @@ def _offer_row(offer: InstanceOffer) -> dict[str, str]:
     }
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_offers_csv(path: Path, offers: Sequence[InstanceOffer]) -> None:
     """Write offers in the catalog's CSV format (readable by ``read_offers_csv``), atomically."""
     import io
@@ -111,7 +96,7 @@ def write_offers_csv(path: Path, offers: Sequence[InstanceOffer]) -> None:
     writer = csv.DictWriter(buffer, fieldnames=OFFER_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(_offer_row(o) for o in offers)
-    _atomic_write(path, buffer.getvalue())
+    write_atomically(path, buffer.getvalue())
 
 
 def write_snapshot(
@@ -140,7 +125,7 @@ def write_snapshot(
         "flagged_rows": sum(1 for o in offers if o.flagged), "regions": list(regions),
         "skipped": len(skipped), "skipped_examples": list(skipped[:20]), "note": note,
     }
-    _atomic_write(csv_path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
+    write_atomically(csv_path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
     return csv_path
 
 

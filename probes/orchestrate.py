@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from pricing.files import write_atomically
 from probes.device_check import checked
 from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed
@@ -82,7 +83,7 @@ def _store_or_save(store: ProbeStore, result: ProbeResult) -> tuple[Path, str] |
         name = f"advisor-probe-{result.probe_id}.json"
         for folder in (Path.cwd(), Path(tempfile.gettempdir())):
             try:
-                (folder / name).write_text(result.to_json() + "\n")
+                write_atomically(folder / name, result.to_json() + "\n")
             except OSError:
                 continue
             return folder / name, str(exc)

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import enum
 import json
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,7 +27,7 @@ from typing import Any
 from advisor.errors import AdvisorError
 from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
 from advisor.spec import Precision, WorkloadSpec
-from advisor.storage import profile_cache_dir
+from pricing.files import write_cache
 from probes.errors import ProbeError
 from probes.workload import WorkloadRecipe
 
@@ -292,19 +290,16 @@ def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
 
     Raises AdvisorError when it cannot be traced (see ``trace_op_mix``).
     """
-    from advisor.profiling.profile import recipe_for
+    from advisor.profiling.profile import profile_cache_file, recipe_for
 
-    path = profile_cache_dir() / f"{spec.fingerprint()}.ops.json"
-    if use_cache:
+    path = profile_cache_file(f"{spec.fingerprint()}.ops.json")
+    if use_cache and path is not None:
         cached = load_op_mix(path)
         if cached is not None:
             return cached
     mix = trace_op_mix(recipe_for(spec, samples_per_device=_TRACE_BATCHES[0]), spec.precision)
-    payload = json.dumps({"version": _CACHE_VERSION, **mix.to_json()})
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(payload)
-    os.replace(tmp, path)
+    if path is not None:
+        write_cache(path, json.dumps({"version": _CACHE_VERSION, **mix.to_json()}))
     return mix
 
 

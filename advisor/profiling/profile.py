@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import enum
 import json
-import os
-import tempfile
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -21,7 +19,8 @@ from advisor.errors import AdvisorError
 from advisor.profiling._torch_counting import SavedBytes, extra_flop_formulas, identity, parameters
 from advisor.profiling.fake_step import STEP_ERRORS, fake_build, fake_grouped_mm
 from advisor.spec import Precision, WorkloadSpec
-from advisor.storage import profile_cache_dir
+from advisor.storage import data_dir, profile_cache_dir
+from pricing.files import warn_cache_unwritable, write_cache
 from probes.errors import ProbeError
 from probes.workload import WorkloadRecipe, build_workload, first_line
 
@@ -123,18 +122,25 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     (changing an entrypoint's code does not invalidate it: pass ``use_cache=False``).
     Raises AdvisorError with what to change.
     """
-    path = _cache_path(spec)
-    if use_cache:
+    path = profile_cache_file(f"{spec.fingerprint()}.json")
+    if use_cache and path is not None:
         cached = _read_cache(path)
         if cached is not None:
             return cached
     profile = _apply_override(spec, _measure_spec(spec))
-    _write_cache(path, profile)
+    if path is not None:
+        write_cache(path, json.dumps({"version": _CACHE_VERSION, **asdict(profile)}, indent=1))
     return profile
 
 
-def _cache_path(spec: WorkloadSpec) -> Path:
-    return profile_cache_dir() / f"{spec.fingerprint()}.json"
+def profile_cache_file(name: str) -> Path | None:
+    """``name`` in the profile cache folder; None (with one warning line) when the folder
+    cannot be created (a read-only or full ADVISOR_HOME): profiles are then not cached."""
+    try:
+        return profile_cache_dir() / name
+    except OSError as exc:
+        warn_cache_unwritable(data_dir() / "profiles", exc)
+        return None
 
 
 def _override_is_complete(spec: WorkloadSpec) -> bool:
@@ -145,7 +151,10 @@ def _override_is_complete(spec: WorkloadSpec) -> bool:
 def needs_measuring(spec: WorkloadSpec) -> bool:
     """Whether ``profile_workload(spec)`` will run the model with torch: model.yaml does not
     state every figure and no cached profile exists (a hint for progress messages)."""
-    return not _override_is_complete(spec) and not _cache_path(spec).exists()
+    if _override_is_complete(spec):
+        return False
+    path = profile_cache_file(f"{spec.fingerprint()}.json")
+    return path is None or not path.exists()
 
 
 def _measure_spec(spec: WorkloadSpec) -> WorkloadProfile | None:
@@ -246,14 +255,6 @@ def _read_cache(path: Path) -> WorkloadProfile | None:
         return WorkloadProfile(**data)
     except (TypeError, ValueError):
         return None
-
-
-def _write_cache(path: Path, profile: WorkloadProfile) -> None:
-    payload = json.dumps({"version": _CACHE_VERSION, **asdict(profile)}, indent=1)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(payload)
-    os.replace(tmp, path)
 
 
 # --- measuring with torch (imported lazily) -------------------------------------------------

@@ -10,9 +10,7 @@ A missing, stale or unreadable cache file only costs a refit.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from advisor.storage import data_dir
 from advisor.throughput.reference import REFERENCE_CSV, load_reference
 from advisor.throughput.transfer import TransferModel
 from pricing import AcceleratorSpec
+from pricing.files import write_cache
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model"]
 
@@ -54,12 +53,6 @@ def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
         pass
     model.fit(load_reference(reference_path), accelerators)
     model.roofline()  # fitted on first use: fit it now so the cache holds it
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only data directory only costs the next run a refit
+    # a read-only or full data directory only costs the next run a refit (one warning line)
+    write_cache(path, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
     return model

@@ -61,12 +61,12 @@ def test_zone_rows_left_out_of_ranking_catalog_unless_asked(tmp_path: Path) -> N
 
 def test_failed_write_leaves_previous_snapshot_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = write_snapshot(tmp_path, Cloud.AWS, AWS, captured_at=T1)
-    import pricing.snapshots as snapshots
+    import pricing.files as files
 
     def broken_replace(src: str, dst: Path) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(snapshots.os, "replace", broken_replace)
+    monkeypatch.setattr(files.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         write_snapshot(tmp_path, Cloud.AWS, _cheaper(AWS, 0.5), captured_at=T2)
     assert newest_snapshots(tmp_path) == {Cloud.AWS: first}
