@@ -10,12 +10,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["warn_cache_unwritable", "write_atomically", "write_cache"]
+__all__ = ["atomic_write", "warn_cache_unwritable", "write_cache"]
 
 _warned: set[str] = set()  # each reason a cache cannot be written is said once per process
 
 
-def write_atomically(path: Path, data: str | bytes) -> Path:
+def atomic_write(path: Path, data: str | bytes) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` so that readers see the old file or the
     whole new one, never a part: a temporary file in the same folder, fsync, ``os.replace``.
 
@@ -37,10 +37,10 @@ def write_atomically(path: Path, data: str | bytes) -> Path:
 
 
 def write_cache(path: Path, data: str | bytes) -> bool:
-    """``write_atomically`` for a cache, which no answer needs: on OSError say so in one
+    """``atomic_write`` for a cache, which no answer needs: on OSError say so in one
     warning line (once per process) and return False."""
     try:
-        write_atomically(path, data)
+        atomic_write(path, data)
     except OSError as exc:
         warn_cache_unwritable(path.parent, exc)
         return False

@@ -24,7 +24,7 @@ from pricing._import_shared import OFFER_COLUMNS
 from pricing.accelerators import SHIPPED_DATA_DIR
 from pricing.catalog import Catalog, load_catalog, shipped_catalog
 from pricing.errors import PricingError
-from pricing.files import write_atomically
+from pricing.files import atomic_write
 from pricing.types import Cloud, InstanceOffer
 
 __all__ = [
@@ -96,7 +96,7 @@ def write_offers_csv(path: Path, offers: Sequence[InstanceOffer]) -> None:
     writer = csv.DictWriter(buffer, fieldnames=OFFER_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(_offer_row(o) for o in offers)
-    write_atomically(path, buffer.getvalue())
+    atomic_write(path, buffer.getvalue())
 
 
 def write_snapshot(
@@ -125,7 +125,7 @@ def write_snapshot(
         "flagged_rows": sum(1 for o in offers if o.flagged), "regions": list(regions),
         "skipped": len(skipped), "skipped_examples": list(skipped[:20]), "note": note,
     }
-    write_atomically(csv_path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
+    atomic_write(csv_path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
     return csv_path
 
 

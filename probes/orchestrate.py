@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from pricing.files import write_atomically
+from pricing.files import atomic_write
 from probes.device_check import checked
 from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed
@@ -83,7 +83,7 @@ def _store_or_save(store: ProbeStore, result: ProbeResult) -> tuple[Path, str] |
         name = f"advisor-probe-{result.probe_id}.json"
         for folder in (Path.cwd(), Path(tempfile.gettempdir())):
             try:
-                write_atomically(folder / name, result.to_json() + "\n")
+                atomic_write(folder / name, result.to_json() + "\n")
             except OSError:
                 continue
             return folder / name, str(exc)

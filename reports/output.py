@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pricing.files import write_atomically
+from pricing.files import atomic_write
 from reports.errors import ReportError
 
 __all__ = ["ReportFiles", "check_output_path", "ensure_folder", "write_text"]
@@ -90,7 +90,7 @@ def write_text(path: Path, text: str) -> Path:
     """
     ensure_folder(path.parent)
     try:
-        write_atomically(path, text)  # a full disk leaves the old file, never a truncated one
+        atomic_write(path, text)  # a full disk leaves the old file, never a truncated one
     except OSError as exc:
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path
