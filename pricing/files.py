@@ -6,8 +6,8 @@ Lives in ``pricing``, the bottom layer, so every package can use the one mechani
 from __future__ import annotations
 
 import os
+import secrets
 import sys
-import tempfile
 from pathlib import Path
 
 __all__ = ["atomic_write", "warn_cache_unwritable", "write_cache"]
@@ -23,7 +23,9 @@ def atomic_write(path: Path, data: str | bytes) -> Path:
     the temporary file; ``path`` is then unchanged. Returns ``path``.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".tmp")
+    tmp = path.parent / f".{path.name[:100]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    # created as open() creates files (0666 less the umask), not mkstemp's 0600
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)

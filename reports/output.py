@@ -64,7 +64,9 @@ def _check_output_path(path: Path, *, option: str, folder: bool) -> None:
         raise ReportError(f"{option}: {path} is a file; give a folder (created if missing)")
     if not folder and path.is_dir():
         raise ReportError(f"{option}: {path} is a folder; give a file name inside it")
-    nearest = next((p for p in (path, *path.parents) if p.exists()), None)
+    # the folder the file is created in (atomically: a temporary name, then a rename)
+    nearest = next((p for p in ((path,) if folder else ()) + tuple(path.parents)
+                    if p.exists()), None)
     if nearest is not None and not os.access(nearest, os.W_OK | os.X_OK):
         raise ReportError(f"{option}: cannot write into {nearest} (permission denied); "
                           "choose a folder you can write to")

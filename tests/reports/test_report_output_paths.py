@@ -70,3 +70,22 @@ def test_check_output_path_accepts_writable_paths(tmp_path: Path, relative: str,
     (tmp_path / "adir").mkdir()
     check_output_path(tmp_path / relative, option="--x", folder=folder)
     assert not (tmp_path / "new").exists()  # checking creates nothing
+
+
+def test_an_existing_report_file_can_be_written_again(tmp_path: Path) -> None:
+    # a file is never executable: the folder decides, not the file's own mode bits
+    path = write_text(tmp_path / "r.csv", "a,b\n")
+    check_output_path(path, option="--csv")
+    assert write_text(path, "c,d\n").read_text() == "c,d\n"
+
+
+def test_written_files_get_the_umasks_mode_not_a_private_one(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        path = write_text(tmp_path / "r.csv", "a,b\n")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]  # no temporary file left
