@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -26,6 +26,7 @@ from advisor.sweep.heartbeat import trials_seen_dead
 from advisor.sweep.service import open_stored_study
 from advisor.sweep.state import read_settings, trial_record
 from advisor.sweep.status import sweep_status
+from advisor.sweep.timestamps import frozen_moment
 
 __all__ = [
     "STATES",
@@ -112,9 +113,8 @@ class SweepReportData:
 
 
 def _utc(moment: datetime | None) -> datetime | None:
-    if moment is None:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    """A FrozenTrial's time (naive local time under every supported Optuna) as aware UTC."""
+    return None if moment is None else frozen_moment(moment)
 
 
 def _trial_cost(trial: FrozenTrial, price: float, now_s: float) -> TrialCost:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from advisor.sweep.state import trial_record
+from advisor.sweep.timestamps import epoch_s, frozen_moment
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
@@ -71,12 +72,13 @@ def cost_of(trial: FrozenTrial, *, price_usd_per_hour: float, share: int = 1,
     price = price_usd_per_hour if record.price_usd_per_hour is None else record.price_usd_per_hour
     started = record.started_at_s
     if started is None and trial.datetime_start is not None:
-        started = trial.datetime_start.timestamp()
+        started = epoch_s(frozen_moment(trial.datetime_start))
     if not trial.state.is_finished():  # running (a waiting trial has no start: 0)
         if now_s is None or started is None:
             return 0.0
         return trial_cost_usd(max(now_s - started, 0.0), price, share)
     if trial.datetime_start is not None and trial.datetime_complete is not None:
-        wall = (trial.datetime_complete - trial.datetime_start).total_seconds()
+        wall = (frozen_moment(trial.datetime_complete)
+                - frozen_moment(trial.datetime_start)).total_seconds()
         return trial_cost_usd(max(wall, 0.0), price, share)
     return 0.0

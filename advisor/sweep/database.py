@@ -20,7 +20,7 @@ import optuna
 from optuna.trial import FrozenTrial
 
 from advisor.errors import AdvisorError
-from advisor.storage import default_storage_url
+from advisor.storage import default_storage_url, is_postgres_url
 from advisor.sweep.caps import grace_period_s
 from advisor.sweep.spec import SweepSpec
 from probes.urls import db_error_line, shown_url, sqlalchemy_url, sqlite_problem
@@ -86,7 +86,7 @@ def check_storage_url(url: str, *, origin: str) -> None:
 def _callback_kwargs(on_stale: StaleCallback | None) -> dict[str, Any]:
     if on_stale is None:
         return {}
-    # renamed in Optuna 4.9 (the old name warns); optuna>=4.0 is supported
+    # renamed in Optuna 4.9 (the old name warns); optuna>=4.0,<6 is supported (pyproject.toml)
     names = inspect.signature(optuna.storages.RDBStorage).parameters
     key = ("heartbeat_stale_trial_callback" if "heartbeat_stale_trial_callback" in names
            else "failed_trial_callback")
@@ -111,7 +111,7 @@ def open_rdb_storage(url: str, *, origin: str, heartbeat_s: int | None = None,
     try:
         with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(sqlalchemy_url(url), engine_kwargs={"pool_pre_ping": True},
+            return optuna.storages.RDBStorage(sqlalchemy_url(url), engine_kwargs=_engine_kwargs(url),
                                               **heartbeat)
     except (ImportError, ValueError, ArgumentError) as exc:
         raise AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: {_first_line(exc)}"
@@ -122,6 +122,20 @@ def open_rdb_storage(url: str, *, origin: str, heartbeat_s: int | None = None,
         if not url.startswith("sqlite"):
             raise error from exc  # a server may be restarting: with_db_retry sees the cause
     raise error  # a local file will not come back: nothing in the chain to retry
+
+
+def _engine_kwargs(url: str) -> dict[str, Any]:
+    """SQLAlchemy engine options: a PostgreSQL session writes and reads heartbeats (its
+    ``now()``) in UTC, whatever the server's or the client's time zone, as SQLite does."""
+    kwargs: dict[str, Any] = {"pool_pre_ping": True}
+    if is_postgres_url(url):
+        from sqlalchemy.engine import make_url
+
+        given = make_url(sqlalchemy_url(url)).query.get("options", "")
+        options = " ".join([*([given] if isinstance(given, str) and given else []),
+                            "-c timezone=UTC"])
+        kwargs["connect_args"] = {"options": options}
+    return kwargs
 
 
 def _first_line(exc: BaseException) -> str:

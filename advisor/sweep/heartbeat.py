@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import time
 import warnings
-from datetime import datetime, timedelta
+from datetime import UTC, datetime
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -28,6 +28,7 @@ from advisor.sweep.caps import grace_period_s, stale_after_s
 from advisor.sweep.cost import killed_trial_end_s, trial_cost_usd
 from advisor.sweep.ledger import rdb_of, record_charge
 from advisor.sweep.state import TrialCharge, read_settings
+from advisor.sweep.timestamps import epoch_s, frozen_moment, frozen_value, heartbeat_moment
 
 __all__ = ["charge_stale_trial", "fail_stale_trials", "last_heartbeat_age_s", "stale_after_s",
            "stale_charge", "trials_seen_dead"]
@@ -48,8 +49,9 @@ def last_heartbeat_age_s(study: optuna.Study, trial: FrozenTrial) -> float | Non
         row = conn.execute(query).first()
     if row is None or row[0] is None or row[1] is None:
         return None
-    # PostgreSQL returns now() with its time zone and stores the heartbeat without it
-    age: timedelta = row[0].replace(tzinfo=None) - row[1]
+    # both by the database clock, in UTC (SQLite's CURRENT_TIMESTAMP; PostgreSQL's session
+    # time zone, set to UTC by open_rdb_storage)
+    age = heartbeat_moment(row[0]) - heartbeat_moment(row[1])
     return max(age.total_seconds(), 0.0)
 
 
@@ -63,7 +65,8 @@ def stale_charge(study: optuna.Study, trial: FrozenTrial, *, found_dead_s: float
     """
     settings = read_settings(study.user_attrs)
     price = settings.price_usd_per_hour or 0.0
-    started = trial.datetime_start.timestamp() if trial.datetime_start else found_dead_s
+    started = (epoch_s(frozen_moment(trial.datetime_start)) if trial.datetime_start
+               else found_dead_s)
     heartbeat = settings.heartbeat_s
     ended = killed_trial_end_s(
         found_dead_s=found_dead_s,
@@ -105,7 +108,7 @@ def trials_seen_dead(study: optuna.Study, *, now_s: float) -> list[FrozenTrial]:
         charge = stale_charge(study, trial, found_dead_s=now_s, heartbeat_age_s=age)
         seen = copy.deepcopy(trial)
         seen.state = TrialState.FAIL
-        seen.datetime_complete = datetime.fromtimestamp(now_s)
+        seen.datetime_complete = frozen_value(datetime.fromtimestamp(now_s, UTC))
         seen.user_attrs = {**trial.user_attrs, **charge.attrs()}
         out.append(seen)
     return out

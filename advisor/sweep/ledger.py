@@ -24,7 +24,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import optuna
@@ -42,6 +42,7 @@ from advisor.sweep.state import (
     instances_of,
     trial_record,
 )
+from advisor.sweep.timestamps import TrialClock, column_moment, epoch_s, installed_clock
 
 __all__ = ["Ledger", "ledger_from_trials", "rdb_of", "read_ledger", "record_charge",
            "usd_by_worker"]
@@ -128,8 +129,9 @@ def rdb_of(study: optuna.Study) -> Any:
     return backend if isinstance(backend, optuna.storages.RDBStorage) else None
 
 
-def _utc_seconds(value: datetime | None) -> float | None:
-    return None if value is None else value.replace(tzinfo=UTC).timestamp()
+def _column_s(value: datetime | None, clock: TrialClock) -> float | None:
+    """A raw trial-time column as seconds since the epoch (its zone: ``clock``)."""
+    return None if value is None else epoch_s(column_moment(value, clock))
 
 
 def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 1,
@@ -203,8 +205,10 @@ def _state(value: Any) -> TrialState:
 
 def _wall_s(state: TrialState, started: datetime | None, completed: datetime | None,
             now_s: float) -> float:
-    """Seconds a trial without a recorded cost ran: until now while running, else to its end."""
-    start_s, end_s = _utc_seconds(started), _utc_seconds(completed)
+    """Seconds a trial without a recorded cost ran: until now while running, else to its end
+    (its raw columns, in the installed Optuna's zone: ``advisor.sweep.timestamps``)."""
+    clock = installed_clock()
+    start_s, end_s = _column_s(started, clock), _column_s(completed, clock)
     end_s = now_s if state is TrialState.RUNNING else end_s
     return max(end_s - start_s, 0.0) if start_s is not None and end_s is not None else 0.0
 

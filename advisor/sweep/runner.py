@@ -43,6 +43,7 @@ from advisor.sweep.sampling import make_pruner, make_sampler
 from advisor.sweep.spec import Direction, SamplerKind, SweepSpec
 from advisor.sweep.state import StudySettings, write_settings, write_stop
 from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
+from advisor.sweep.timestamps import check_study_clock
 from probes.urls import db_error_line
 
 __all__ = ["WorkerResult", "open_study", "run_worker"]
@@ -84,6 +85,7 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
     study = optuna.create_study(
         study_name=spec.study, storage=storage, sampler=make_sampler(spec),
         pruner=make_pruner(spec), direction=_DIRECTIONS[spec.direction], load_if_exists=True)
+    check_study_clock(study, record=True)  # before this worker adds a trial
     if study.direction.name.lower() != str(spec.direction):
         raise AdvisorError(f"direction: study {spec.study!r} already exists with direction "
                            f"{study.direction.name.lower()}; use a new study name")

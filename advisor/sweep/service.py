@@ -14,18 +14,21 @@ from advisor.sweep.cleanup import CleanupReport, cleanup_study
 from advisor.sweep.database import open_rdb_storage, shown_url, storage_origin
 from advisor.sweep.heartbeat import charge_stale_trial, fail_stale_trials
 from advisor.sweep.state import read_settings
+from advisor.sweep.timestamps import check_study_clock
 
 __all__ = ["cleanup_stored_study", "load_stored_study", "open_stored_study"]
 
 
 def _load(study_name: str, storage: optuna.storages.RDBStorage, url: str) -> optuna.Study:
     try:
-        return optuna.load_study(study_name=study_name, storage=storage)
+        study = optuna.load_study(study_name=study_name, storage=storage)
     except KeyError:
         summaries = optuna.get_all_study_summaries(storage, include_best_trial=False)
         known = ", ".join(sorted(s.study_name for s in summaries)) or "none"
         raise AdvisorError(f"study {study_name!r} not found in {shown_url(url)} (known: "
                            f"{known}); pass --storage URL if it lives elsewhere") from None
+    check_study_clock(study, record=False)  # readers write nothing
+    return study
 
 
 def open_stored_study(study_name: str, storage_url: str | None = None) -> optuna.Study:

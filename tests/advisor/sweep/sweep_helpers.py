@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -153,6 +153,14 @@ def write_sweep(folder: Path, **fields: Any) -> Path:
     return path
 
 
+def stored_time(seconds_ago: float) -> datetime:
+    """``seconds_ago`` before now as the installed Optuna writes a trial-time column (naive:
+    local time under 4.x, UTC under 5.x), for tests that backdate a trial in the database."""
+    from advisor.sweep.timestamps import column_value, installed_clock
+
+    return column_value(datetime.now(UTC) - timedelta(seconds=seconds_ago), installed_clock())
+
+
 def dead_worker_trial(spec: SweepSpec, *, ran_s: float, silent_s: float,
                       price_usd_per_hour: float = 3600.0) -> int:
     """A RUNNING trial whose worker died: started ``ran_s + silent_s`` seconds ago, last
@@ -165,7 +173,7 @@ def dead_worker_trial(spec: SweepSpec, *, ran_s: float, silent_s: float,
     trial = study.ask()
     storage = study._storage._backend  # type: ignore[attr-defined]  # noqa: SLF001
     storage.record_heartbeat(trial._trial_id)  # noqa: SLF001
-    started = datetime.now() - timedelta(seconds=ran_s + silent_s)  # Optuna's local time
+    started = stored_time(ran_s + silent_s)
     with storage.engine.begin() as conn:
         conn.execute(sa.text("UPDATE trials SET datetime_start = :s WHERE trial_id = :t"),
                      {"s": started, "t": trial._trial_id})  # noqa: SLF001

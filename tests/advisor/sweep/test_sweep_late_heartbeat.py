@@ -8,7 +8,6 @@ larger of the two, counted once, and the worker goes on with its next trial.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import optuna
 import pytest
 import sqlalchemy as sa
 from optuna.trial import TrialState
-from sweep_helpers import write_sweep
+from sweep_helpers import stored_time, write_sweep
 
 from advisor.sweep import load_status, run_worker
 from advisor.sweep.heartbeat import fail_stale_trials
@@ -46,7 +45,7 @@ def test_a_trial_failed_as_stale_while_alive_is_charged_the_larger_charge_once(
         if trial.number == 0:
             other = open_study(spec)  # another worker's handle on the same study
             rdb: Any = other._storage._backend  # type: ignore[attr-defined]  # noqa: SLF001
-            started = datetime.now() - timedelta(seconds=ran_before_found_s)
+            started = stored_time(ran_before_found_s)
             with rdb.engine.begin() as conn:  # a late heartbeat (and, row 2, a long run)
                 conn.execute(sa.text("UPDATE trial_heartbeats SET heartbeat = "
                                      "datetime('now', '-60 seconds') WHERE trial_id = :t"),

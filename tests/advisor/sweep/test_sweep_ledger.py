@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +10,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 from sqlalchemy.exc import IntegrityError
+from sweep_helpers import stored_time
 
 from advisor.sweep.ledger import ledger_from_trials, rdb_of, read_ledger, record_charge
 from advisor.sweep.state import COST_ATTR, TrialCharge
@@ -41,7 +42,7 @@ def _mixed_study(url: str) -> optuna.Study:
     with backend.engine.begin() as conn:
         table = models.TrialModel.__table__
         conn.execute(table.update().where(table.c.trial_id == running._trial_id).values(  # noqa: SLF001
-            datetime_start=datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=30)))
+            datetime_start=stored_time(30)))
     study.enqueue_trial({"x": 0.1})
     return study
 
