@@ -5,7 +5,8 @@ operators' roofline with learned per-class efficiencies, corrected per accelerat
 misses on the reference workloads measured there (``advisor.throughput.roofline``); otherwise, or
 blended with it (``roofline_weight``), the FLOPs-known reference workloads scaled by FLOPs
 per sample, leaning on those of the same kind (convolution share of FLOPs). Parts from a
-vendor with no reference rows keep the probed (or the nearest part's) fraction of peak.
+vendor with no reference rows get the operator roofline on their own figures with no
+correction (the probed fraction of peak when probed; without an op mix the nearest part's).
 """
 
 from __future__ import annotations
@@ -70,19 +71,25 @@ class NoProbePrior:
                 precision_mismatch_weight=self.precision_mismatch_weight).fit(samples)
         return self.roofline_
 
+    def _roofline_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                      key: str | None) -> float | None:
+        """The anchored operator roofline's log samples/s; None without an op mix, a fitted
+        roofline or the part's bandwidth and TFLOPS figures."""
+        fitted = self.roofline() if workload.op_mix is not None else None
+        if fitted is None or workload.op_mix is None:
+            return None
+        try:
+            return fitted.predict_log(
+                workload.op_mix, accelerator,
+                batch_size=workload.batch_size_per_device or _DEFAULT_BATCH,
+                tf32=workload.precision is Precision.TF32, precision_key=key or "mixed")
+        except AdvisorError:  # a part with no bandwidth or TFLOPS figure
+            return None
+
     def _no_probe(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                   key: str | None) -> float:
         """No probe: the operator roofline (with an op mix), the FLOPs prior, or a blend."""
-        roofline = None
-        if workload.op_mix is not None and self.roofline_weight > 0:
-            fitted = self.roofline()
-            try:
-                roofline = None if fitted is None else fitted.predict_log(
-                    workload.op_mix, accelerator,
-                    batch_size=workload.batch_size_per_device or _DEFAULT_BATCH,
-                    tf32=workload.precision is Precision.TF32, precision_key=key or "mixed")
-            except AdvisorError:  # a part with no bandwidth or TFLOPS figure
-                roofline = None
+        roofline = self._roofline_log(workload, accelerator, key) if self.roofline_weight > 0 else None
         if roofline is None:
             return self._prior(workload, accelerator, key)
         if self.roofline_weight >= 1 or not workload.flops_per_sample:
@@ -132,7 +139,12 @@ class NoProbePrior:
 
     def _foreign(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                  probes: Mapping[str, float], key: str | None) -> float:
-        """Same achieved fraction of datasheet peak as the probes (or the reference median)."""
+        """Same achieved fraction of datasheet peak as the probes; with none, the operator
+        roofline on the part's own figures (or the nearest measured part's fraction)."""
+        if not probes and self.roofline_weight > 0:
+            roofline = self._roofline_log(workload, accelerator, key)
+            if roofline is not None:
+                return roofline
         peak = peak_flops(accelerator, key or "mixed")
         fractions = []
         for name, log_sps in probes.items():

@@ -147,6 +147,12 @@ class ThroughputModel(abc.ABC):
     def scaling_efficiency(self, accelerator: AcceleratorSpec, count: int) -> float:
         """Fraction of linear speed-up kept on ``count`` devices (1.0 for one)."""
 
+    def evidence_note(self, accelerator: str) -> str | None:
+        """One line on what a no-probe figure for ``accelerator`` rests on beyond the model's
+        reference rows (published runs and their software stack); None when nothing to add."""
+        del accelerator
+        return None
+
 
 def precision_key(precision: Precision | None, spec: AcceleratorSpec) -> str:
     """``mixed`` when the step runs at half width on this hardware, else ``fp32``.

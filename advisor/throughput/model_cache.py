@@ -2,8 +2,8 @@
 
 Fitting ``TransferModel`` with its residual calibration takes about a second; the
 fitted model is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file,
-the shipped reference operator mixes, the accelerator specs and the model's
-hyper-parameters, and refitted whenever one changes.
+the published training figures, the shipped reference operator mixes, the accelerator specs
+and the model's hyper-parameters, and refitted whenever one changes.
 A missing, stale or unreadable cache file only costs a refit.
 """
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from advisor.profiling import REFERENCE_OP_MIX_JSON
 from advisor.storage import data_dir
+from advisor.throughput.published import PUBLISHED_CSV, load_published
 from advisor.throughput.reference import REFERENCE_CSV, load_reference
 from advisor.throughput.transfer import TransferModel
 from pricing import AcceleratorSpec
@@ -23,7 +24,7 @@ from pricing.files import write_cache
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model"]
 
-CACHE_VERSION = 12
+CACHE_VERSION = 13
 
 
 def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],
@@ -31,6 +32,7 @@ def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec]
     digest = hashlib.sha256()
     digest.update(f"v{CACHE_VERSION}".encode())
     digest.update(reference_path.read_bytes())
+    digest.update(PUBLISHED_CSV.read_bytes())
     digest.update(REFERENCE_OP_MIX_JSON.read_bytes())
     digest.update(repr(sorted(accelerators.items())).encode())
     digest.update(repr(sorted(vars(model).items())).encode())
@@ -40,7 +42,8 @@ def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec]
 def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
                           reference_path: Path = REFERENCE_CSV,
                           cache_dir: Path | None = None) -> TransferModel:
-    """``TransferModel()`` fitted on the reference file, from the disk cache when possible."""
+    """``TransferModel()`` fitted on the reference file and anchored to the shipped published
+    training figures (those of ``accelerators``), from the disk cache when possible."""
     model = TransferModel()
     folder = cache_dir or data_dir() / "cache"
     path = folder / f"throughput-{_cache_key(reference_path, accelerators, model)}.pkl"
@@ -51,7 +54,8 @@ def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
             return cached
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         pass
-    model.fit(load_reference(reference_path), accelerators)
+    published = [r for r in load_published() if r.accelerator in accelerators]
+    model.fit(load_reference(reference_path), accelerators, published=published)
     model.roofline()  # fitted on first use: fit it now so the cache holds it
     # a read-only or full data directory only costs the next run a refit (one warning line)
     write_cache(path, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))

@@ -12,9 +12,14 @@ the operators' roofline with learned per-class efficiencies, corrected per accel
 its misses on the reference workloads measured there (``advisor.throughput.roofline``); it replaces
 the FLOPs prior (``roofline_weight`` = 1) or is blended with it in log space.
 Parts from a vendor with no reference rows at all (TPU, Gaudi, Trainium) keep the probed
-fraction of datasheet peak; their interval is the unseen one widened, since no data can
-measure that error. When the reference holds the evaluated table's own rows next to shipped
-ones, the own rows lead and shipped rows count by their similarity (``advisor.throughput._tiers``).
+fraction of datasheet peak, or with no probe the operator roofline on their own figures; their
+interval is the unseen one widened, since no data can measure that error. When the
+reference holds the evaluated table's own rows next to shipped ones, the own rows lead and
+shipped rows count by their similarity (``advisor.throughput._tiers``).
+Parts with no reference rows but published training figures (``fit``'s ``published``, or
+``anchor_to``) are anchored to the published per-chip ratio to a part that has reference rows
+(``advisor.throughput._anchored``); their peers without any published figure borrow the
+correction and stay a prior.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any, Self
 import numpy as np
 
 from advisor.errors import AdvisorError
+from advisor.throughput._anchored import PublishedAnchoring
 from advisor.throughput._calibration import (
     MEASURED_HALF_WIDTH,
     interval,
@@ -57,6 +63,7 @@ from advisor.throughput.estimate import (
     architecture_class,
     precision_key,
 )
+from advisor.throughput.published import PublishedRow
 from advisor.throughput.reference import ReferenceRow
 from advisor.throughput.roofline import AnchoredRoofline
 from advisor.throughput.scaling import ScalingModel
@@ -76,7 +83,7 @@ def _split_precision(workload: WorkloadFeatures) -> tuple[str, str] | None:
     return split
 
 
-class TransferModel(NoProbePrior, ThroughputModel):
+class TransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
     """Ratio transfer from similar reference workloads, spec regression as fallback.
 
     Hyper-parameters: ``tau`` (log-space dispersion at which a reference workload's weight
@@ -117,6 +124,9 @@ class TransferModel(NoProbePrior, ThroughputModel):
     lead when other rows are present too; the pooled model is mixed in with weight
     ``shipped_weight`` (target seen in the own rows) or ``shipped_weight_unseen`` times the
     probes' similarity to the best shipped workload (``similarity_tau``).
+    Published anchors (``advisor.throughput._anchored``): ``published_cross_kind_weight``
+    (trust in a ratio published for the other kind of workload, convolutional or attention)
+    and ``published_peer_count`` (pseudo-parts shrinking a peer-borrowed correction).
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -132,7 +142,9 @@ class TransferModel(NoProbePrior, ThroughputModel):
                  row_krige_slope: float = 0.1, time_fit_weight: float = 0.25,
                  roofline_weight: float = 1.0,
                  own_generation: str | None = BENCH_GENERATION, shipped_weight: float = 0.3,
-                 shipped_weight_unseen: float = 0.6, similarity_tau: float = 0.1) -> None:
+                 shipped_weight_unseen: float = 0.6, similarity_tau: float = 0.1,
+                 published_cross_kind_weight: float = 0.5,
+                 published_peer_count: float = 1.0) -> None:
         for name, value in [("tau", tau), ("single_probe_dispersion", single_probe_dispersion),
                             ("ridge_alpha", ridge_alpha), ("foreign_widening", foreign_widening),
                             ("similarity_tau", similarity_tau)]:
@@ -146,9 +158,12 @@ class TransferModel(NoProbePrior, ThroughputModel):
                             ("time_fit_weight", time_fit_weight),
                             ("roofline_weight", roofline_weight),
                             ("shipped_weight", shipped_weight),
-                            ("shipped_weight_unseen", shipped_weight_unseen)]:
+                            ("shipped_weight_unseen", shipped_weight_unseen),
+                            ("published_cross_kind_weight", published_cross_kind_weight)]:
             if not 0 <= value <= 1:
                 raise AdvisorError(f"{name} must be in [0, 1], got {value}")
+        if published_peer_count < 0:
+            raise AdvisorError(f"published_peer_count must be >= 0, got {published_peer_count}")
         if twin_shrinkage < 0:
             raise AdvisorError(f"twin_shrinkage must be >= 0 (0 = off), got {twin_shrinkage}")
         if factor_rank < 1 or not (factor_alpha > 0 and factor_shrinkage > 0 and spec_alpha > 0):
@@ -186,6 +201,8 @@ class TransferModel(NoProbePrior, ThroughputModel):
         self.shipped_weight = shipped_weight
         self.shipped_weight_unseen = shipped_weight_unseen
         self.similarity_tau = similarity_tau
+        self.published_cross_kind_weight = published_cross_kind_weight
+        self.published_peer_count = published_peer_count
 
     def get_params(self) -> dict[str, Any]:
         """The hyper-parameters, by name (scikit-learn style)."""
@@ -214,9 +231,11 @@ class TransferModel(NoProbePrior, ThroughputModel):
                            seed=self.random_state)
 
     def fit(self, reference: Sequence[ReferenceRow],
-            accelerators: Mapping[str, AcceleratorSpec]) -> Self:
+            accelerators: Mapping[str, AcceleratorSpec], *,
+            published: Sequence[PublishedRow] = ()) -> Self:
         """Build the reference table, spec regressions, scaling and residual quantiles; with
-        own rows and shipped rows (see the class), also the pooled model of all rows."""
+        own rows and shipped rows (see the class), also the pooled model of all rows; anchor
+        the parts with no reference rows to the ``published`` figures (``anchor_to``)."""
         own = [r for r in reference if r.generation == self.own_generation]
         self.pooled_: TransferModel | None = None
         if own and len(own) < len(reference):
@@ -249,7 +268,11 @@ class TransferModel(NoProbePrior, ThroughputModel):
                 coverage=self.interval_coverage, ridge_alpha=self.ridge_alpha,
                 fit_factors=self._fit_factors, seed=self.random_state,
                 architectures=[self._architecture_of(a) for a in self.table_.accelerators])
-        return self
+        return self.anchor_to(published)
+
+    def _reference_parts(self) -> set[str]:
+        """Accelerators with reference rows (own or, with tiers, shipped)."""
+        return self.seen_ | (self.pooled_.seen_ if self.pooled_ is not None else set())
 
     def roofline(self) -> AnchoredRoofline | None:
         """The anchored roofline prior (see ``NoProbePrior.roofline``); the pooled model's when
@@ -276,8 +299,17 @@ class TransferModel(NoProbePrior, ThroughputModel):
                     probes: Mapping[str, float]) -> tuple[float, str]:
         """Log single-device samples/s and the residual case (for the interval) it falls in.
 
-        ``probes`` maps accelerator names to measured log single-device samples/s.
+        ``probes`` maps accelerator names to measured log single-device samples/s. A part
+        with no reference rows and no probe is anchored to published figures (case
+        ``published``) or borrows its peers' correction (``_anchored``).
         """
+        if accelerator.name in probes or accelerator.name in self._reference_parts():
+            return self._reference_log(workload, accelerator, probes)
+        return self._published_log(workload, accelerator, probes)
+
+    def _reference_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                       probes: Mapping[str, float]) -> tuple[float, str]:
+        """``predict_log`` from the reference rows alone (no published anchor)."""
         if self.pooled_ is None or accelerator.name in probes:
             return self._predict_log(workload, accelerator, probes)
         pooled = self.pooled_.predict_log(workload, accelerator, probes)
@@ -361,8 +393,11 @@ class TransferModel(NoProbePrior, ThroughputModel):
                                       value * math.exp(MEASURED_HALF_WIDTH),
                                       Basis.TUNED if tuned else Basis.MEASURED)
         log_sps, case = self.predict_log(workload, accelerator, probes)
-        low, high = interval(self.residual_quantiles_, case,
+        low, high = interval(self.residual_quantiles_, "prior" if case == "published" else case,
                              foreign_widening=self.foreign_widening)
+        if case == "published":  # the anchor's no-probe error and the ratio's stack spread
+            low = -math.hypot(low, self.published_spread_)
+            high = math.hypot(high, self.published_spread_)
         spread = self.scaling_.log_spread(accelerator, count)
         low, high = -math.hypot(low, spread), math.hypot(high, spread)
         scale = count * self.scaling_efficiency(accelerator, count)

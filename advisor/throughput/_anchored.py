@@ -1,0 +1,156 @@
+"""The published-anchor half of ``TransferModel``: parts with no reference rows, anchored.
+
+An accelerator with no reference rows but a published per-chip ratio to one that has them
+(``advisor.throughput._published_anchor``) is predicted as the model's own prediction for it
+(the roofline, or the reference part's transfer) corrected by the gap between the published
+log ratio and the model's log ratio for the same pair:
+
+    log sps(X) = base(X) + trust x (published log(X / A) - (base(X) - base(A)))
+
+``trust`` is 1 when the published workload is of the user's kind (convolution share of FLOPs
+within ``kind_width``), falling to ``published_cross_kind_weight`` for the other kind (a
+ResNet-50 ratio speaks for a transformer only in part: the correction shrinks toward the
+roofline's own ratio), times ``precision_mismatch_weight`` where a side ran fp8. Several
+anchors are averaged, weighted by their trust. A part with nothing published borrows the mean
+correction of the anchored parts of its vendor and architecture class, shrunk by
+``published_peer_count`` pseudo-parts toward none; it stays a prior.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Self
+
+from advisor.profiling import OpClass
+from advisor.throughput._published_anchor import PublishedAnchor, published_anchors, published_spread
+from advisor.throughput.estimate import WorkloadFeatures, architecture_class, precision_key
+from advisor.throughput.published import PublishedRow
+from pricing import AcceleratorSpec
+
+__all__ = ["PublishedAnchoring"]
+
+
+class PublishedAnchoring:
+    """Mixin of ``TransferModel``: published anchors, their corrections and evidence notes."""
+
+    specs_: dict[str, AcceleratorSpec]
+    kind_width: float
+    precision_mismatch_weight: float
+    published_cross_kind_weight: float
+    published_peer_count: float
+
+    def _reference_parts(self) -> set[str]:
+        raise NotImplementedError
+
+    def _reference_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                       probes: Mapping[str, float]) -> tuple[float, str]:
+        raise NotImplementedError
+
+    def anchor_to(self, published: Sequence[PublishedRow]) -> Self:
+        """Anchor the parts with no reference rows to ``published`` figures (replacing any
+        earlier ones; empty: none); returns self. Cheap: the fitted state is kept."""
+        parts = self._reference_parts()
+        rows = [r for r in published if r.accelerator in self.specs_]
+        self.anchors_: dict[str, tuple[PublishedAnchor, ...]] = published_anchors(rows, parts)
+        self.published_spread_ = published_spread(rows)
+        self.published_rows_: dict[str, tuple[PublishedRow, ...]] = {
+            name: tuple(r for r in rows if r.accelerator == name)
+            for name in sorted({r.accelerator for r in rows} - parts)}
+        return self
+
+    # -- corrections -------------------------------------------------------------------------
+
+    def _usable(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec
+                ) -> list[PublishedAnchor]:
+        """The accelerator's anchors at the precision its step and the anchor's both run at."""
+        def key(spec: AcceleratorSpec) -> str:
+            return precision_key(workload.precision, spec)
+
+        ours = key(accelerator)
+        return [a for a in getattr(self, "anchors_", {}).get(accelerator.name, ())
+                if a.precision == ours and a.anchor in self.specs_
+                and key(self.specs_[a.anchor]) == ours]
+
+    def _trust(self, workload: WorkloadFeatures, anchor: PublishedAnchor) -> float:
+        """How far a published ratio speaks for this workload (see the module)."""
+        conv = workload.conv_flops_fraction
+        if conv is None and workload.op_mix is not None:
+            conv = workload.op_mix.flops_fraction(OpClass.CONVOLUTION)
+        alike = 1.0 if conv is None else math.exp(
+            -((abs(conv - anchor.conv_flops_fraction) / self.kind_width) ** 2))
+        trust = alike + (1 - alike) * self.published_cross_kind_weight
+        return trust if anchor.exact else trust * self.precision_mismatch_weight
+
+    def _correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                    probes: Mapping[str, float]) -> float | None:
+        """Log correction to the accelerator's base prediction from its published anchors;
+        None when none is usable."""
+        anchors = self._usable(workload, accelerator)
+        if not anchors:
+            return None
+        base = self._reference_log(workload, accelerator, probes)[0]
+        total = weights = 0.0
+        for anchor in anchors:
+            theirs = self._reference_log(workload, self.specs_[anchor.anchor], probes)[0]
+            trust = self._trust(workload, anchor)
+            total += trust * trust * (anchor.log_ratio - (base - theirs))
+            weights += trust
+        return total / weights
+
+    def _peers(self, accelerator: AcceleratorSpec) -> list[str]:
+        """Anchored parts of the accelerator's vendor and architecture class."""
+        return [name for name in sorted(getattr(self, "anchors_", {}))
+                if name != accelerator.name and name in self.specs_
+                and self.specs_[name].vendor == accelerator.vendor
+                and architecture_class(self.specs_[name]) == architecture_class(accelerator)]
+
+    def _peer_correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                         probes: Mapping[str, float]) -> float:
+        """Mean correction of the anchored peers, shrunk toward 0 (0 when there is none)."""
+        found = [c for name in self._peers(accelerator)
+                 if (c := self._correction(workload, self.specs_[name], probes)) is not None]
+        if not found:
+            return 0.0
+        return statistics.fmean(found) * len(found) / (len(found) + self.published_peer_count)
+
+    def _published_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                       probes: Mapping[str, float]) -> tuple[float, str]:
+        """Log single-device samples/s of a part with no reference rows (not probed): its base
+        plus its own published correction (case ``published``), or its peers' (its base's
+        case)."""
+        base, case = self._reference_log(workload, accelerator, probes)
+        own = self._correction(workload, accelerator, probes)
+        if own is not None:
+            return base + own, "published"
+        return base + self._peer_correction(workload, accelerator, probes), case
+
+    # -- evidence ----------------------------------------------------------------------------
+
+    def evidence_note(self, accelerator: str) -> str | None:
+        """What a no-probe figure for ``accelerator`` rests on, in one line for the
+        assumptions: the published runs it is anchored to (ratio, suites, stack), the parts
+        whose published runs correct its datasheet prior, or that nothing is published.
+        None for parts with reference rows (their evidence is the reference table)."""
+        if accelerator in self._reference_parts():
+            return None
+        anchors = getattr(self, "anchors_", {}).get(accelerator)
+        if anchors:
+            best: dict[str, PublishedAnchor] = {}
+            for anchor in anchors:  # per workload, the anchor seen in the most suites
+                if len(anchor.suites) > len(best.get(anchor.workload, anchor).suites) or (
+                        anchor.workload not in best):
+                    best[anchor.workload] = anchor
+            return (f"{accelerator}: anchored to published training runs: "
+                    + "; ".join(a.describe() for a in best.values()))
+        rows = getattr(self, "published_rows_", {}).get(accelerator)
+        spec = self.specs_.get(accelerator)
+        peers = self._peers(spec) if spec is not None else []
+        borrowed = (f"; datasheet prior corrected by the published runs of {', '.join(peers)}"
+                    if peers else "; datasheet prior")
+        if rows:
+            suites = ", ".join(sorted({r.suite for r in rows}))
+            return (f"{accelerator}: published figures ({suites}) have no part with "
+                    f"reference rows measured beside them{borrowed}")
+        return f"{accelerator}: no published training figure{borrowed}"

@@ -1,0 +1,159 @@
+"""Published per-chip ratios to a part with reference rows: the anchors of the no-probe model.
+
+An accelerator the reference table never measured (H200, B200, L40S, A10G, TPUs, Gaudi) is
+predicted as a part that has reference rows (the *anchor*) times the per-chip ratio published
+for the two side by side: in one suite (one MLPerf round, one vendor table) and one stack, so
+that both ran the same software. ``published_anchors`` finds those pairs in the rows of
+``advisor/data/published_training.csv``; ``published_spread`` measures how much one pair's
+ratio moves between suites and stacks (what a ratio carries over to another stack at most).
+
+Only same-suite ratios are used (no chaining: a chain multiplies its links' errors), and both
+sides at the precision the user's step runs at (``mixed``: bf16/fp16; ``fp32``: fp32/TF32);
+an fp8 row stands in for ``mixed`` and is marked inexact (fp8 runs faster than bf16).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from advisor.throughput.published import PublishedRow, Stack
+from advisor.throughput.reference import REFERENCE_CONV_FLOPS_FRACTION
+
+__all__ = ["PUBLISHED_CONV_FLOPS_FRACTION", "PublishedAnchor", "precision_class",
+           "published_anchors", "published_spread"]
+
+# Share of training FLOPs in convolutions of each published workload: which kind of user
+# workload (convolutional or attention) its ratio speaks for. BERT and GPT have none.
+PUBLISHED_CONV_FLOPS_FRACTION: dict[str, float] = {
+    "resnet50": REFERENCE_CONV_FLOPS_FRACTION["resnet50"],
+    "bert_large_mlperf": 0.0,
+    "bert_large_pretrain_phase1": 0.0,
+    "bert_large_pretrain_phase2": 0.0,
+    "bert_large_squad": 0.0,
+    "gpt3_175b_mlperf": 0.0,
+}
+
+_CLASS = {"bf16": "mixed", "fp16": "mixed", "mixed": "mixed", "fp8": "fp8",
+          "fp32": "fp32", "tf32": "fp32"}
+_STACK_TEXT = {Stack.MLPERF_TUNED: "MLPerf-tuned", Stack.VENDOR_TUNED: "vendor-tuned",
+               Stack.PYTORCH_EAGER: "PyTorch eager", Stack.XLA: "XLA"}
+
+
+def precision_class(precision: str) -> str | None:
+    """``mixed``, ``fp8`` or ``fp32`` for a published row's precision; None when unknown."""
+    return _CLASS.get(precision.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedAnchor:
+    """``accelerator``'s per-chip throughput over ``anchor``'s on the published ``workload``,
+    both run in ``suites`` under ``stack`` at ``precision`` (``mixed`` or ``fp32``).
+
+    ``log_ratio`` is the mean over the suites of log(accelerator / anchor); ``exact`` is False
+    when a side ran fp8 in place of bf16/fp16; ``frameworks`` are the accelerator's rows'.
+    """
+
+    accelerator: str
+    anchor: str
+    workload: str
+    stack: Stack
+    precision: str
+    log_ratio: float
+    suites: tuple[str, ...]
+    frameworks: tuple[str, ...]
+    exact: bool
+
+    @property
+    def conv_flops_fraction(self) -> float:
+        """The published workload's convolution share of FLOPs."""
+        return PUBLISHED_CONV_FLOPS_FRACTION[self.workload]
+
+    def describe(self) -> str:
+        """One phrase: the ratio, the workload, the suites and the stack it came from."""
+        suites = ", ".join(s.replace("mlperf_training_", "MLPerf Training ") for s in self.suites)
+        fp8 = "" if self.exact else "; an fp8 run on one side"
+        return (f"{self.workload} {math.exp(self.log_ratio):.2f}x {self.anchor} per chip "
+                f"({suites}; {_STACK_TEXT[self.stack]} stack: {self.frameworks[0]}{fp8})")
+
+
+# (workload, stack, suite) -> accelerator -> precision class -> log samples/s per chip
+_Groups = dict[tuple[str, Stack, str], dict[str, dict[str, list[float]]]]
+
+
+def _groups(rows: Iterable[PublishedRow]
+            ) -> tuple[_Groups, dict[tuple[str, str, str], str]]:
+    groups: _Groups = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    frameworks: dict[tuple[str, str, str], str] = {}
+    for row in rows:
+        kind = precision_class(row.precision)
+        if kind is None or row.workload not in PUBLISHED_CONV_FLOPS_FRACTION:
+            continue
+        groups[(row.workload, row.stack, row.suite)][row.accelerator][kind].append(
+            math.log(row.samples_per_second_per_chip))
+        frameworks.setdefault((row.accelerator, row.suite, row.workload), row.framework)
+    return groups, frameworks
+
+
+def _side(classes: dict[str, list[float]], precision: str) -> tuple[float, bool] | None:
+    """Mean log figure of one accelerator at ``precision`` (fp8 standing in for mixed)."""
+    if precision in classes:
+        return statistics.fmean(classes[precision]), True
+    if precision == "mixed" and "fp8" in classes:
+        return statistics.fmean(classes["fp8"]), False
+    return None
+
+
+def published_anchors(rows: Sequence[PublishedRow], reference_parts: Collection[str]
+                      ) -> dict[str, tuple[PublishedAnchor, ...]]:
+    """Per accelerator outside ``reference_parts``: its same-suite ratios to those inside."""
+    groups, frameworks = _groups(rows)
+    found: dict[tuple[str, str, str, Stack, str], list[tuple[str, float, bool]]] = (
+        defaultdict(list))
+    for (workload, stack, suite), by_part in sorted(groups.items(), key=lambda g: g[0][2]):
+        anchors = sorted(a for a in by_part if a in reference_parts)
+        for target in sorted(a for a in by_part if a not in reference_parts):
+            for anchor in anchors:
+                for precision in ("mixed", "fp32"):
+                    ours, theirs = (_side(by_part[target], precision),
+                                    _side(by_part[anchor], precision))
+                    if ours is not None and theirs is not None:
+                        found[(target, anchor, workload, stack, precision)].append(
+                            (suite, ours[0] - theirs[0], ours[1] and theirs[1]))
+    result: dict[str, list[PublishedAnchor]] = defaultdict(list)
+    for (target, anchor, workload, stack, precision), pairs in sorted(found.items()):
+        suites = tuple(s for s, _, _ in pairs)
+        result[target].append(PublishedAnchor(
+            target, anchor, workload, stack, precision,
+            statistics.fmean(r for _, r, _ in pairs), suites,
+            tuple(dict.fromkeys(frameworks[(target, s, workload)] for s in suites)),
+            all(e for _, _, e in pairs)))
+    return {name: tuple(anchors) for name, anchors in result.items()}
+
+
+def published_spread(rows: Sequence[PublishedRow], *, floor: float = 0.05) -> float:
+    """Pooled standard deviation of one pair's log ratio across the suites (and stacks) that
+    measured both at the same precision: how far a published ratio moves with the software.
+    At least ``floor``."""
+    groups, _ = _groups(rows)
+    pairs: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for (workload, _, _), by_part in groups.items():
+        parts = sorted(by_part)
+        for i, first in enumerate(parts):
+            for second in parts[i + 1:]:
+                for precision in ("mixed", "fp32"):
+                    a = by_part[first].get(precision)
+                    b = by_part[second].get(precision)
+                    if a and b:
+                        pairs[(first, second, workload, precision)].append(
+                            statistics.fmean(a) - statistics.fmean(b))
+    squares = dof = 0.0
+    for values in pairs.values():
+        if len(values) >= 2:
+            mean = statistics.fmean(values)
+            squares += sum((v - mean) ** 2 for v in values)
+            dof += len(values) - 1
+    return max(floor, math.sqrt(squares / dof) if dof else floor)
