@@ -2,8 +2,13 @@
 
 Errors of SQLAlchemy and the database drivers are translated here into one-line
 ``AdvisorError`` messages that name what set the URL (``--storage``, sweep.yaml's
-``storage``, ``ADVISOR_STORAGE_URL``) and how to fix it. A database that goes away while a
-sweep runs (a restart) is waited for by ``with_db_retry``.
+``storage``, ``ADVISOR_STORAGE_URL``) and how to fix it, the password masked however it is
+written (``advisor.storage.shown_url``). A database that goes away while a sweep runs (a
+restart) is waited for by ``with_db_retry`` between trials (``DB_RETRY_S``) and by the
+storage itself within a trial (``advisor.sweep.outage``). A server that refuses the login
+(wrong password, no such role or database) is one line at once; one that cannot be reached
+when the sweep opens is retried for ``OPEN_RETRY_S``, each connection attempt given up after
+``CONNECT_TIMEOUT_S``.
 """
 
 from __future__ import annotations
@@ -20,12 +25,22 @@ import optuna
 from optuna.trial import FrozenTrial
 
 from advisor.errors import AdvisorError
-from advisor.storage import default_storage_url, is_postgres_url
+from advisor.storage import (
+    db_error_line,
+    default_storage_url,
+    is_postgres_url,
+    shown_url,
+    sqlalchemy_url,
+)
 from advisor.sweep.caps import grace_period_s
+from advisor.sweep.outage import OutageTolerantStorage, is_connection_error, is_refused_login
 from advisor.sweep.spec import SweepSpec
-from probes.urls import db_error_line, shown_url, sqlalchemy_url, sqlite_problem
+from probes.urls import sqlite_problem
 
 __all__ = [
+    "CONNECT_TIMEOUT_S",
+    "DB_RETRY_S",
+    "OPEN_RETRY_S",
     "check_storage_url",
     "db_error_in",
     "open_rdb_storage",
@@ -37,7 +52,9 @@ __all__ = [
 
 log = logging.getLogger("advisor.sweep")
 
-_DB_RETRY_S = 120.0
+DB_RETRY_S = 120.0  # between trials: a server restarting mid-sweep
+OPEN_RETRY_S = 15.0  # opening the study: a server just restarting, not one that is not there
+CONNECT_TIMEOUT_S = 5  # one connection attempt to PostgreSQL (libpq waits forever by default)
 _URL_FORMS = "sqlite:////absolute/path/advisor.db or postgresql://USER@HOST/DB"
 
 StaleCallback = Callable[[optuna.Study, FrozenTrial], None]
@@ -111,13 +128,17 @@ def open_rdb_storage(url: str, *, origin: str, heartbeat_s: int | None = None,
     try:
         with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(sqlalchemy_url(url), engine_kwargs=_engine_kwargs(url),
-                                              **heartbeat)
+            return OutageTolerantStorage(sqlalchemy_url(url), engine_kwargs=_engine_kwargs(url),
+                                         **heartbeat)
     except (ImportError, ValueError, ArgumentError) as exc:
-        raise AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: {_first_line(exc)}"
-                           ) from exc
+        raise AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: "
+                           f"{db_error_line(exc, url=url)}") from exc
     except SQLAlchemyError as exc:
-        error = AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: {_first_line(exc)}; "
+        line = db_error_line(exc, url=url)
+        if is_refused_login(exc):
+            raise AdvisorError(f"{origin}: {shown_url(url)!r} refused the login: {line}; fix the "
+                               "user, password (or PGPASSWORD) or database name") from None
+        error = AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: {line}; "
                              "check the URL, the server and your access to it")
         if not url.startswith("sqlite"):
             raise error from exc  # a server may be restarting: with_db_retry sees the cause
@@ -131,15 +152,14 @@ def _engine_kwargs(url: str) -> dict[str, Any]:
     if is_postgres_url(url):
         from sqlalchemy.engine import make_url
 
-        given = make_url(sqlalchemy_url(url)).query.get("options", "")
+        query = make_url(sqlalchemy_url(url)).query
+        given = query.get("options", "")
         options = " ".join([*([given] if isinstance(given, str) and given else []),
                             "-c timezone=UTC"])
         kwargs["connect_args"] = {"options": options}
+        if "connect_timeout" not in query:  # the URL's own wins
+            kwargs["connect_args"]["connect_timeout"] = CONNECT_TIMEOUT_S
     return kwargs
-
-
-def _first_line(exc: BaseException) -> str:
-    return db_error_line(exc)
 
 
 def db_error_in(exc: BaseException) -> BaseException | None:
@@ -172,15 +192,15 @@ def _will_not_heal(db_error: BaseException) -> bool:
     return isinstance(orig, sqlite3.Error) and "locked" not in str(orig)
 
 
-def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RETRY_S,
+def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = DB_RETRY_S,
                   sleep: Callable[[float], None] = time.sleep) -> Any:
     """Call, retrying with back-off (0.2 s doubling up to 5 s) while the database is
-    unreachable (e.g. restarting); AdvisorError after ``retry_s`` or for a file that will not
-    heal, other errors as they are."""
+    unreachable (e.g. restarting); AdvisorError after ``retry_s``, at once for a refused login
+    or a file that will not heal, other errors as they are. One warning per wait."""
     # A loop, not tenacity: its three outcomes come from one database error here; tenacity
     # would split them into a retry predicate, a before-sleep hook and a translation after.
     deadline = time.monotonic() + retry_s
-    delay = 0.2
+    delay, warned = 0.2, False
     while True:
         try:
             return call()
@@ -192,9 +212,18 @@ def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = _DB_RE
             if _will_not_heal(db_error):
                 raise AdvisorError(f"storage: {what} failed: {first_line}; "
                                    f"{_HEAL_HINT}") from exc
-            if time.monotonic() > deadline:
+            if is_refused_login(db_error):
+                raise AdvisorError(f"storage: {what} failed: the server refused the login: "
+                                   f"{first_line}; fix the user, password (or PGPASSWORD) or "
+                                   "database name") from None
+            if not is_connection_error(db_error):
+                raise
+            if time.monotonic() + delay > deadline:
                 raise AdvisorError(f"storage: {what} failed for {retry_s:.0f} s: "
                                    f"{first_line}") from exc
-            log.warning("storage: %s failed (%s); retrying in %.1f s", what, first_line, delay)
+            if not warned:
+                log.warning("storage: %s failed (%s); retrying for up to %.0f s", what,
+                            first_line, retry_s)
+                warned = True
             sleep(delay)
             delay = min(delay * 2, 5.0)

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import optuna
 
 from advisor.errors import AdvisorError
+from advisor.storage import db_error_line
 from advisor.sweep.bundle import make_worker_bundle, url_password
 from advisor.sweep.instances import WorkerInstance, transition_time_s
 from advisor.sweep.spec import SweepSpec
@@ -47,7 +48,7 @@ from probes.launchers import LaunchHandle
 from probes.launchers.aws import AwsLauncher
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
-from probes.urls import db_error_line, sqlalchemy_url
+from probes.urls import sqlalchemy_url
 from probes.workload import WorkloadRecipe
 
 __all__ = ["SweepAwsLauncher", "launch_requests", "make_sweep_launcher", "run_launched",

@@ -33,6 +33,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
 from advisor.sweep.cost import cost_of, expected_trial_usd, trial_cost_usd
 from advisor.sweep.instances import WorkerInstance, overhead_usd
+from advisor.sweep.outage import ride_out
 from advisor.sweep.state import (
     COST_ATTR,
     INSTANCE_ATTR_PREFIX,
@@ -281,9 +282,11 @@ def record_charge(study: optuna.Study, trial: FrozenTrial | optuna.Trial,
             return conn.execute(sa.select(trials.c.state).where(
                 trials.c.trial_id == trial_id)).scalar_one()
 
-    # another writer inserted a key first: the next try raises it instead (3 tries, no wait)
-    state = Retrying(stop=stop_after_attempt(3), reraise=True,
-                     retry=retry_if_exception_type(sa.exc.IntegrityError))(write)
+    # another writer inserted a key first: the next try raises it instead (3 tries, no wait);
+    # a lost connection is waited for as the trial's other storage calls are
+    state = ride_out("recording a trial's charge", lambda: Retrying(
+        stop=stop_after_attempt(3), reraise=True,
+        retry=retry_if_exception_type(sa.exc.IntegrityError))(write))
     return _state(state)
 
 

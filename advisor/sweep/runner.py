@@ -23,12 +23,14 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from advisor.errors import AdvisorError
+from advisor.storage import db_error_line
 from advisor.sweep.admission import Admission
 from advisor.sweep.artifacts import SweepArtifactStore, bind_store, open_artifact_store
 from advisor.sweep.budget import BudgetGate
 from advisor.sweep.charged import charged_objective
 from advisor.sweep.cleanup import cleanup_study
 from advisor.sweep.database import (
+    OPEN_RETRY_S,
     db_error_in,
     open_rdb_storage,
     storage_origin,
@@ -44,7 +46,6 @@ from advisor.sweep.spec import Direction, SamplerKind, SweepSpec
 from advisor.sweep.state import StudySettings, write_settings, write_stop
 from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
 from advisor.sweep.timestamps import check_study_clock
-from probes.urls import db_error_line
 
 __all__ = ["WorkerResult", "open_study", "run_worker"]
 
@@ -272,7 +273,7 @@ def _go_on_after_cut(exc: Exception, cut: int) -> None:
     """Log a trial cut by a database error; AdvisorError after too many in a row."""
     if cut >= _MAX_CUT_IN_A_ROW:
         raise AdvisorError(f"storage: {_MAX_CUT_IN_A_ROW} trials in a row were cut by database "
-                           f"errors; last: {exc}") from exc
+                           f"errors; last: {db_error_line(exc)}") from exc
     log.warning("storage: a trial was cut by a database error (%s); going on",
                 db_error_line(exc))
     time.sleep(0.5)
@@ -304,7 +305,7 @@ def run_worker(
     study = with_db_retry("opening the study", lambda: open_study(
         spec, storage_url=storage_url, price_usd_per_hour=choice.price_usd_per_hour,
         instance=choice.label, artifacts_url=store.url if store else None,
-        prices_captured_at=choice.prices_captured_at))
+        prices_captured_at=choice.prices_captured_at), retry_s=OPEN_RETRY_S)
     loop = _WorkerLoop(spec, study, price_usd_per_hour=choice.price_usd_per_hour, clock=clock,
                        store=store, on_trial_end=on_trial_end, stop=stop)
     wrapped = charged_objective(user_fn, spec, choice.price_usd_per_hour, clock=clock,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import optuna
 
 from advisor.errors import AdvisorError
-from advisor.storage import is_postgres_url
+from advisor.storage import is_postgres_url, shown_url
 from advisor.sweep.artifacts import open_artifact_store
 from advisor.sweep.cleanup import CleanupReport, cleanup_study
 from advisor.sweep.database import check_storage_url, storage_origin, storage_url_of
@@ -37,7 +37,6 @@ from advisor.sweep.spec import SweepSpec, load_sweep_spec
 from advisor.sweep.state import read_stop
 from advisor.sweep.status import SweepStatus, sweep_status
 from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
-from probes.urls import shown_url
 
 if TYPE_CHECKING:
     from advisor.sweep.launch import SweepAwsLauncher

@@ -1,0 +1,94 @@
+"""The storage password is masked in every URL form: a '/' in the password, an '@' in the user
+name (as Azure writes it), percent-encoded or raw, in the URL shown and in every error line."""
+
+from __future__ import annotations
+
+import socket
+from urllib.parse import quote
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from advisor.errors import AdvisorError
+from advisor.storage import mask_secrets, shown_url
+from advisor.sweep.database import check_storage_url, open_rdb_storage
+from cli.main import advisor
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("postgresql://u:pa/ss@host/db", "postgresql://u:***@host/db"),           # '/' in password
+    ("postgresql://u@corp:PW@host/db", "postgresql://u@corp:***@host/db"),    # Azure user@server
+    ("postgresql://u:p@ss@host/db", "postgresql://u:***@host/db"),            # raw '@' in password
+    ("postgresql+psycopg://a:p%40ss@h:5/db?x=1", "postgresql+psycopg://a:***@h:5/db?x=1"),
+    ("postgresql://host:5432/db", "postgresql://host:5432/db"),               # a port, no user
+    ("postgresql://advisor@db/advisor", "postgresql://advisor@db/advisor"),   # no password
+    ("sqlite:////tmp/a:b@c.db", "sqlite:////tmp/a:b@c.db"),                   # a path, no user
+])
+def test_shown_url(url: str, shown: str) -> None:
+    assert shown_url(url) == shown
+
+
+@pytest.mark.parametrize("url", ["postgresql://u:pa/ss@127.0.0.1:{port}/db",
+                                 "postgresql://u@corp:PW-secret@127.0.0.1:{port}/db"])
+def test_the_issues_urls_are_masked_in_the_cli_error(url: str) -> None:
+    url = url.format(port=_closed_port())
+    result = CliRunner().invoke(advisor, ["sweep", "status", "t", "--storage", url])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("error: --storage: cannot open 'postgresql://u")
+    assert "pa/ss" not in line and "PW-secret" not in line and ":***@127.0.0.1" in line
+
+
+_CHARS = st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))
+_USERS = st.text(_CHARS, min_size=1, max_size=12)
+_PASSWORDS = st.text(_CHARS, min_size=4, max_size=16)
+
+
+def _forms(user: str, password: str) -> list[str]:
+    """The URL as a user may write it: percent-encoded, and raw where SQLAlchemy reads it so
+    (its user name stops at ':' or '/', its password at '@')."""
+    forms = [f"{quote(user, safe='')}:{quote(password, safe='')}"]
+    if not set(user) & set(":/") and "@" not in password:
+        forms.append(f"{user}:{password}")
+    return forms
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(user=_USERS, password=_PASSWORDS)
+def test_the_password_never_shows(user: str, password: str) -> None:
+    for userinfo in _forms(user, password):
+        url = f"postgresql://{userinfo}@db.example.com:5432/sweeps"
+        rest = url.replace(userinfo, "")  # the parts that are not secret
+        for secret in {password, quote(password, safe="")}:
+            assume(secret not in rest + "***" and secret not in user)
+        shown = shown_url(url)
+        text = mask_secrets(f"could not connect to {url!r}: timeout", url=url)
+        for secret in {password, quote(password, safe="")}:
+            assert secret not in shown
+            assert secret not in text
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(user=_USERS.filter(lambda u: "\x00" not in u), password=_PASSWORDS)
+def test_the_password_never_shows_in_an_error_line(user: str, password: str) -> None:
+    port = _closed_port()
+    userinfo = _forms(user, password)[0]
+    secrets = {password, quote(password, safe="")}
+    for url in (f"postgresql://{userinfo}@127.0.0.1:{port}/db",    # refused connection
+                f"postgresql+nodriver://{userinfo}@127.0.0.1/db"):  # unknown database kind
+        rest = url.replace(userinfo, "")
+        assume(all(s not in rest + "***" and s not in user for s in secrets))
+        with pytest.raises(AdvisorError) as info:
+            check_storage_url(url, origin="--storage")
+            open_rdb_storage(url, origin="--storage")
+        line = str(info.value)
+        assert "\n" not in line
+        assert not any(s in line for s in secrets), line
