@@ -35,7 +35,7 @@ BASIS_MEANING = {
     Basis.TUNED: "a probe of this workload on this accelerator in the best configuration "
                  "'advisor probe --tune' measured (same numerics unless numerics-changing "
                  "settings were allowed)",
-    Basis.PREDICTED: "scaled from reference measurements of other models on this accelerator",
+    Basis.PREDICTED: "scaled from reference or published measurements of other models on this accelerator",
     Basis.PRIOR: "no measurement of this accelerator: extrapolated from its datasheet; "
                  "probe it before trusting it",
 }

@@ -9,7 +9,8 @@ ratio moves between suites and stacks (what a ratio carries over to another stac
 
 Only same-suite ratios are used (no chaining: a chain multiplies its links' errors), and both
 sides at the precision the user's step runs at (``mixed``: bf16/fp16; ``fp32``: fp32/TF32);
-an fp8 row stands in for ``mixed`` and is marked inexact (fp8 runs faster than bf16).
+an fp8 row stands in for ``mixed``, and a ratio of an fp8 run to a bf16/fp16 one is marked
+inexact (fp8 runs faster than bf16; two fp8 runs make an exact ratio).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class PublishedAnchor:
     both run in ``suites`` under ``stack`` at ``precision`` (``mixed`` or ``fp32``).
 
     ``log_ratio`` is the mean over the suites of log(accelerator / anchor); ``exact`` is False
-    when a side ran fp8 in place of bf16/fp16; ``frameworks`` are the accelerator's rows'.
+    when one side ran fp8 and the other bf16/fp16; ``frameworks`` are the accelerator's rows'.
     """
 
     accelerator: str
@@ -75,7 +76,7 @@ class PublishedAnchor:
     def describe(self) -> str:
         """One phrase: the ratio, the workload, the suites and the stack it came from."""
         suites = ", ".join(s.replace("mlperf_training_", "MLPerf Training ") for s in self.suites)
-        fp8 = "" if self.exact else "; an fp8 run on one side"
+        fp8 = "" if self.exact else "; fp8 on one side only"
         return (f"{self.workload} {math.exp(self.log_ratio):.2f}x {self.anchor} per chip "
                 f"({suites}; {_STACK_TEXT[self.stack]} stack: {self.frameworks[0]}{fp8})")
 
@@ -122,9 +123,10 @@ def published_anchors(rows: Sequence[PublishedRow], reference_parts: Collection[
                                     _side(by_part[anchor], precision))
                     if ours is not None and theirs is not None:
                         found[(target, anchor, workload, stack, precision)].append(
-                            (suite, ours[0] - theirs[0], ours[1] and theirs[1]))
+                            (suite, ours[0] - theirs[0], ours[1] == theirs[1]))
     result: dict[str, list[PublishedAnchor]] = defaultdict(list)
-    for (target, anchor, workload, stack, precision), pairs in sorted(found.items()):
+    for (target, anchor, workload, stack, precision), pairs in sorted(
+            found.items(), key=lambda item: (*item[0][:3], item[0][3].value, item[0][4])):
         suites = tuple(s for s, _, _ in pairs)
         result[target].append(PublishedAnchor(
             target, anchor, workload, stack, precision,

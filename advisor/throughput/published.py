@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -175,12 +175,13 @@ def _catalog_names() -> frozenset[str]:
     return frozenset(load_accelerators())
 
 
-def _per_suite(rows: Sequence[PublishedRow], workload: str,
-               stack: Stack) -> dict[str, dict[str, float]]:
+def _per_suite(rows: Sequence[PublishedRow], workload: str, stack: Stack,
+               precisions: Collection[str] | None = None) -> dict[str, dict[str, float]]:
     """Suite -> accelerator -> geometric-mean per-chip samples/s over the suite's rows."""
     logs: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        if row.workload == workload and row.stack is stack:
+        if row.workload == workload and row.stack is stack and (
+                precisions is None or row.precision in precisions):
             logs[row.suite][row.accelerator].append(math.log(row.samples_per_second_per_chip))
     return {suite: {name: math.exp(sum(v) / len(v)) for name, v in by_acc.items()}
             for suite, by_acc in logs.items()}
@@ -200,15 +201,17 @@ def _direct(suites: Mapping[str, Mapping[str, float]], anchor: str
 
 
 def relative_throughput(rows: Sequence[PublishedRow], *, workload: str, stack: Stack,
-                        anchor: str, chain: bool = True) -> dict[str, PublishedRatio]:
-    """Each accelerator's per-chip throughput on ``workload`` relative to ``anchor``.
+                        anchor: str, chain: bool = True,
+                        precisions: Collection[str] | None = None) -> dict[str, PublishedRatio]:
+    """Each accelerator's per-chip throughput on ``workload`` relative to ``anchor``, from
+    the rows of ``precisions`` (the ``precision`` column's values; None: every row).
 
     A ratio is taken only inside one suite (same source and stack, so the software is shared)
     and averaged geometrically over the suites holding both. With ``chain``, an accelerator
     never measured beside the anchor is reached through accelerators that were, fewest hops
     first (ties: the link seen in more suites); ``via`` lists them, nearest the anchor first.
     """
-    suites = _per_suite(rows, workload, stack)
+    suites = _per_suite(rows, workload, stack, precisions)
     result = {name: PublishedRatio(name, anchor, workload, stack, ratio, used)
               for name, (ratio, used) in _direct(suites, anchor).items()}
     frontier = [name for name in result if name != anchor]
