@@ -88,7 +88,7 @@ def test_a_short_outage_mid_trial_is_ridden_out(
     # charged what it ran (about 12 s), not what a trial failed by heartbeat costs
     assert trials[0].user_attrs["advisor:cost_usd"] == pytest.approx(
         trials[0].user_attrs["advisor:wall_s"], rel=0.01)
-    assert 12.0 <= trials[0].user_attrs["advisor:wall_s"] < 12.0 + OUTAGE_S + 10.0
+    assert 12.0 <= trials[0].user_attrs["advisor:wall_s"] < 12.0 + OUTAGE_S + 60.0  # loaded CI
     warnings = [r.getMessage() for r in caplog.records]
     assert 1 <= len(warnings) <= 6, warnings  # one per kind of call that waited, no flood
     assert all("\n" not in w for w in warnings)

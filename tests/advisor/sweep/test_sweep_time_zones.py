@@ -91,7 +91,7 @@ def test_the_ledger_is_the_sum_of_its_trials_in_any_time_zone(
     assert aggregate.max_finished_usd == pytest.approx(36.0, abs=0.01)
     # the running trial: 30 s, not 30 s plus the zone's offset from UTC
     assert aggregate.running_elapsed_s[0] == pytest.approx(30.0, abs=5.0)
-    assert listed.running_elapsed_s[0] == pytest.approx(aggregate.running_elapsed_s[0], abs=1.0)
+    assert listed.running_elapsed_s[0] == pytest.approx(aggregate.running_elapsed_s[0], abs=5.0)
     status = load_status(study.study_name, storage_url=url)
     assert status.spent_usd == pytest.approx(aggregate.spent_usd, abs=0.01)
     optuna.delete_study(study_name=study.study_name, storage=url)  # the server is shared
