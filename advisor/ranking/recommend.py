@@ -13,6 +13,7 @@ from advisor.ranking.offers import (
     CostAssumptions,
     CostEstimate,
     MeasuredMemory,
+    MemoryNeed,
     RankBy,
     Recommendation,
     Rejection,
@@ -20,6 +21,7 @@ from advisor.ranking.offers import (
     check_constraint_names,
     cost_of,
     filter_offers,
+    memory_need,
     memory_rejection,
     rank,
     samples_per_device,
@@ -31,6 +33,7 @@ from advisor.throughput import (
     MIN_STEP_SECONDS,
     Basis,
     Measurement,
+    ThroughputEstimate,
     ThroughputModel,
     WorkloadFeatures,
 )
@@ -201,19 +204,29 @@ def recommend(
     features = workload_features(spec, profile, op_mix)
     candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators,
                                          include_flagged=include_flagged)
+    needs: dict[tuple[str, int, float], MemoryNeed] = {}
+    throughputs: dict[tuple[str, int], ThroughputEstimate] = {}
     estimates: list[CostEstimate] = []
+    # Memory fit and throughput depend on the accelerator, its memory and how many devices
+    # split the batch, not on the region or market: each distinct question is answered once.
     for offer in candidates:
-        needed, no_fit = memory_rejection(spec, profile, offer, assumptions,
-                                          memory.get(offer.accelerator))
-        if no_fit:
-            rejected.append(no_fit)
+        fit_key = (offer.accelerator, offer.accelerator_count, offer.accelerator_memory_gib)
+        need = needs.get(fit_key)
+        if need is None:
+            need = needs[fit_key] = memory_need(spec, profile, offer, assumptions,
+                                                memory.get(offer.accelerator))
+        if need.rejection is not None:
+            rejected.append(replace(need.rejection, offer=offer))
             continue
-        # The operator prior splits per-step work over the samples each device holds.
-        on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))
-        throughput = model.predict(on_offer, catalog.accelerators[offer.accelerator],
-                                   count=offer.accelerator_count,
-                                   measurements=measurements).step_capped(spec.batch_size)
-        estimates.append(cost_of(spec, offer, throughput, assumptions, needed))
+        throughput = throughputs.get(fit_key[:2])
+        if throughput is None:
+            # The operator prior splits per-step work over the samples each device holds.
+            on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))
+            throughput = throughputs[fit_key[:2]] = model.predict(
+                on_offer, catalog.accelerators[offer.accelerator],
+                count=offer.accelerator_count,
+                measurements=measurements).step_capped(spec.batch_size)
+        estimates.append(cost_of(spec, offer, throughput, assumptions, need.gib))
     ranked, over = rank(spec, estimates, rank_by=rank_by)
     rejected.extend(over)
     rejected.sort(key=lambda r: r.offer.key)
