@@ -274,7 +274,7 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
 
         suggestions = plan_probes(rec, suggest_probes)
     if as_json:
-        data = recommendation_to_dict(rec)
+        data = recommendation_to_dict(rec, stream=True)
         if suggest_probes:
             data["suggested_probes"] = [asdict(s) for s in suggestions]
         echo_json(data)

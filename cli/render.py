@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -48,8 +48,26 @@ def printable(text: object) -> str:
 
 
 def echo_json(data: Any) -> None:
-    """Print one JSON document to stdout."""
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    """Print one JSON document to stdout. Top-level values that are iterators (rows made as
+    they are written) become arrays written one element per line, so a listing of 100,000
+    offers never exists as one string."""
+    if not isinstance(data, dict) or not any(isinstance(v, Iterator) for v in data.values()):
+        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+        return
+    out = sys.stdout
+    out.write("{")
+    for i, (key, value) in enumerate(data.items()):
+        out.write(("," if i else "") + f"\n  {json.dumps(key)}: ")
+        if isinstance(value, Iterator):
+            out.write("[")
+            empty = True
+            for item in value:
+                out.write(("\n    " if empty else ",\n    ") + json.dumps(item, default=str))
+                empty = False
+            out.write("]" if empty else "\n  ]")
+        else:
+            out.write(json.dumps(value, indent=2, default=str).replace("\n", "\n  "))
+    out.write("\n}\n")
 
 
 def echo_written(files: Iterable[tuple[str, Path]]) -> None:

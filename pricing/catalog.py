@@ -31,50 +31,59 @@ __all__ = ["Catalog", "load_catalog", "read_offers_csv", "shipped_catalog"]
 SCHEMA_VERSION = 1
 
 
-def _positive(row: dict[str, str | None], column: str, *, whole: bool = False) -> float:
+def _positive(text: str, column: str, *, whole: bool = False) -> float:
     """A cell as a finite number above 0; ValueError naming the column otherwise: NaN, inf,
     0 and negatives are refused, never ranked."""
-    text = (row.get(column) or "").strip()
     try:
         value: float = int(text) if whole else float(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         kind = "a whole number" if whole else "a finite number"
-        raise ValueError(f"{column} must be {kind} above 0, got {text[:40]!r}")
+        raise ValueError(f"{column} must be {kind} above 0, got {text.strip()[:40]!r}")
     return value
 
 
-def _optional_positive(row: dict[str, str | None], column: str, *,
-                       whole: bool = False) -> float | None:
-    """``_positive``, or None for an empty cell."""
-    return _positive(row, column, whole=whole) if (row.get(column) or "").strip() else None
+class _RowReader:
+    """Turns the cells of one offers CSV row into an offer, checking it; the values many rows
+    share (clouds, markets, dates) are converted once per file."""
 
+    def __init__(self, header: list[str], *, cloud: Cloud | None,
+                 accelerators: dict[str, AcceleratorSpec]) -> None:
+        self._at = [header.index(column) for column in OFFER_COLUMNS]
+        self._width = len(header)
+        self._cloud = cloud
+        self._accelerators = accelerators
+        self._dates: dict[str, date] = {}
 
-def _offer(row: dict[str, str | None], *, cloud: Cloud | None,
-           accelerators: dict[str, AcceleratorSpec]) -> InstanceOffer:
-    """One CSV row as an offer; ValueError (KeyError for a missing cell) saying what is wrong."""
-    cell = {k: (v or "") for k, v in row.items() if isinstance(k, str)}
-    row_cloud = Cloud(cell["cloud"])
-    if cloud is not None and row_cloud is not cloud:
-        raise ValueError(f"a {row_cloud} offer in the {cloud} snapshot; a cloud's snapshot "
-                         "holds only that cloud's offers")
-    if cell["accelerator"] not in accelerators:
-        raise ValueError(f"unknown accelerator {cell['accelerator'][:40]!r}"
-                         f"{did_you_mean(cell['accelerator'], list(accelerators))}")
-    vcpus = _optional_positive(row, "vcpus", whole=True)
-    return InstanceOffer(
-        cloud=row_cloud, region=cell["region"], zone=cell["zone"] or None,
-        instance_type=cell["instance_type"], accelerator=cell["accelerator"],
-        accelerator_count=int(_positive(row, "accelerator_count", whole=True)),
-        vcpus=None if vcpus is None else int(vcpus),
-        memory_gib=_optional_positive(row, "memory_gib"),
-        accelerator_memory_gib=_positive(row, "accelerator_memory_gib"),
-        market=Market(cell["market"]),
-        price_usd_per_hour=_positive(row, "price_usd_per_hour"),
-        flagged=cell["flagged"], source=cell["source"],
-        observed_at=date.fromisoformat(cell["observed_at"]),
-    )
+    def __call__(self, cells: list[str]) -> InstanceOffer:
+        """One row as an offer; ValueError saying what is wrong."""
+        if len(cells) < self._width:
+            cells = cells + [""] * (self._width - len(cells))
+        (cloud_text, region, zone, instance_type, accelerator, count, vcpus, memory,
+         accelerator_memory, market, price, flagged, source, observed) = (
+            cells[i] for i in self._at)
+        row_cloud = Cloud(cloud_text)
+        if self._cloud is not None and row_cloud is not self._cloud:
+            raise ValueError(f"a {row_cloud} offer in the {self._cloud} snapshot; a cloud's "
+                             "snapshot holds only that cloud's offers")
+        if accelerator not in self._accelerators:
+            raise ValueError(f"unknown accelerator {accelerator[:40]!r}"
+                             f"{did_you_mean(accelerator, list(self._accelerators))}")
+        observed_at = self._dates.get(observed)
+        if observed_at is None:
+            observed_at = self._dates[observed] = date.fromisoformat(observed)
+        return InstanceOffer(
+            cloud=row_cloud, region=region, zone=zone or None, instance_type=instance_type,
+            accelerator=accelerator,
+            accelerator_count=int(_positive(count, "accelerator_count", whole=True)),
+            vcpus=int(_positive(vcpus, "vcpus", whole=True)) if vcpus.strip() else None,
+            memory_gib=_positive(memory, "memory_gib") if memory.strip() else None,
+            accelerator_memory_gib=_positive(accelerator_memory, "accelerator_memory_gib"),
+            market=Market(market),
+            price_usd_per_hour=_positive(price, "price_usd_per_hour"),
+            flagged=flagged, source=source, observed_at=observed_at,
+        )
 
 
 def read_offers_csv(path: Path, *, cloud: Cloud | None = None) -> list[InstanceOffer]:
@@ -87,15 +96,19 @@ def read_offers_csv(path: Path, *, cloud: Cloud | None = None) -> list[InstanceO
     accelerators = load_accelerators()
     offers = []
     with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in OFFER_COLUMNS if c not in (reader.fieldnames or ())]
+        reader = csv.reader(handle)
+        header = next(reader, [])
+        missing = [c for c in OFFER_COLUMNS if c not in header]
         if missing:
             raise PricingError(f"{path}: no {missing[0]} column; the first line must name the "
                                f"columns {','.join(OFFER_COLUMNS)}")
-        for row in reader:
+        offer = _RowReader(header, cloud=cloud, accelerators=accelerators)
+        for cells in reader:
+            if not cells:  # a blank line, as csv.DictReader skips it
+                continue
             try:
-                offers.append(_offer(row, cloud=cloud, accelerators=accelerators))
-            except (KeyError, ValueError, PricingError) as exc:
+                offers.append(offer(cells))
+            except (ValueError, PricingError) as exc:
                 problem = exc.args[0] if exc.args else exc
                 raise PricingError(f"{path}:{reader.line_num}: {problem}; fix or delete that "
                                    "row") from exc

@@ -9,13 +9,13 @@ writes the CSV and its documentation with one call (:func:`write_csv`).
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from reports.html import Markup, el, table
-from reports.output import write_text
+from reports.output import write_stream, write_text
 
 __all__ = [
     "Column",
@@ -85,12 +85,13 @@ def write_csv(path: Path, columns: Sequence[Column], rows: Iterable[Mapping[str,
 
     A row key that is not a column raises ValueError unless ``ignore_extra``.
     """
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[c.name for c in columns], lineterminator="\n",
-                            extrasaction="ignore" if ignore_extra else "raise")
-    writer.writeheader()
-    writer.writerows(rows)
-    write_text(path, buffer.getvalue())
+    def write(handle: IO[str]) -> None:  # row by row: 100,000 offers never sit in memory whole
+        writer = csv.DictWriter(handle, fieldnames=[c.name for c in columns], lineterminator="\n",
+                                extrasaction="ignore" if ignore_extra else "raise")
+        writer.writeheader()
+        writer.writerows(rows)
+
+    write_stream(path, write)
     return [path, write_columns_doc(path, f"Columns of {path.name}", intro, columns)]
 
 

@@ -9,13 +9,15 @@ long work starts, naming the option; the writers raise the same kind of one-line
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
-from pricing.files import atomic_write
+from pricing.files import atomic_open
 from reports.errors import ReportError
 
-__all__ = ["ReportFiles", "check_output_path", "ensure_folder", "write_text"]
+__all__ = ["ReportFiles", "check_output_path", "ensure_folder", "write_stream", "write_text"]
 
 
 @dataclass(frozen=True)
@@ -90,9 +92,17 @@ def write_text(path: Path, text: str) -> Path:
 
     Raises ReportError (one line with the path and the reason) instead of an OSError.
     """
+    return write_stream(path, lambda handle: handle.write(text))
+
+
+def write_stream(path: Path, write: Callable[[IO[str]], object]) -> Path:
+    """Create ``path`` (and missing folders) by letting ``write`` write to a text handle, as it
+    goes and atomically: a full disk leaves the old file, never a truncated one. Returns the
+    path; raises ReportError (one line with the path and the reason) instead of an OSError."""
     ensure_folder(path.parent)
     try:
-        atomic_write(path, text)  # a full disk leaves the old file, never a truncated one
+        with atomic_open(path) as handle:
+            write(handle)
     except OSError as exc:
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path

@@ -8,6 +8,7 @@ as ``<name>.columns.md``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,19 +74,20 @@ def _ranked_row(rank: int, est: CostEstimate, captured: str) -> dict[str, Any]:
     })
 
 
-def recommendation_rows(rec: Recommendation) -> list[dict[str, Any]]:
-    """The CSV rows as dicts keyed by :data:`COLUMNS` (missing keys are empty cells)."""
+def recommendation_rows(rec: Recommendation) -> Iterator[dict[str, Any]]:
+    """The CSV rows as dicts keyed by :data:`COLUMNS` (missing keys are empty cells), made one
+    at a time as they are written."""
     captured = rec.prices_captured_at.isoformat()
-    rows = [_ranked_row(i, est, captured) for i, est in enumerate(rec.ranked, start=1)]
+    for i, est in enumerate(rec.ranked, start=1):
+        yield _ranked_row(i, est, captured)
     for rej in rec.rejected:
-        rows.append(_rounded({
+        yield _rounded({
             "status": "rejected", "prices_captured_at": captured,
             "accelerator_count": rej.offer.accelerator_count,
             "accelerator_memory_gib": rej.offer.accelerator_memory_gib,
             "price_observed_at": rej.offer.observed_at.isoformat(),
             "price_source": rej.offer.source, **rejection_row(rej),
-        }))
-    return rows
+        })
 
 
 def write_recommendation_csv(rec: Recommendation, path: Path) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from advisor.ranking.decision import describe_opportunity, headline
@@ -77,16 +78,21 @@ def opportunity_row(opp: Opportunity) -> dict[str, Any]:
             "up_to_times_pick": opp.up_to_times_pick, "text": describe_opportunity(opp)}
 
 
-def recommendation_to_dict(rec: Recommendation) -> dict[str, Any]:
-    """The ``--json`` object of ``advisor recommend``."""
+def recommendation_to_dict(rec: Recommendation, *, stream: bool = False) -> dict[str, Any]:
+    """The ``--json`` object of ``advisor recommend``. With ``stream`` the ranked and rejected
+    rows are iterators, each row made when a writer asks for it (100,000 offers never sit in
+    memory as rows at once)."""
+    def rows(make: Callable[[Any], dict[str, Any]], items: Iterable[Any]) -> Any:
+        return map(make, items) if stream else [make(item) for item in items]
+
     return {
         "workload": rec.workload,
         "headline": headline(rec),
         "rank_by": str(rec.rank_by),
         "prices_captured_at": rec.prices_captured_at.isoformat(),
-        "ranked": [estimate_row(e) for e in rec.ranked],
+        "ranked": rows(estimate_row, rec.ranked),
         "could_be_better": [opportunity_row(o) for o in rec.could_be_better],
-        "rejected": [rejection_row(r) for r in rec.rejected],
+        "rejected": rows(rejection_row, rec.rejected),
         "assumptions": list(rec.assumptions),
         "advice": list(rec.advice),
         "warnings": list(rec.warnings),
