@@ -6,14 +6,18 @@ first use, with the standard library (no pandas on the start-up path).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import marshal
 import math
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from pricing._import_shared import OFFER_COLUMNS
 from pricing.accelerators import (
@@ -24,9 +28,10 @@ from pricing.accelerators import (
     matching_accelerators,
 )
 from pricing.errors import PricingError, UnknownNameError
+from pricing.files import atomic_write
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
-__all__ = ["Catalog", "load_catalog", "read_offers_csv", "shipped_catalog"]
+__all__ = ["Catalog", "load_catalog", "read_offers_csv", "read_snapshot_offers", "shipped_catalog"]
 
 SCHEMA_VERSION = 1
 
@@ -112,6 +117,63 @@ def read_offers_csv(path: Path, *, cloud: Cloud | None = None) -> list[InstanceO
                 problem = exc.args[0] if exc.args else exc
                 raise PricingError(f"{path}:{reader.line_num}: {problem}; fix or delete that "
                                    "row") from exc
+    return offers
+
+
+_PARSED_FORMAT = 1  # bump when the parsed form below changes
+
+
+def _parsed_path(path: Path) -> Path:
+    """Where the parsed form of a snapshot CSV is kept: beside it, hidden (``.STAMP.parsed``)."""
+    return path.with_name(f".{path.stem}.parsed")
+
+
+def _parsed_key(path: Path, cloud: Cloud) -> tuple[object, ...]:
+    """What a parsed form must match: its format, the file's size and modification time, the
+    cloud it was checked for and the accelerators it was checked against."""
+    stat = path.stat()
+    names = ",".join(sorted(load_accelerators())).encode()
+    return (_PARSED_FORMAT, stat.st_size, stat.st_mtime_ns, cloud.value, zlib.crc32(names))
+
+
+def _offer_cells(offer: InstanceOffer) -> tuple[object, ...]:
+    """An offer as plain values in ``InstanceOffer``'s field order (marshal stores these)."""
+    return (offer.cloud.value, offer.region, offer.zone, offer.instance_type, offer.accelerator,
+            offer.accelerator_count, offer.vcpus, offer.memory_gib,
+            offer.accelerator_memory_gib, offer.market.value, offer.price_usd_per_hour,
+            offer.source, offer.observed_at.isoformat(), offer.flagged)
+
+
+def _offers_from_cells(rows: list[tuple[Any, ...]]) -> list[InstanceOffer]:
+    clouds, markets = {c.value: c for c in Cloud}, {m.value: m for m in Market}
+    dates: dict[str, date] = {}
+
+    def day(text: str) -> date:
+        found = dates.get(text)
+        if found is None:
+            found = dates[text] = date.fromisoformat(text)
+        return found
+
+    return [InstanceOffer(clouds[c], r, z, t, a, n, v, m, am, markets[mk], p, src, day(d), f)
+            for c, r, z, t, a, n, v, m, am, mk, p, src, d, f in rows]
+
+
+def read_snapshot_offers(path: Path, *, cloud: Cloud) -> list[InstanceOffer]:
+    """``read_offers_csv`` for a refreshed snapshot, kept parsed beside it: a snapshot is
+    written once and read by every ``recommend``, and checking 100,000 rows each time costs
+    seconds. The parsed form is used only while the file's size and modification time (and
+    the known accelerators) are those it was made from; writing it is best effort."""
+    parsed = _parsed_path(path)
+    key = _parsed_key(path, cloud)
+    try:
+        stored_key, rows = marshal.loads(parsed.read_bytes())
+        if stored_key == key:
+            return _offers_from_cells(rows)
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        pass  # no parsed form yet, or an unreadable one: read the CSV
+    offers = read_offers_csv(path, cloud=cloud)
+    with contextlib.suppress(OSError):  # a read-only snapshot folder: parse again next time
+        atomic_write(parsed, marshal.dumps((key, [_offer_cells(o) for o in offers])))  # type: ignore[arg-type]
     return offers
 
 
@@ -203,7 +265,7 @@ def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
     captured = {c: shipped_date for c in {o.cloud for o in offers}}
     approximate = {c for c in captured if manifest.get("captured_at_approximate")}
     for cloud, path in (overrides or {}).items():
-        fresh = read_offers_csv(path, cloud=cloud)
+        fresh = read_snapshot_offers(path, cloud=cloud)
         if not fresh:  # never replace a cloud's offers with nothing
             raise PricingError(f"{path}: holds no offers, only the header; delete it to use "
                                f"the previous prices of {cloud}, or run 'advisor pricing "
