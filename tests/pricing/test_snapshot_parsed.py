@@ -34,7 +34,8 @@ def test_the_parsed_form_gives_the_offers_the_csv_gives(tmp_path: Path) -> None:
 def test_an_edited_csv_is_read_again_and_checked(tmp_path: Path) -> None:
     path = _snapshot(tmp_path)
     read_snapshot_offers(path, cloud=Cloud.AWS)
-    rows = list(csv.reader(path.open(newline="")))
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
     rows[1][rows[0].index("price_usd_per_hour")] = "inf"
     with path.open("w", newline="") as handle:
         csv.writer(handle, lineterminator="\n").writerows(rows)
