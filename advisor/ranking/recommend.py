@@ -14,6 +14,7 @@ from advisor.ranking.offers import (
     CostEstimate,
     MeasuredMemory,
     MemoryNeed,
+    Opportunity,
     RankBy,
     Recommendation,
     Rejection,
@@ -167,6 +168,16 @@ def _scaling_line(ranked: Sequence[CostEstimate], catalog: Catalog, model: Throu
             f"per accelerator and interconnect on the reference 1/2/4/8-GPU rows{shown}")
 
 
+def _evidence_notes(model: ThroughputModel, picks: Sequence[CostEstimate],
+                    challengers: Sequence[Opportunity]) -> list[str]:
+    """What the no-probe figures of the pick and its challengers rest on beyond the reference
+    table (published runs, their software stack), one line per accelerator."""
+    estimates = [*picks, *(c.estimate for c in challengers)]
+    unprobed = dict.fromkeys(e.offer.accelerator for e in estimates
+                             if e.throughput.basis in (Basis.PREDICTED, Basis.PRIOR))
+    return [note for name in unprobed if (note := model.evidence_note(name))]
+
+
 def workload_features(spec: WorkloadSpec, profile: WorkloadProfile,
                       op_mix: OpMix | None) -> WorkloadFeatures:
     """What the throughput model is told about ``spec``'s workload: its precision, name and
@@ -231,6 +242,7 @@ def recommend(
     rejected.extend(over)
     rejected.sort(key=lambda r: r.offer.key)
     priors = sorted({e.offer.accelerator for e in ranked if e.throughput.basis is Basis.PRIOR})
+    challengers = could_be_better(ranked)
     assumption_lines = [
         rank_by_assumption(rank_by),
         f"batch_size {spec.batch_size} is global; split evenly across an instance's devices",
@@ -247,6 +259,7 @@ def recommend(
         f"global batch) faster than {MIN_STEP_SECONDS * 1e3:g} ms unless measured",
         "basis: " + "; ".join(f"'{b}' = {BASIS_MEANING[b]}" for b in Basis)
         + (f" (priors here: {', '.join(priors)})" if priors else ""),
+        *_evidence_notes(model, ranked[:1], challengers),
     ]
     return Recommendation(
         workload=spec.name,
@@ -258,5 +271,5 @@ def recommend(
                      _no_offer_advice(spec, rejected, profile, assumptions, catalog)),
         warnings=tuple(_warnings(catalog, ranked, today or date.today(), profile)),
         rank_by=rank_by,
-        could_be_better=could_be_better(ranked),
+        could_be_better=challengers,
     )

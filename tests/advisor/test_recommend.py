@@ -117,3 +117,16 @@ def test_flagged_prices_are_rejected_unless_asked_and_then_warned() -> None:
     loose = recommend(spec, catalog=shipped_catalog(), profile=RESNET, include_flagged=True)
     assert loose.ranked[0].offer.flagged  # the non-list cluster is cheaper, so it wins
     assert any("flagged price" in w for w in loose.warnings)
+
+
+def test_the_picks_and_challengers_evidence_notes_are_assumptions() -> None:
+    # all clouds: the pick and its challengers are unprobed parts anchored to published runs
+    # or resting on their datasheet; each says which, once
+    rec = _recommend(constraints={})
+    from advisor.ranking.recommend import default_throughput_model
+
+    model = default_throughput_model(shipped_catalog())
+    shown = [rec.ranked[0], *(c.estimate for c in rec.could_be_better)]
+    notes = {model.evidence_note(e.offer.accelerator) for e in shown} - {None}
+    assert notes and notes <= set(rec.assumptions)
+    assert len([a for a in rec.assumptions if a in notes]) == len(notes)
