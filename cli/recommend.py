@@ -35,6 +35,7 @@ from cli.render import (
     fmt_number,
     fmt_usd,
     min_width,
+    printable,
     status,
 )
 
@@ -177,29 +178,32 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
         out.print(f"  - {escape(line)}")
 
 
-def _status_message(model_yaml: Path) -> str:
-    """'profiling NAME with torch ...' when the profile is not cached yet, else 'ranking ...'."""
+def _status_message(model_yaml: Path) -> tuple[str, bool]:
+    """'profiling NAME with torch ...' when the profile is not cached yet (seconds of work:
+    said even when stderr is piped), else 'ranking ...' (a spinner on a terminal only)."""
     from advisor.profiling import needs_measuring
     from advisor.spec import load_workload_spec
 
     try:
         spec = load_workload_spec(model_yaml)
     except AdvisorError:  # recommend_for_file reports it in a moment
-        return f"ranking offers for {model_yaml} ..."
+        return f"ranking offers for {model_yaml} ...", False
     if needs_measuring(spec):
-        return (f"profiling {spec.name} with torch (first run for this model; cached "
-                "afterwards) ...")
-    return f"ranking offers for {spec.name} ..."
+        return (f"profiling {printable(spec.name)} with torch (first run for this model; "
+                "cached afterwards) ..."), True
+    return f"ranking offers for {printable(spec.name)} ...", False
 
 
 def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
                   rank_by: RankBy = RankBy.CONSERVATIVE,
                   tuned: TunedPolicy = TunedPolicy.OFF) -> Recommendation:
-    """``advisor.ranking.service.recommend_for_file`` with a transient status line on stderr (only when
-    stderr is a terminal): profiling a new model takes seconds."""
+    """``advisor.ranking.service.recommend_for_file`` with a status line on stderr: a spinner
+    on a terminal; where stderr is piped, one plain line when a new model is profiled (seconds
+    of work), nothing otherwise."""
     from advisor.ranking import service
 
-    with status(_status_message(model_yaml)):
+    message, slow = _status_message(model_yaml)
+    with status(message, when_piped=slow):
         return service.recommend_for_file(model_yaml, include_flagged=include_flagged,
                                           rank_by=rank_by, tuned=tuned)
 

@@ -77,11 +77,14 @@ def echo_written(files: Iterable[tuple[str, Path]]) -> None:
         click.echo(f"wrote {kind:<7} {path}", err=True)
 
 
-def status(message: str) -> AbstractContextManager[object]:
-    """A transient spinner with ``message`` on stderr while long work runs; nothing at all when
-    stderr is not a terminal (pipes, files, CI), so logs and JSON stay clean."""
+def status(message: str, *, when_piped: bool = False) -> AbstractContextManager[object]:
+    """A transient spinner with ``message`` on stderr while long work runs. When stderr is not
+    a terminal (pipes, files, CI): nothing, so logs stay clean, or, with ``when_piped`` (work
+    of many seconds that would look like a hang), ``message`` once as a plain line."""
     err = console(stderr=True)
     if not err.is_terminal:
+        if when_piped:
+            click.echo(message, err=True)
         return nullcontext()
     return err.status(escape(message))
 

@@ -173,7 +173,20 @@ def test_profiling_shows_a_status_on_a_terminal(calls: list[Path]) -> None:
     assert json.loads(out)["workload"] == "mlp-mnist"  # nothing extra on stdout
 
 
-def test_no_status_when_stderr_is_not_a_terminal(calls: list[Path]) -> None:
+def test_piped_profiling_is_said_in_one_plain_line(calls: list[Path]) -> None:
+    # seconds of silence in a log look like a hang: the slow first run says what it does
+    code, out, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "0"})
+    assert code == 0
+    assert err == ("profiling mlp-mnist with torch (first run for this model; cached "
+                   "afterwards) ...\n")
+    assert json.loads(out)["workload"] == "mlp-mnist"
+
+
+def test_piped_ranking_of_a_cached_profile_says_nothing(calls: list[Path]) -> None:
+    from advisor.storage import profile_cache_dir
+
+    spec = load_workload_spec(MLP_YAML)
+    (profile_cache_dir() / f"{spec.fingerprint()}.json").write_text("{}")
     code, _, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "0"})
     assert code == 0 and err == ""
 
