@@ -33,12 +33,24 @@ price_usd_per_hour           | USD/hour          | instance price the ranking us
 samples_per_second           | samples/s         | training throughput estimate, whole instance
 samples_per_second_low       | samples/s         | low end of the throughput interval
 samples_per_second_high      | samples/s         | high end of the throughput interval
-samples_per_dollar           | samples/USD       | samples_per_second x 3600 / price_usd_per_hour
-samples_per_dollar_low       | samples/USD       | the same at samples_per_second_low
-samples_per_dollar_high      | samples/USD       | the same at samples_per_second_high
+samples_per_dollar           | samples/USD       | samples_per_second x 3600 / price_usd_per_hour, on spot
+                                                   divided by 1 + spot_overhead_fraction
+samples_per_dollar_low       | samples/USD       | the same at samples_per_second_low and, on spot, the
+                                                   pessimistic overhead spot_overhead_fraction_high (the
+                                                   conservative figure the ranking orders by)
+samples_per_dollar_high      | samples/USD       | the same at samples_per_second_high and, on spot, the
+                                                   band's low overhead
 run_hours                    | hours             | whole training run, with start-up and spot restart
                                                    overhead
 run_cost_usd                 | USD               | run_hours x price_usd_per_hour
+on_demand_price_usd_per_hour | USD/hour          | on-demand price of the same instance (cloud, type,
+                                                   region); empty for a spot offer whose instance the
+                                                   ranking has no on-demand offer of
+spot_overhead_fraction       | fraction          | spot: expected extra run time lost to interruptions
+                                                   (hours per hour of uninterrupted training)
+spot_overhead_fraction_high  | fraction          | spot: the pessimistic end (the band's top, or a
+                                                   measured GPU preemption rate where the band is open or
+                                                   unpublished); empty if the run would never finish
 memory_needed_gib_per_device | GiB               | predicted peak memory per device
 accelerator_memory_gib       | GiB               | memory of one device
 basis                        |                   | where samples_per_second comes from: `measured` (probe of
@@ -65,13 +77,8 @@ def _rounded(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ranked_row(rank: int, est: CostEstimate, captured: str) -> dict[str, Any]:
-    t, price = est.throughput, est.offer.price_usd_per_hour
-    return _rounded({
-        "rank": rank, "status": "ranked", "prices_captured_at": captured,
-        "samples_per_dollar_low": t.samples_per_second_low * 3600 / price,
-        "samples_per_dollar_high": t.samples_per_second_high * 3600 / price,
-        **estimate_row(est),
-    })
+    return _rounded({"rank": rank, "status": "ranked", "prices_captured_at": captured,
+                     **estimate_row(est)})
 
 
 def recommendation_rows(rec: Recommendation) -> Iterator[dict[str, Any]]:

@@ -17,6 +17,7 @@ from advisor.formatting import fmt_money
 from advisor.ranking.offers import CONSERVATIVE_QUANTILE, CostEstimate, Opportunity, RankBy, Recommendation
 from advisor.ranking.planner import PROBE_MINUTES, ProbeMinutes, candidates_from, plan
 from advisor.throughput import Basis
+from pricing import Market
 
 __all__ = [
     "BASIS_LABEL",
@@ -27,6 +28,7 @@ __all__ = [
     "group_regions",
     "headline",
     "rank_by_assumption",
+    "spot_lead",
 ]
 
 # What each basis means, the one text every renderer uses.
@@ -103,6 +105,26 @@ def describe_opportunity(opp: Opportunity) -> str:
             f"{fmt_money(opp.expected_saving_usd)} on the run")
 
 
+def spot_lead(rec: Recommendation) -> str | None:
+    """When the pick is spot and, priced on demand, would not rank first: whose place it takes
+    on demand and the discount that puts it ahead (None otherwise, or when the ranking has no
+    on-demand offer of the pick's instance or none at all)."""
+    if not rec.ranked:
+        return None
+    pick = rec.ranked[0]
+    twin = pick.on_demand
+    if pick.offer.market is not Market.SPOT or twin is None:
+        return None
+    best = next((e for e in rec.ranked if e.offer.market is Market.ON_DEMAND), None)
+    if best is None or best.ranked_by(rec.rank_by) <= twin.ranked_by(rec.rank_by):
+        return None
+    discount = 1 - pick.offer.price_usd_per_hour / twin.offer.price_usd_per_hour
+    b = best.offer
+    return (f"its lead comes from the spot discount ({discount:.0%} off "
+            f"{fmt_money(twin.offer.price_usd_per_hour)}/h on demand): on demand, "
+            f"{b.accelerator_count}x {b.accelerator} on {b.key} ranks first")
+
+
 def headline(rec: Recommendation) -> str:
     """What the pick is, its basis, its run cost as a range, and what the next probe would
     settle: the first line of the table, the JSON and the reports."""
@@ -114,6 +136,9 @@ def headline(rec: Recommendation) -> str:
             f"{o.region} {o.market}, basis {basis} ({BASIS_LABEL[basis]}); run "
             f"{fmt_money(pick.run_cost_usd)} ({fmt_money(pick.run_cost_usd_low)} to "
             f"{fmt_money(pick.run_cost_usd_high)}), {pick.run_hours:,.1f} h")
+    lead = spot_lead(rec)
+    if lead is not None:
+        line += f"; {lead}"
     if rec.could_be_better:
         nxt = rec.could_be_better[0]
         n = nxt.estimate.offer

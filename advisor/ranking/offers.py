@@ -5,12 +5,12 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from advisor.profiling import WorkloadProfile, overhead_for_accelerator, overhead_for_vendor
 from advisor.ranking.rejections import Rejection, RejectionKind
-from advisor.ranking.spot_risk import SpotOverhead, spot_overhead
+from advisor.ranking.spot_risk import SpotOverhead, measured_pessimistic_rate, spot_overhead
 from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
@@ -36,6 +36,7 @@ __all__ = [
     "rank",
     "samples_per_device",
     "samples_that_fit",
+    "with_on_demand_twins",
 ]
 
 
@@ -77,7 +78,11 @@ class CostAssumptions:
             "checkpoint_minutes + the start-up time to restart); a monthly band read as a "
             "constant hourly rate is a lower bound for runs much shorter than a month "
             "(pricing/data/spot_interruption.csv; the table shows the band beside 'spot', "
-            "'?' where it is assumed)",
+            "'?' where it is assumed). The pessimistic end of a spot run (its dearest run cost, "
+            "and the conservative samples per dollar the order uses) takes the band's top where "
+            "the band is closed, and where it is open (>20%) or unpublished the "
+            f"{measured_pessimistic_rate().describe()} "
+            "(advisor/data/spot_preemption_measured.csv)",
             "memory: the peak of one training step (AdamW, autocast at the spec's precision) "
             "traced on fake tensors as CUDA's caching allocator counts it, or a probe's measured "
             "peak on that accelerator, or profile.memory_gib from model.yaml; plus " + overhead,
@@ -100,7 +105,12 @@ class CostEstimate:
     """One feasible offer: how fast, how much per sample, and the whole run's time and cost.
 
     ``run_cost_usd_low`` / ``_high`` are the run's cost at the high / low end of the
-    throughput interval (faster is cheaper)."""
+    throughput interval (faster is cheaper) and, on spot, at the low / pessimistic end of the
+    interruption overhead (``spot``). Samples per dollar count the run time lost to
+    interruptions the same way: the point at the point overhead, the low end (which the
+    ranking orders by) at the pessimistic one. ``on_demand`` is, for a spot offer, the same
+    instance (cloud, type, region) on demand, costed with the same throughput, where the
+    ranking had it (``rank`` fills it in); None otherwise."""
 
     offer: InstanceOffer
     throughput: ThroughputEstimate
@@ -111,17 +121,32 @@ class CostEstimate:
     run_cost_usd_low: float
     run_cost_usd_high: float
     spot: SpotOverhead | None = None
+    on_demand: CostEstimate | None = None
 
     @property
     def samples_per_dollar_low(self) -> float:
-        """Samples per dollar at the low end of the throughput interval (the conservative
-        figure: its ``CONSERVATIVE_QUANTILE``)."""
-        return self.throughput.samples_per_second_low * 3600 / self.offer.price_usd_per_hour
+        """Samples per dollar at the low end of the throughput interval and, on spot, the
+        pessimistic interruption overhead (the conservative figure: its
+        ``CONSERVATIVE_QUANTILE``)."""
+        slowdown = 1 + (self.spot.overhead_fraction_high if self.spot else 0.0)
+        return (self.throughput.samples_per_second_low * 3600 / self.offer.price_usd_per_hour
+                / slowdown)
 
     @property
     def samples_per_dollar_high(self) -> float:
-        """Samples per dollar at the high end of the throughput interval (the optimistic one)."""
-        return self.throughput.samples_per_second_high * 3600 / self.offer.price_usd_per_hour
+        """Samples per dollar at the high end of the throughput interval and, on spot, the
+        band's low overhead (the optimistic one)."""
+        slowdown = 1 + (self.spot.overhead_fraction_low if self.spot else 0.0)
+        return (self.throughput.samples_per_second_high * 3600 / self.offer.price_usd_per_hour
+                / slowdown)
+
+    @property
+    def on_demand_price_usd_per_hour(self) -> float | None:
+        """The on-demand price of this instance: its own on demand, its ``on_demand`` twin's on
+        spot (None when the ranking had no on-demand offer of it)."""
+        if self.offer.market is Market.ON_DEMAND:
+            return self.offer.price_usd_per_hour
+        return self.on_demand.offer.price_usd_per_hour if self.on_demand is not None else None
 
     def ranked_by(self, rank_by: RankBy) -> float:
         """The samples per dollar ``rank_by`` orders offers by."""
@@ -344,7 +369,10 @@ def samples_that_fit(profile: WorkloadProfile, offer: InstanceOffer,
 
 def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEstimate,
             assumptions: CostAssumptions, memory_gib: float | None = None) -> CostEstimate:
-    """Samples per dollar, run hours and run cost of the whole job on one offer."""
+    """Samples per dollar, run hours and run cost of the whole job on one offer; on spot, the
+    interruption overhead at the point (run cost, samples per dollar), at the band's low end
+    (the cheap end of the run cost) and at its pessimistic end (the dear end, and the
+    conservative samples per dollar)."""
     def training_hours(samples_per_second: float) -> float:
         return spec.total_samples / samples_per_second / 3600
 
@@ -353,34 +381,50 @@ def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEsti
                           checkpoint_minutes=spec.checkpoint_minutes,
                           restart_hours=assumptions.startup_hours)
             if offer.market is Market.SPOT else None)
-    slowdown = 1 + (spot.overhead_fraction if spot else 0.0)
 
-    def hours_at(samples_per_second: float) -> float:
-        return training_hours(samples_per_second) * slowdown + assumptions.startup_hours
+    def hours_at(samples_per_second: float, overhead: float) -> float:
+        return training_hours(samples_per_second) * (1 + overhead) + assumptions.startup_hours
 
     price = offer.price_usd_per_hour
-    hours = hours_at(throughput.samples_per_second)
+    point = spot.overhead_fraction if spot else 0.0
+    hours = hours_at(throughput.samples_per_second, point)
     return CostEstimate(
         offer=offer,
         throughput=throughput,
-        samples_per_dollar=throughput.samples_per_second * 3600 / price,
+        samples_per_dollar=throughput.samples_per_second * 3600 / price / (1 + point),
         run_hours=hours,
         run_cost_usd=hours * price,
         memory_needed_gib_per_device=memory_gib,
-        run_cost_usd_low=hours_at(throughput.samples_per_second_high) * price,
-        run_cost_usd_high=hours_at(throughput.samples_per_second_low) * price,
+        run_cost_usd_low=hours_at(throughput.samples_per_second_high,
+                                  spot.overhead_fraction_low if spot else 0.0) * price,
+        run_cost_usd_high=hours_at(throughput.samples_per_second_low,
+                                   spot.overhead_fraction_high if spot else 0.0) * price,
         spot=spot,
     )
+
+
+def with_on_demand_twins(estimates: Sequence[CostEstimate]) -> list[CostEstimate]:
+    """``estimates`` with each spot estimate's ``on_demand`` set to the on-demand estimate of
+    the same instance (cloud, type, region) among them, where there is one."""
+    on_demand = {(e.offer.cloud, e.offer.instance_type, e.offer.region): e for e in estimates
+                 if e.offer.market is Market.ON_DEMAND}
+    out = []
+    for est in estimates:
+        twin = (on_demand.get((est.offer.cloud, est.offer.instance_type, est.offer.region))
+                if est.offer.market is Market.SPOT and est.on_demand is None else None)
+        out.append(replace(est, on_demand=twin) if twin is not None else est)
+    return out
 
 
 def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate], *,
          rank_by: RankBy = RankBy.CONSERVATIVE) -> tuple[list[CostEstimate], list[Rejection]]:
     """Apply deadline and budget, then order by samples per dollar, best first: by the low
     end of its interval (``RankBy.CONSERVATIVE``: a guess ranks above evidence only when even
-    its pessimistic end is better) or by the point estimate."""
+    its pessimistic end is better) or by the point estimate. Spot estimates get their
+    on-demand twin (``with_on_demand_twins``)."""
     cons = spec.constraints
     ranked, rejected = [], []
-    for est in estimates:
+    for est in with_on_demand_twins(estimates):
         spot = est.spot
         band = (f" (spot, interruption band {spot.bucket_label} {spot.basis})" if spot else "")
         if cons.deadline_hours is not None and est.run_hours > cons.deadline_hours:

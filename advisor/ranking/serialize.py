@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -32,7 +33,7 @@ def estimate_row(est: CostEstimate) -> dict[str, Any]:
         "run_hours": est.run_hours,
         "run_cost_usd": est.run_cost_usd,
         "run_cost_usd_low": est.run_cost_usd_low,
-        "run_cost_usd_high": est.run_cost_usd_high,
+        "run_cost_usd_high": _finite(est.run_cost_usd_high),
         "memory_needed_gib_per_device": est.memory_needed_gib_per_device,
         "accelerator_memory_gib": o.accelerator_memory_gib,
         "basis": str(t.basis),
@@ -42,15 +43,27 @@ def estimate_row(est: CostEstimate) -> dict[str, Any]:
     }
 
 
+def _finite(value: float) -> float | None:
+    """None for a figure that is infinite (a run that never finishes), so JSON stays JSON."""
+    return value if math.isfinite(value) else None
+
+
 def _spot_fields(est: CostEstimate) -> dict[str, Any]:
-    """The interruption band of a spot offer, its basis and source (None on-demand)."""
+    """The interruption band of a spot offer, its basis and source, the pessimistic overhead
+    and what it rests on, and the on-demand price of the same instance (its own on demand)."""
     spot = est.spot
+    pessimistic = spot.pessimistic if spot else None
     return {
         "spot_interruption_band": spot.bucket_label if spot else None,
         "spot_band_basis": str(spot.basis) if spot else None,
         "spot_overhead_fraction": spot.overhead_fraction if spot else None,
         "spot_band_source": spot.source if spot else None,
         "spot_band_captured": spot.captured.isoformat() if spot else None,
+        "spot_overhead_fraction_low": spot.overhead_fraction_low if spot else None,
+        "spot_overhead_fraction_high": _finite(spot.overhead_fraction_high) if spot else None,
+        "spot_rate_per_hour_high": spot.rate_per_hour_high if spot else None,
+        "spot_pessimistic_source": pessimistic.describe() if pessimistic else None,
+        "on_demand_price_usd_per_hour": est.on_demand_price_usd_per_hour,
     }
 
 

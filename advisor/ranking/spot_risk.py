@@ -12,19 +12,33 @@ The model (pure; every figure it uses is in the record it returns):
   ``T_total = T + rate * T_total * lost_h``, i.e. ``overhead_fraction = rate * lost_h /
   (1 - rate * lost_h)`` (infinite when ``rate * lost_h >= 1``: the run never finishes).
 
-The conservative figure uses the band's upper bound; the open top band ``>20%`` has none and is
-modelled at ``OVER_20_MODEL_FRACTION``. Where no band is published (GCP, Azure, AWS types not
-shipped), ``DEFAULT_BUCKET`` (the top band) is assumed and the record says so. Not modelled: the
-time spent writing checkpoints, waiting for spot capacity to return, and clustered interruptions
-(the band is a monthly mean).
+Three figures per offer, each an overhead fraction of the same formula:
+
+- low: the band's lower bound;
+- point (``overhead_fraction``, the run cost's point estimate): the band's upper bound; the open
+  top band ``>20%`` has none and is modelled at ``OVER_20_MODEL_FRACTION``;
+- pessimistic (``overhead_fraction_high``, the run cost's high end and the conservative samples
+  per dollar the ranking orders by): the band's upper bound where the band is closed; where it
+  is open (``>20%``) or none is published (GCP, Azure, TPUs, AWS types not shipped, for which
+  ``DEFAULT_BUCKET`` is assumed and the record says so), the measured GPU preemption rate of
+  ``advisor/data/spot_preemption_measured.csv`` (``MEASURED_PESSIMISTIC``: one spot V100 kept
+  running on AWS for a week in four zones, 0.47 preemptions per running hour). A monthly band
+  read as a constant hazard gives a few interruptions per thousand hours, which is no risk;
+  the measured trace shows one every two hours, which is what an unlucky run meets.
+
+Not modelled: the time spent writing checkpoints, waiting unbilled for spot capacity to return,
+and clustered interruptions (the band is a monthly mean).
 """
 
 from __future__ import annotations
 
+import csv
 import enum
 import math
 from dataclasses import dataclass
 from datetime import date
+from functools import cache
+from pathlib import Path
 
 from advisor.errors import AdvisorError
 from pricing import Cloud, InstanceOffer, Market
@@ -33,10 +47,14 @@ from pricing.spot import ANY, InterruptionBucket, SpotData, spot_risk, spot_term
 __all__ = [
     "DEFAULT_BUCKET",
     "HOURS_PER_MONTH",
+    "MEASURED_RATES_FILE",
     "OVER_20_MODEL_FRACTION",
+    "MeasuredPreemptions",
     "SpotOverhead",
     "SpotRiskBasis",
     "hourly_interruption_rate",
+    "load_measured_preemptions",
+    "measured_pessimistic_rate",
     "overhead_fraction",
     "spot_overhead",
 ]
@@ -44,6 +62,90 @@ __all__ = [
 HOURS_PER_MONTH = 730.0  # 365.25 * 24 / 12, rounded as cloud bills do
 DEFAULT_BUCKET = InterruptionBucket.OVER_20  # where no band is published: the worst one
 OVER_20_MODEL_FRACTION = 0.40  # ">20%" has no published ceiling: modelled at twice its floor
+
+
+MEASURED_RATES_FILE = Path(__file__).parents[1] / "data" / "spot_preemption_measured.csv"
+_MEASURED_COLUMNS = ("cloud", "instance_type", "accelerator", "zone", "measured_from",
+                     "measured_to", "sample_s", "running_hours", "preemptions", "note", "source",
+                     "captured")
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredPreemptions:
+    """Spot preemptions counted on running GPU instances, pooled over the rows of a measurement:
+    ``preemptions`` over ``running_hours``, on ``instance_type`` in ``zones`` between
+    ``measured_from`` and ``measured_to``, with the source that published the trace."""
+
+    cloud: Cloud
+    instance_type: str
+    accelerator: str
+    zones: tuple[str, ...]
+    measured_from: date
+    measured_to: date
+    running_hours: float
+    preemptions: int
+    source: str
+    captured: date
+
+    @property
+    def rate_per_hour(self) -> float:
+        """Preemptions per running instance-hour (pooled over every zone)."""
+        return self.preemptions / self.running_hours
+
+    def describe(self) -> str:
+        """One line: the rate, what it was measured on, when, and where it was published."""
+        return (f"{self.rate_per_hour:.2f} preemptions per running hour measured on "
+                f"{self.cloud.value.upper()} spot {self.instance_type} ({self.accelerator}), "
+                f"{len(self.zones)} zones, {self.measured_from} to {self.measured_to} "
+                f"({self.preemptions} in {self.running_hours:,.0f} h; "
+                f"{self.source.split()[0]}, published {self.captured})")
+
+
+def load_measured_preemptions(path: Path = MEASURED_RATES_FILE) -> MeasuredPreemptions:
+    """Read and pool the measured preemption rows (one measurement, one row per zone); raises
+    AdvisorError naming the line for a missing column, an empty source or a bad figure."""
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        if tuple(reader.fieldnames or ()) != _MEASURED_COLUMNS:
+            raise AdvisorError(f"{path}: columns must be {', '.join(_MEASURED_COLUMNS)}")
+        rows = list(reader)
+    if not rows:
+        raise AdvisorError(f"{path}: no measurement rows")
+    for line, row in enumerate(rows, start=2):
+        empty = [c for c in _MEASURED_COLUMNS if c != "note" and not (row[c] or "").strip()]
+        if empty:
+            raise AdvisorError(f"{path.name}:{line}: {', '.join(empty)} is empty; every row "
+                               "needs it")
+        try:
+            ok = float(row["running_hours"]) > 0 and int(row["preemptions"]) >= 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise AdvisorError(f"{path.name}:{line}: running_hours must be > 0 and preemptions "
+                               f"a whole number >= 0, got {row['running_hours']!r} and "
+                               f"{row['preemptions']!r}")
+    first = rows[0]
+    if any((r["cloud"], r["instance_type"]) != (first["cloud"], first["instance_type"])
+           for r in rows):
+        raise AdvisorError(f"{path}: every row must measure the same cloud and instance type")
+    try:
+        return MeasuredPreemptions(
+            cloud=Cloud(first["cloud"]), instance_type=first["instance_type"],
+            accelerator=first["accelerator"], zones=tuple(r["zone"] for r in rows),
+            measured_from=min(date.fromisoformat(r["measured_from"]) for r in rows),
+            measured_to=max(date.fromisoformat(r["measured_to"]) for r in rows),
+            running_hours=sum(float(r["running_hours"]) for r in rows),
+            preemptions=sum(int(r["preemptions"]) for r in rows),
+            source=first["source"],
+            captured=max(date.fromisoformat(r["captured"]) for r in rows))
+    except ValueError as exc:
+        raise AdvisorError(f"{path}: {exc}") from exc
+
+
+@cache
+def measured_pessimistic_rate() -> MeasuredPreemptions:
+    """The shipped measurement the pessimistic end uses where no closed band is published."""
+    return load_measured_preemptions()
 
 
 class SpotRiskBasis(enum.StrEnum):
@@ -87,9 +189,11 @@ def _short(source: str) -> str:
 class SpotOverhead:
     """Expected run time lost to interruptions of one spot offer, with its band and source.
 
-    ``overhead_fraction`` (conservative: the band's upper bound) and ``overhead_fraction_low``
-    (its lower bound) are extra hours per hour of uninterrupted run; ``overhead_hours`` and
-    ``expected_interruptions`` are for ``run_hours`` at the conservative rate.
+    ``overhead_fraction_low``, ``overhead_fraction`` (the point: the band's upper bound) and
+    ``overhead_fraction_high`` (pessimistic: the band's upper bound where it is closed, the
+    measured rate ``rate_per_hour_high`` of ``pessimistic`` where it is open or unpublished)
+    are extra hours per hour of uninterrupted run; ``overhead_hours`` and
+    ``expected_interruptions`` are for ``run_hours`` at the point rate.
     """
 
     cloud: Cloud
@@ -110,6 +214,9 @@ class SpotOverhead:
     overhead_fraction_low: float
     overhead_hours: float
     expected_interruptions: float
+    overhead_fraction_high: float = 0.0
+    rate_per_hour_high: float = 0.0
+    pessimistic: MeasuredPreemptions | None = None  # None: the band's top is the pessimistic end
 
     @property
     def bucket_label(self) -> str:
@@ -120,6 +227,9 @@ class SpotOverhead:
         """One line for assumption and rejection texts: band, basis, source, date, overhead."""
         cost = (f"{_percent(self.overhead_fraction)} with {self.checkpoint_minutes:g}-min "
                 f"checkpoints and {self.restart_hours:g} h restarts")
+        if self.pessimistic is not None:
+            cost += (f"; pessimistic end {_percent(self.overhead_fraction_high)} at "
+                     f"{self.pessimistic.describe()}")
         modelled = ("" if self.bucket.high_fraction is not None
                     else f" (modelled at {self.monthly_fraction:.0%})")
         if self.basis is SpotRiskBasis.PUBLISHED:
@@ -173,6 +283,8 @@ def spot_overhead(
     fraction = overhead_fraction(rate, lost_hours)
     low = overhead_fraction(hourly_interruption_rate(_model_fraction(bucket, conservative=False)),
                             lost_hours)
+    measured = measured_pessimistic_rate() if bucket.high_fraction is None else None
+    rate_high = measured.rate_per_hour if measured is not None else rate
     overhead_hours = fraction * run_hours_on_demand if run_hours_on_demand else 0.0
     return SpotOverhead(
         cloud=offer.cloud, instance_type=offer.instance_type, region=offer.region,
@@ -182,4 +294,6 @@ def spot_overhead(
         restart_hours=restart_hours, overhead_fraction=fraction, overhead_fraction_low=low,
         overhead_hours=overhead_hours,
         expected_interruptions=rate * (run_hours_on_demand + overhead_hours),
+        overhead_fraction_high=max(fraction, overhead_fraction(rate_high, lost_hours)),
+        rate_per_hour_high=rate_high, pessimistic=measured,
     )

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from advisor.ranking.decision import BASIS_LABEL, could_be_better, group_regions, headline
 from advisor.ranking.offers import CostAssumptions, CostEstimate, RankBy, Recommendation, cost_of, rank
+from advisor.ranking.serialize import estimate_row
 from advisor.throughput.estimate import Basis, ThroughputEstimate
 from pricing import Market
 from tests.advisor.test_ranking import offer, spec
@@ -108,3 +109,51 @@ def test_group_regions_folds_the_same_choice_across_regions() -> None:
         (2, east.offer.key, 1),   # the cheaper region first, "+1" beside it
         (4, other.offer.key, 0),
     ]
+
+
+def test_spot_risk_lowers_the_conservative_figure_and_raises_the_dear_end() -> None:
+    # g5.xlarge has no published band: its pessimistic end is the measured GPU preemption
+    # rate (about +31% run time with 30-minute checkpoints), not the ">20%/month" band's +0.04%.
+    spot = estimate("g5.xlarge", "A10G", 1000.0, width=1.0, basis=Basis.MEASURED, price=1.0,
+                    market=Market.SPOT)
+    assert spot.spot is not None and spot.spot.overhead_fraction_high > 0.25
+    assert spot.samples_per_dollar_low == (
+        1000.0 * 3600 / 1.0 / (1 + spot.spot.overhead_fraction_high))
+    assert spot.run_cost_usd_high > spot.run_cost_usd * 1.2  # 1 h of training + 0.25 h start-up
+    # on demand at 1.2x the spot price, same throughput: ahead on the conservative figure,
+    # behind on the point estimate (the band's expected overhead is small)
+    on_demand = estimate("g4dn.xlarge", "T4", 1000.0, width=1.0, basis=Basis.MEASURED, price=1.2)
+    ranked, _ = rank(SPEC, [spot, on_demand])
+    assert [e.offer.market for e in ranked] == [Market.ON_DEMAND, Market.SPOT]
+    by_estimate, _ = rank(SPEC, [spot, on_demand], rank_by=RankBy.ESTIMATE)
+    assert by_estimate[0].offer.market is Market.SPOT
+
+
+def test_spot_rows_carry_the_on_demand_price_of_the_same_instance() -> None:
+    spot = estimate("g5.xlarge", "A10G", 1000.0, width=1.5, basis=Basis.PREDICTED, price=0.4,
+                    market=Market.SPOT)
+    twin = estimate("g5.xlarge", "A10G", 1000.0, width=1.5, basis=Basis.PREDICTED, price=1.0)
+    elsewhere = estimate("g5.xlarge", "A10G", 1000.0, width=1.5, basis=Basis.PREDICTED,
+                         price=0.5, region="us-west-2", market=Market.SPOT)
+    ranked, _ = rank(SPEC, [spot, twin, elsewhere])
+    rows = {row["offer"]: row for row in map(estimate_row, ranked)}
+    assert rows[spot.offer.key]["on_demand_price_usd_per_hour"] == 1.0
+    assert rows[twin.offer.key]["on_demand_price_usd_per_hour"] == 1.0      # its own
+    assert rows[elsewhere.offer.key]["on_demand_price_usd_per_hour"] is None  # none in us-west-2
+    assert rows[spot.offer.key]["spot_overhead_fraction_high"] > 0.25
+
+
+def test_headline_says_when_the_picks_lead_comes_from_the_spot_discount() -> None:
+    # on demand the A10G (1,000 samples/s at $1.00/h) loses to a T4 at 700 samples/s for $0.50
+    spot = estimate("g5.xlarge", "A10G", 1000.0, width=1.02, basis=Basis.MEASURED, price=0.2,
+                    market=Market.SPOT)
+    twin = estimate("g5.xlarge", "A10G", 1000.0, width=1.02, basis=Basis.MEASURED, price=1.0)
+    t4 = estimate("g4dn.xlarge", "T4", 700.0, width=1.02, basis=Basis.MEASURED, price=0.5)
+    ranked, _ = rank(SPEC, [spot, twin, t4])
+    line = headline(Recommendation("t", spot.offer.observed_at, tuple(ranked), ()))
+    assert ("its lead comes from the spot discount (80% off $1.00/h on demand): on demand, "
+            f"1x T4 on {t4.offer.key} ranks first") in line
+    # without the cheaper T4 the A10G leads on demand too: nothing to say
+    ranked, _ = rank(SPEC, [spot, twin])
+    assert "spot discount" not in headline(Recommendation("t", spot.offer.observed_at,
+                                                          tuple(ranked), ()))

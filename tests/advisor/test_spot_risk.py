@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import math
+from pathlib import Path
 
 import pytest
 
@@ -10,9 +12,11 @@ from advisor.errors import AdvisorError
 from advisor.ranking.spot_risk import (
     DEFAULT_BUCKET,
     HOURS_PER_MONTH,
+    MEASURED_RATES_FILE,
     OVER_20_MODEL_FRACTION,
     SpotRiskBasis,
     hourly_interruption_rate,
+    load_measured_preemptions,
     overhead_fraction,
     spot_overhead,
 )
@@ -93,3 +97,51 @@ def test_on_demand_offer_is_refused() -> None:
     with pytest.raises(AdvisorError, match="not a spot offer"):
         spot_overhead(OFFERS["aws:p4d.24xlarge:us-east-1:on-demand"], 10.0,
                       checkpoint_minutes=30, restart_hours=0.25)
+
+
+def test_measured_preemptions_are_cited_dated_and_pooled() -> None:
+    measured = load_measured_preemptions()
+    assert "github.com/skypilot-org/spot-traces" in measured.source
+    assert "Can't Be Late" in measured.source and measured.captured.isoformat() == "2024-03-31"
+    assert (measured.instance_type, measured.accelerator) == ("p3.2xlarge", "V100")
+    assert len(measured.zones) == 4
+    # 41 + 60 + 44 + 57 preemptions in 55.77 + 105.04 + 140.67 + 129.70 running hours
+    assert measured.preemptions == 202
+    assert measured.rate_per_hour == pytest.approx(202 / 431.18)
+    assert "0.47 preemptions per running hour" in measured.describe()
+
+
+def test_measured_file_with_an_empty_source_is_refused(tmp_path: Path) -> None:
+    lines = MEASURED_RATES_FILE.read_text().splitlines()
+    head, row = lines[0], next(csv.reader([lines[1]]))
+    row[-2] = ""  # source
+    bad = tmp_path / "measured.csv"
+    with bad.open("w", newline="") as handle:
+        handle.write(head + "\n")
+        csv.writer(handle).writerow(row)
+    with pytest.raises(AdvisorError, match=r"measured.csv:2: source is empty"):
+        load_measured_preemptions(bad)
+
+
+@pytest.mark.parametrize("key", [
+    "aws:trn1.2xlarge:us-east-2:spot",       # AWS, no band shipped for the type
+    "gcp:tpu-v5litepod-1:us-central1:spot",  # GCP (a TPU): none published
+])
+def test_open_or_unpublished_band_takes_the_measured_rate_at_its_pessimistic_end(key: str) -> None:
+    # 21.7 h of training: the band read as a monthly rate says +0.035%; the measured GPU
+    # preemption rate, with 30-minute checkpoints and 0.25 h restarts, says about +31%.
+    got = spot_overhead(OFFERS[key], 21.7, checkpoint_minutes=30, restart_hours=0.25)
+    rate = load_measured_preemptions().rate_per_hour
+    lost = 0.25 + 0.25
+    assert got.rate_per_hour_high == pytest.approx(rate)
+    assert got.overhead_fraction_high == pytest.approx(rate * lost / (1 - rate * lost))
+    assert got.overhead_fraction_high > 0.25 > got.overhead_fraction
+    assert got.pessimistic is not None
+    assert "pessimistic end +31% run time at 0.47 preemptions per running hour" in got.describe()
+
+
+def test_closed_band_pessimistic_end_is_its_top() -> None:
+    got = spot_overhead(P4D_SPOT, 10.0, checkpoint_minutes=30, restart_hours=0.25)
+    assert got.pessimistic is None
+    assert got.overhead_fraction_high == got.overhead_fraction
+    assert "pessimistic" not in got.describe()
