@@ -99,19 +99,35 @@ def test_ctrl_c_in_the_cli_is_one_line_and_exit_130(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr and "Aborted" not in result.output
 
 
+def _start_as_from_a_terminal(args: list[str]) -> subprocess.Popen[str]:
+    """Start ``args`` with Ctrl-C (SIGINT) raising KeyboardInterrupt in it, as a terminal
+    starts it, even where this test runs with SIGINT ignored (a background job, nohup, some
+    CI runners): an ignored signal stays ignored across exec, and Python then installs no
+    handler; a handler in this process is reset to the default in the child instead."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "COLUMNS": "200"})
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_sigint_to_a_running_sweep_records_the_trial_and_exits_130(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, entrypoint="objectives:waits_for_ctrl_c",
                        budget={"max_trials": 5}, price_usd_per_hour=3600.0)
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "sweep", str(path)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COLUMNS": "200"})
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "started.txt").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    proc = _start_as_from_a_terminal([sys.executable, "-m", "cli", "sweep", str(path)])
+    try:
+        deadline = time.monotonic() + 120  # starting Python and two trials on a loaded machine
+        while not (tmp_path / "started.txt").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.3)  # trial 1 runs this long at least before Ctrl-C: its charge
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # never leave it sleeping behind a failed test
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == INTERRUPTED_LINE
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
