@@ -7,7 +7,8 @@
 - ``reports.sweep``: ``write_sweep_report(data, out_dir)`` does the same for a sweep
   (``sweep.html``, one row per trial in ``sweep.csv``); ``reports.sweep_data`` reads an Optuna
   study into ``SweepReportData``.
-- ``reports.html`` and ``reports.charts``: the tiny HTML builder and the inline SVG charts.
+- ``reports.render`` and ``reports/templates``: the Jinja2 environment (autoescaping on) and
+  the page templates; ``reports.charts`` lays out the inline SVG charts the templates draw.
 - ``reports.pdf``: optional PDF through headless Chromium.
 
 Every HTML page is one file: inline CSS, inline SVG, no scripts, no fonts, no URLs, and a

@@ -1,33 +1,39 @@
-"""Inline SVG charts drawn by our own code: bars with error bars, scatter with a Pareto front,
-step lines over time, and stacked bars.
+"""Inline SVG charts: bars with error bars, scatter with a Pareto front, step lines over time,
+and stacked bars.
 
-Every function takes plain values and returns :class:`~reports.html.Markup` holding one
-``<svg class="chart">``. Data marks carry ``class="mark"`` (tests count them), each with a
-``<title>`` tooltip. An empty input draws a "no data" note instead of failing.
+Each chart function takes plain values and returns a frozen :class:`Chart`: every position
+already mapped to pixels, every label already formatted. The markup is written by the
+``charts.svg.j2`` macros (``{{ charts.draw(chart) }}`` in a page template, or
+:func:`render_chart` for the SVG alone). Data marks carry ``class="mark"`` (tests count them),
+each with a ``<title>`` tooltip. An empty input draws a "no data" note instead of failing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from reports._scale import Scale, compact_number
-from reports.html import Child, Markup, el
+from reports.render import render
 
 __all__ = [
     "Bar",
+    "Chart",
     "Point",
     "Series",
     "StackedBar",
     "bar_chart",
     "line_chart",
     "pareto_front",
+    "render_chart",
     "scatter_chart",
     "stacked_bar_chart",
 ]
 
 Format = Callable[[float], str]
 _FALLBACK_COLOR = "#6b7785"
+_FRONT_COLOR = "#b2182b"
 
 
 @dataclass(frozen=True)
@@ -73,93 +79,223 @@ class StackedBar:
     fmt: Format | None = None
 
 
-def _f(value: float) -> str:
-    return f"{value:.1f}"
+# What the templates draw: pixel positions (floats) and finished text.
+
+@dataclass(frozen=True)
+class Tick:
+    """A tick at ``at`` pixels along its axis, labelled ``text``."""
+
+    at: float
+    text: str
 
 
-def _svg(name: str, width: int, height: int, *children: Child, label: str) -> Markup:
-    return el("svg", {"class": "chart", "data-chart": name, "role": "img", "aria-label": label,
-                      "viewBox": f"0 0 {width} {height}", "width": width, "height": height,
-                      "xmlns": "http://www.w3.org/2000/svg"}, *children)
+@dataclass(frozen=True)
+class Axis:
+    """An axis line from ``start`` to ``end`` pixels, crossing the other axis at ``at``; its
+    grid lines run from ``at`` to ``grid_to``."""
+
+    horizontal: bool
+    start: float
+    end: float
+    at: float
+    grid_to: float
+    label: str
+    ticks: tuple[Tick, ...]
+
+    @property
+    def mid(self) -> float:
+        """The middle of the axis, where its label goes."""
+        return (self.start + self.end) / 2
 
 
-def _no_data(name: str, label: str, width: int = 860) -> Markup:
-    return _svg(name, width, 60, el("text", {"x": 20, "y": 35, "class": "muted"},
-                                    f"{label}: no data"), label=label)
+@dataclass(frozen=True)
+class Swatch:
+    """A legend entry at (x, y): a colour square and its name."""
+
+    x: float
+    y: float
+    name: str
+    color: str
 
 
-def _legend(items: Sequence[tuple[str, str]], x: float, y: float) -> Markup:
-    parts: list[Markup] = []
+@dataclass(frozen=True)
+class Chart:
+    """An SVG chart ``width`` x ``height`` pixels; ``name`` goes to ``data-chart`` and
+    ``label`` to ``aria-label``. ``kind`` picks the macro of ``charts.svg.j2`` that draws it."""
+
+    kind: ClassVar[str] = "none"
+    name: str
+    width: int
+    height: int
+    label: str
+
+
+@dataclass(frozen=True)
+class BarRow:
+    """One bar: the row's top ``y``, its ``width`` and an error bar from x1 to x2 (or None)."""
+
+    y: float
+    label: str
+    width: float
+    fill: str
+    tip: str
+    error: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class BarChart(Chart):
+    """Horizontal bars from ``left``, ``row`` pixels apart."""
+
+    kind: ClassVar[str] = "bars"
+    left: float
+    row: float
+    axis: Axis
+    legend: tuple[Swatch, ...]
+    rows: tuple[BarRow, ...]
+
+
+@dataclass(frozen=True)
+class Dot:
+    """A point at (cx, cy) with its tooltip."""
+
+    cx: float
+    cy: float
+    fill: str
+    tip: str
+
+
+@dataclass(frozen=True)
+class Callout:
+    """A ringed point and its label, written on the side ``anchor`` says (start/end)."""
+
+    cx: float
+    cy: float
+    text: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class ScatterChart(Chart):
+    """Dots; the front as a step path (``front_path`` empty: none) with rings; callouts."""
+
+    kind: ClassVar[str] = "scatter"
+    x_axis: Axis
+    y_axis: Axis
+    dots: tuple[Dot, ...]
+    front_path: str
+    front: tuple[Dot, ...]
+    callouts: tuple[Callout, ...]
+    legend: tuple[Swatch, ...]
+
+
+@dataclass(frozen=True)
+class Line:
+    """A path ``d`` drawn in ``color`` (dashed or not), its tooltip ``name``."""
+
+    d: str
+    color: str
+    dashed: bool
+    name: str
+
+
+@dataclass(frozen=True)
+class RefLine:
+    """A horizontal reference line at ``y`` from ``x1`` to ``x2``, labelled at its right end."""
+
+    y: float
+    x1: float
+    x2: float
+    label: str
+    color: str
+
+
+@dataclass(frozen=True)
+class LineChart(Chart):
+    """Lines over x, then reference lines such as a budget."""
+
+    kind: ClassVar[str] = "lines"
+    x_axis: Axis
+    y_axis: Axis
+    lines: tuple[Line, ...]
+    refs: tuple[RefLine, ...]
+    legend: tuple[Swatch, ...]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One part of a stacked bar from ``x``, ``width`` wide; ``text`` shown inside when it fits."""
+
+    x: float
+    width: float
+    fill: str
+    tip: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class StackedRow:
+    """A stacked bar whose row starts at ``y``."""
+
+    y: float
+    label: str
+    segments: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
+class StackedChart(Chart):
+    """Full-width bars from ``left``, ``row`` pixels apart, split into segments."""
+
+    kind: ClassVar[str] = "stacked"
+    left: float
+    row: float
+    legend: tuple[Swatch, ...]
+    rows: tuple[StackedRow, ...]
+
+
+def render_chart(chart: Chart) -> str:
+    """The ``<svg class="chart">`` element of ``chart``, as HTML text."""
+    return render("chart.html.j2", chart=chart)
+
+
+def _no_data(name: str, label: str, width: int = 860) -> Chart:
+    return Chart(name=name, width=width, height=60, label=label)
+
+
+def _legend(items: Sequence[tuple[str, str]], x: float, y: float) -> tuple[Swatch, ...]:
+    swatches = []
     for name, color in items:
-        parts.append(el("rect", {"x": _f(x), "y": _f(y - 9), "width": 10, "height": 10,
-                                 "fill": color}))
-        parts.append(el("text", {"x": _f(x + 14), "y": _f(y)}, name))
+        swatches.append(Swatch(x, y, name, color))
         x += 24 + 6.5 * len(name)
-    return el("g", {"class": "legend"}, parts)
+    return tuple(swatches)
 
 
-def _x_axis(scale: Scale, y: float, top: float, label: str, fmt: Format) -> Markup:
-    ticks = scale.ticks()
-    grid = [el("line", {"x1": _f(scale(t)), "x2": _f(scale(t)), "y1": _f(top), "y2": _f(y)})
-            for t in ticks]
-    labels = [el("text", {"x": _f(scale(t)), "y": _f(y + 14), "text-anchor": "middle"}, fmt(t))
-              for t in ticks]
-    mid = (scale.start + scale.end) / 2
-    return el("g", None, el("g", {"class": "grid"}, grid),
-              el("g", {"class": "axis"},
-                 el("line", {"x1": _f(scale.start), "x2": _f(scale.end), "y1": _f(y),
-                             "y2": _f(y)}),
-                 labels, el("text", {"x": _f(mid), "y": _f(y + 32), "text-anchor": "middle"},
-                            label)))
-
-
-def _y_axis(scale: Scale, x: float, right: float, label: str, fmt: Format) -> Markup:
-    ticks = scale.ticks()
-    grid = [el("line", {"x1": _f(x), "x2": _f(right), "y1": _f(scale(t)), "y2": _f(scale(t))})
-            for t in ticks]
-    labels = [el("text", {"x": _f(x - 6), "y": _f(scale(t) + 4), "text-anchor": "end"}, fmt(t))
-              for t in ticks]
-    mid = (scale.start + scale.end) / 2
-    return el("g", None, el("g", {"class": "grid"}, grid),
-              el("g", {"class": "axis"},
-                 el("line", {"x1": _f(x), "x2": _f(x), "y1": _f(scale.start),
-                             "y2": _f(scale.end)}),
-                 labels, el("text", {"transform": f"translate({_f(x - 66)},{_f(mid)}) rotate(-90)",
-                                     "text-anchor": "middle"}, label)))
+def _axis(scale: Scale, *, horizontal: bool, at: float, grid_to: float, label: str,
+          fmt: Format) -> Axis:
+    ticks = tuple(Tick(scale(t), fmt(t)) for t in scale.ticks())
+    return Axis(horizontal, scale.start, scale.end, at, grid_to, label, ticks)
 
 
 def bar_chart(bars: Sequence[Bar], *, x_label: str, colors: Mapping[str, str],
-              name: str = "bars", width: int = 860, fmt: Format = compact_number) -> Markup:
+              name: str = "bars", width: int = 860, fmt: Format = compact_number) -> Chart:
     """Horizontal bars from zero, one row per bar, with error bars where low/high are set."""
     if not bars:
         return _no_data(name, x_label, width)
     left, right, top, row = 280.0, width - 70.0, 30.0, 20.0
     bottom = top + row * len(bars)
-    height = int(bottom + 45)
     scale = Scale.fit([b.high if b.high is not None else b.value for b in bars], left, right,
                       zero=True, pad=0.02)
-    marks: list[Markup] = []
-    for i, bar in enumerate(bars):
-        y = top + i * row
-        color = colors.get(bar.group, _FALLBACK_COLOR)
-        label = bar.label if len(bar.label) <= 44 else bar.label[:43] + "…"
-        tip = bar.title or f"{bar.label}: {fmt(bar.value)}"
-        marks.append(el("text", {"x": _f(left - 6), "y": _f(y + row * 0.68),
-                                 "text-anchor": "end"}, label))
-        marks.append(el("rect", {"class": "mark", "x": _f(left), "y": _f(y + 3),
-                                 "width": _f(max(scale(bar.value) - left, 0.5)),
-                                 "height": _f(row - 6), "fill": color},
-                        el("title", None, tip)))
-        if bar.low is not None and bar.high is not None:
-            x1, x2, cy = scale(bar.low), scale(bar.high), y + row / 2
-            marks.append(el("path", {"class": "errorbar", "stroke": "#1d2430",
-                                     "stroke-width": 1.2, "fill": "none",
-                                     "d": f"M{_f(x1)} {_f(cy - 4)}v8M{_f(x1)} {_f(cy)}"
-                                          f"H{_f(x2)}M{_f(x2)} {_f(cy - 4)}v8"}))
+    rows = tuple(BarRow(
+        y=top + i * row, label=bar.label if len(bar.label) <= 44 else bar.label[:43] + "…",
+        width=max(scale(bar.value) - left, 0.5), fill=colors.get(bar.group, _FALLBACK_COLOR),
+        tip=bar.title or f"{bar.label}: {fmt(bar.value)}",
+        error=(scale(bar.low), scale(bar.high))
+        if bar.low is not None and bar.high is not None else None) for i, bar in enumerate(bars))
     legend = _legend([(g, colors.get(g, _FALLBACK_COLOR)) for g in
                       dict.fromkeys(b.group for b in bars) if g], left, 16)
-    return _svg(name, width, height, _x_axis(scale, bottom, top, x_label, fmt), legend, marks,
-                label=x_label)
+    return BarChart(name=name, width=width, height=int(bottom + 45), label=x_label, left=left,
+                    row=row, axis=_axis(scale, horizontal=True, at=bottom, grid_to=top,
+                                        label=x_label, fmt=fmt),
+                    legend=legend, rows=rows)
 
 
 def pareto_front(points: Sequence[Point]) -> list[Point]:
@@ -173,12 +309,16 @@ def pareto_front(points: Sequence[Point]) -> list[Point]:
     return front
 
 
+def _f(value: float) -> str:
+    return f"{value:.1f}"
+
+
 def scatter_chart(points: Sequence[Point], *, x_label: str, y_label: str,
                   colors: Mapping[str, str], name: str = "scatter", width: int = 860,
                   height: int = 440, log_x: bool = False, log_y: bool = False,
                   front: Sequence[Point] = (), front_label: str = "Pareto front",
                   highlight: Sequence[tuple[Point, str]] = (), fmt_x: Format = compact_number,
-                  fmt_y: Format = compact_number) -> Markup:
+                  fmt_y: Format = compact_number) -> Chart:
     """Points coloured by group; ``front`` joined by a step line; ``highlight`` ringed and
     labelled."""
     if not points:
@@ -186,45 +326,33 @@ def scatter_chart(points: Sequence[Point], *, x_label: str, y_label: str,
     left, right, top, bottom = 92.0, width - 30.0, 30.0, height - 50.0
     xs = Scale.fit([p.x for p in points], left, right, log=log_x)
     ys = Scale.fit([p.y for p in points], bottom, top, log=log_y)
-    marks = [el("circle", {"class": "mark", "cx": _f(xs(p.x)), "cy": _f(ys(p.y)), "r": 3.2,
-                           "fill": colors.get(p.group, _FALLBACK_COLOR), "fill-opacity": 0.65},
-                el("title", None, p.title or f"{fmt_x(p.x)}, {fmt_y(p.y)}"))
-             for p in points]
-    overlay: list[Markup] = []
-    if front:
-        ordered = sorted(front, key=lambda p: p.x)
-        path = f"M{_f(xs(ordered[0].x))} {_f(ys(ordered[0].y))}" + "".join(
-            f"H{_f(xs(p.x))}V{_f(ys(p.y))}" for p in ordered[1:])
-        overlay.append(el("path", {"class": "front", "d": path, "fill": "none",
-                                   "stroke": "#b2182b", "stroke-width": 1.5}))
-        overlay += [el("circle", {"class": "mark front-point", "cx": _f(xs(p.x)),
-                                  "cy": _f(ys(p.y)), "r": 4.5, "fill": "none",
-                                  "stroke": "#b2182b", "stroke-width": 1.6},
-                       el("title", None, f"Pareto front: {p.title}"))
-                    for p in ordered]
-    for point, text in highlight:
-        cx, cy = xs(point.x), ys(point.y)
-        overlay.append(el("circle", {"class": "highlight", "cx": _f(cx), "cy": _f(cy), "r": 8,
-                                     "fill": "none", "stroke": "#1d2430", "stroke-width": 2}))
-        anchor = "end" if cx > (left + right) / 2 else "start"
-        dx = -11 if anchor == "end" else 11
-        overlay.append(el("text", {"x": _f(cx + dx), "y": _f(cy - 10), "text-anchor": anchor,
-                                   "font-weight": 600}, text))
+    dots = tuple(Dot(xs(p.x), ys(p.y), colors.get(p.group, _FALLBACK_COLOR),
+                     p.title or f"{fmt_x(p.x)}, {fmt_y(p.y)}") for p in points)
+    ordered = sorted(front, key=lambda p: p.x)
+    path = "".join([f"M{_f(xs(ordered[0].x))} {_f(ys(ordered[0].y))}"]
+                   + [f"H{_f(xs(p.x))}V{_f(ys(p.y))}" for p in ordered[1:]]) if ordered else ""
+    rings = tuple(Dot(xs(p.x), ys(p.y), "none", f"Pareto front: {p.title}") for p in ordered)
+    callouts = tuple(Callout(xs(p.x), ys(p.y), text,
+                             "end" if xs(p.x) > (left + right) / 2 else "start")
+                     for p, text in highlight)
     groups = [(g, colors.get(g, _FALLBACK_COLOR)) for g in dict.fromkeys(p.group for p in points)
               if g]
     if front:
-        groups.append((front_label, "#b2182b"))
-    return _svg(name, width, height,
-                _x_axis(xs, bottom, top, x_label + (" (log scale)" if log_x else ""), fmt_x),
-                _y_axis(ys, left, right, y_label + (" (log scale)" if log_y else ""), fmt_y),
-                el("g", None, marks), el("g", None, overlay), _legend(groups, left, 16),
-                label=f"{y_label} against {x_label}")
+        groups.append((front_label, _FRONT_COLOR))
+    return ScatterChart(
+        name=name, width=width, height=height, label=f"{y_label} against {x_label}",
+        x_axis=_axis(xs, horizontal=True, at=bottom, grid_to=top, fmt=fmt_x,
+                     label=x_label + (" (log scale)" if log_x else "")),
+        y_axis=_axis(ys, horizontal=False, at=left, grid_to=right, fmt=fmt_y,
+                     label=y_label + (" (log scale)" if log_y else "")),
+        dots=dots, front_path=path, front=rings, callouts=callouts,
+        legend=_legend(groups, left, 16))
 
 
 def line_chart(series: Sequence[Series], *, x_label: str, y_label: str,
                hlines: Sequence[tuple[float, str, str]] = (), name: str = "lines",
                width: int = 860, height: int = 360, fmt_x: Format = compact_number,
-               fmt_y: Format = compact_number) -> Markup:
+               fmt_y: Format = compact_number) -> Chart:
     """Lines over x; ``hlines`` are (y, label, colour) reference lines such as a budget."""
     points = [pt for s in series for pt in s.points]
     if not points:
@@ -232,7 +360,7 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str,
     left, right, top, bottom = 92.0, width - 30.0, 30.0, height - 50.0
     xs = Scale.fit([x for x, _ in points], left, right, zero=True, pad=0.02)
     ys = Scale.fit([y for _, y in points] + [h for h, _, _ in hlines], bottom, top, zero=True)
-    lines: list[Markup] = []
+    lines = []
     for s in series:
         if not s.points:
             continue
@@ -240,52 +368,42 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str,
         d = [f"M{_f(xs(first_x))} {_f(ys(first_y))}"]
         for x, y in s.points[1:]:
             d.append(f"H{_f(xs(x))}V{_f(ys(y))}" if s.step else f"L{_f(xs(x))} {_f(ys(y))}")
-        lines.append(el("path", {"class": "mark", "d": "".join(d), "fill": "none",
-                                 "stroke": s.color, "stroke-width": 2,
-                                 "stroke-dasharray": "6 4" if s.dashed else None},
-                        el("title", None, s.name)))
-    for value, label, color in hlines:
-        y = ys(value)
-        lines.append(el("line", {"class": "mark", "x1": _f(left), "x2": _f(right), "y1": _f(y),
-                                 "y2": _f(y), "stroke": color, "stroke-width": 1.5,
-                                 "stroke-dasharray": "4 3"}, el("title", None, label)))
-        lines.append(el("text", {"x": _f(right - 4), "y": _f(y - 5), "text-anchor": "end"},
-                        label))
-    legend = _legend([(s.name, s.color) for s in series], left, 16)
-    return _svg(name, width, height, _x_axis(xs, bottom, top, x_label, fmt_x),
-                _y_axis(ys, left, right, y_label, fmt_y), lines, legend,
-                label=f"{y_label} against {x_label}")
+        lines.append(Line("".join(d), s.color, s.dashed, s.name))
+    refs = tuple(RefLine(ys(value), left, right, label, color) for value, label, color in hlines)
+    return LineChart(
+        name=name, width=width, height=height, label=f"{y_label} against {x_label}",
+        x_axis=_axis(xs, horizontal=True, at=bottom, grid_to=top, label=x_label, fmt=fmt_x),
+        y_axis=_axis(ys, horizontal=False, at=left, grid_to=right, label=y_label, fmt=fmt_y),
+        lines=tuple(lines), refs=refs, legend=_legend([(s.name, s.color) for s in series], left, 16))
+
+
+def _segments(bar: StackedBar, colors: Mapping[str, str], left: float, right: float,
+              fmt: Format) -> tuple[Segment, ...]:
+    total = sum(v for _, v in bar.parts)
+    segments, x = [], left
+    for part, value in bar.parts:
+        if value <= 0 or total <= 0:
+            continue
+        w = (right - left) * value / total
+        shown = (bar.fmt or fmt)(value)
+        text = f"{part} {shown}"
+        segments.append(Segment(x, w, colors.get(part, _FALLBACK_COLOR),
+                                f"{bar.label}, {part}: {shown} ({value / total:.0%})",
+                                text if w > 6.5 * len(text) + 10 else None))
+        x += w
+    return tuple(segments)
 
 
 def stacked_bar_chart(bars: Sequence[StackedBar], *, colors: Mapping[str, str],
                       name: str = "stacked", width: int = 860,
-                      fmt: Format = compact_number) -> Markup:
+                      fmt: Format = compact_number) -> Chart:
     """One full-width bar per entry, split by part in proportion to its share of the total."""
     if not bars or all(sum(v for _, v in b.parts) <= 0 for b in bars):
         return _no_data(name, "shares", width)
     left, right, top, row = 150.0, width - 20.0, 30.0, 34.0
-    height = int(top + row * len(bars) + 10)
-    marks: list[Markup] = []
-    for i, bar in enumerate(bars):
-        y = top + i * row
-        total = sum(v for _, v in bar.parts)
-        marks.append(el("text", {"x": _f(left - 8), "y": _f(y + row * 0.55), "text-anchor": "end"},
-                        bar.label))
-        x = left
-        for part, value in bar.parts:
-            if value <= 0 or total <= 0:
-                continue
-            w = (right - left) * value / total
-            marks.append(el("rect", {"class": "mark", "x": _f(x), "y": _f(y + 4), "width": _f(w),
-                                     "height": _f(row - 10),
-                                     "fill": colors.get(part, _FALLBACK_COLOR)},
-                            el("title", None, f"{bar.label}, {part}: {(bar.fmt or fmt)(value)} "
-                                              f"({value / total:.0%})")))
-            text = f"{part} {(bar.fmt or fmt)(value)}"
-            if w > 6.5 * len(text) + 10:
-                marks.append(el("text", {"x": _f(x + 5), "y": _f(y + row * 0.55),
-                                         "style": "fill:#fff"}, text))
-            x += w
+    rows = tuple(StackedRow(top + i * row, bar.label, _segments(bar, colors, left, right, fmt))
+                 for i, bar in enumerate(bars))
     legend = _legend([(p, colors.get(p, _FALLBACK_COLOR))
                       for p in dict.fromkeys(p for b in bars for p, _ in b.parts)], left, 16)
-    return _svg(name, width, height, legend, marks, label="shares")
+    return StackedChart(name=name, width=width, height=int(top + row * len(bars) + 10),
+                        label="shares", left=left, row=row, legend=legend, rows=rows)

@@ -2,8 +2,9 @@
 
 A comment line inside a CSV breaks spreadsheet imports, so each CSV ``x.csv`` gets a
 ``x.columns.md`` next to it, and the HTML report carries the same table in its "Columns"
-section. A report declares its columns once, as a text table (:func:`column_table`), and
-writes the CSV and its documentation with one call (:func:`write_csv`).
+section (the ``columns`` macro of ``templates/macros.html.j2``). A report declares its columns
+once, as a text table (:func:`column_table`), and writes the CSV and its documentation with one
+call (:func:`write_csv`).
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from reports.html import Markup, el, table
 from reports.output import write_stream, write_text
 
 __all__ = [
     "Column",
     "column_table",
     "columns_doc_path",
-    "columns_html",
     "columns_markdown",
     "write_columns_doc",
     "write_csv",
@@ -93,9 +92,3 @@ def write_csv(path: Path, columns: Sequence[Column], rows: Iterable[Mapping[str,
 
     write_stream(path, write)
     return [path, write_columns_doc(path, f"Columns of {path.name}", intro, columns)]
-
-
-def columns_html(columns: Sequence[Column]) -> Markup:
-    """The same documentation as an HTML table."""
-    return table(["column", "unit", "meaning"],
-                 [[el("code", None, c.name), c.unit or "-", c.meaning] for c in columns])

@@ -18,12 +18,12 @@ from probes.step_profile import StepProfile
 from probes.tune_report import RowKind, RowStatus, TuneRow
 from probes.types import ProbeResult
 from reports.charts import Bar, StackedBar, bar_chart, stacked_bar_chart
-from reports.columns import column_table, columns_html, write_csv
+from reports.columns import column_table, write_csv
 from reports.errors import ReportError
 from reports.formatting import fmt_number
-from reports.html import Child, Markup, card, el, page, table
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
+from reports.render import render
 
 __all__ = ["PROFILE_COLUMNS", "TUNING_COLUMNS", "ProbeReportFiles", "profile_rows",
            "tuning_rows", "write_probe_report"]
@@ -151,19 +151,6 @@ def _num(value: float | None, fmt: str = "") -> str:
     return format(value, fmt) if fmt else fmt_number(value)
 
 
-def _profile_section(profile: StepProfile | None) -> list[Markup]:
-    if profile is None:
-        return [el("p", {"class": "muted"}, "No profile: the time box ran out first.")]
-    split = stacked_bar_chart([StackedBar("one step", profile.phases(),
-                                          fmt=lambda s: f"{s * 1e3:.3g} ms")],
-                              colors=_PHASE_COLORS, name="step-split")
-    ops = table(["operator", "self time per step", "share", "calls per step"],
-                [[el("code", None, op.name), f"{op.self_time_s * 1e3:.3g} ms", f"{op.share:.0%}",
-                  f"{op.calls:g}"] for op in profile.top_operators], numeric=(1, 2, 3))
-    return [el("p", None, f"{profile.steps} steps of {profile.setting}; operators ranked by "
-               f"{profile.operator_time}."), el("figure", None, split), ops]
-
-
 def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
                       generated_at: datetime) -> str:
     """The whole page of a tuned probe as one HTML document."""
@@ -171,41 +158,25 @@ def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
     assert report is not None
     rows = report.rows
     tuned = report.tuned(allow_numerics=report.allow_numerics)
-    cards = [
-        card("baseline", f"{_num(rows[0].samples_per_second)} samples/s", rows[0].setting),
-        card("tuned", f"{tuned.speedup or 1.0:.2f}x" if tuned else "1.00x",
-              tuned.setting if tuned else "no knob beat the baseline beyond the noise"),
-        card("runs measured", f"{len(report.measured())} of {len(rows)}",
-             f"in {report.elapsed_s:.0f} s of a {report.time_box_s:g} s box"),
-    ]
-    cells: list[list[Child]] = [[
-        str(r.knob or r.kind), r.setting, str(r.status), _num(r.samples_per_second),
-        _num(r.rel_halfwidth, ".1%"), f"{r.speedup:.2f}x" if r.speedup else "-",
-        _num(r.samples_per_usd(price_usd_per_hour)),
-        "needs a convergence check" if r.changes_numerics else "same", r.note] for r in rows]
-    heads = ["knob", "setting", "status", "samples/s", "±95%", "speed-up", "samples/$",
-             "numerics", "note"]
-    skipped = el("ul", {"class": "notes"}, [el("li", None, f"{s.knob}: {s.reason}")
-                                            for s in report.skipped])
-    return page(
-        f"Probe {result.probe_id}: tuning",
-        el("h1", None, f"Probe {result.probe_id}: what each knob buys"),
-        el("p", {"class": "sub"}, f"{result.offer_key} on {result.device}; numerics-changing "
-           "settings (precision, batch) are reported, never applied without --allow-numerics."),
-        el("div", {"class": "cards"}, cards),
-        el("h2", None, "Speed-up over the baseline"),
-        el("figure", None, bar_chart(_speedup_bars(rows), x_label="speed-up (x the baseline)",
-                                     colors=_GROUP_COLORS, name="speedups",
-                                     fmt=lambda v: f"{v:.2f}x"),
-           el("figcaption", None, "Measured rows; error bars are the 95% intervals.")),
-        el("h2", None, "Configurations"),
-        table(heads, cells, numeric=range(3, 7),
-              row_classes=["top" if r is tuned else None for r in rows]),
-        el("h3", None, "Knobs that do not apply here"), skipped,
-        el("h2", None, "Where a step's time goes"), *_profile_section(report.profile),
-        el("h2", None, "Columns of probe_tuning.csv"), columns_html(TUNING_COLUMNS),
-        footer=f"generated {generated_at:%Y-%m-%d %H:%M} UTC by advisor report probe",
-    )
+    cells = [[str(r.knob or r.kind), r.setting, str(r.status), _num(r.samples_per_second),
+              _num(r.rel_halfwidth, ".1%"), f"{r.speedup:.2f}x" if r.speedup else "-",
+              _num(r.samples_per_usd(price_usd_per_hour)),
+              "needs a convergence check" if r.changes_numerics else "same", r.note] for r in rows]
+    profile = report.profile
+    split = None if profile is None else stacked_bar_chart(
+        [StackedBar("one step", profile.phases(), fmt=lambda s: f"{s * 1e3:.3g} ms")],
+        colors=_PHASE_COLORS, name="step-split")
+    operators = [] if profile is None else [
+        [op.name, f"{op.self_time_s * 1e3:.3g} ms", f"{op.share:.0%}", f"{op.calls:g}"]
+        for op in profile.top_operators]
+    return render(
+        "probe.html.j2", result=result, report=report, tuned=tuned,
+        tuned_index=next((i for i, r in enumerate(rows) if r is tuned), None),
+        baseline_speed=_num(rows[0].samples_per_second), measured=len(report.measured()),
+        speedups=bar_chart(_speedup_bars(rows), x_label="speed-up (x the baseline)",
+                           colors=_GROUP_COLORS, name="speedups", fmt=lambda v: f"{v:.2f}x"),
+        cells=cells, profile=profile, split=split, operators=operators,
+        columns=TUNING_COLUMNS, when=f"{generated_at:%Y-%m-%d %H:%M}")
 
 
 def write_probe_report(result: ProbeResult, out_dir: Path, *, price_usd_per_hour: float,

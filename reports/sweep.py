@@ -2,7 +2,8 @@
 
 Sections: summary (spend against the planned budget, savings by pruning, storage freed, best
 trial and its cost), spend over time against the budget, spend and trials by state, cost per
-trial against its objective, the trials, and the CSV columns.
+trial against its objective, the trials, and the CSV columns. The page is
+``templates/sweep.html.j2``; this module works out what it shows.
 """
 
 from __future__ import annotations
@@ -13,12 +14,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reports._scale import wants_log_axis
-from reports.charts import Point, Series, StackedBar, line_chart, scatter_chart, stacked_bar_chart
-from reports.columns import columns_html
+from reports.charts import (
+    Chart,
+    Point,
+    Series,
+    StackedBar,
+    line_chart,
+    scatter_chart,
+    stacked_bar_chart,
+)
 from reports.formatting import fmt_count
-from reports.html import Child, Markup, card, el, page, table
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
+from reports.render import render
 from reports.sweep_csv import COLUMN_DOCS, write_sweep_csv
 from reports.sweep_data import SweepReportData, TrialCost
 
@@ -90,50 +98,16 @@ def spend_over_time(trials: Sequence[TrialCost]) -> tuple[list[tuple[float, floa
     return points, label
 
 
-def _summary(data: SweepReportData, best: TrialCost | None) -> Markup:
-    spent = data.spent_usd
-    budget_note = (f"{spent / data.budget_usd:.0%} of the {_money(data.budget_usd)} budget"
-                   if data.budget_usd else "no dollar budget recorded")
-    counts = data.count_by_state()
-    cards = [
-        card("spent", _money(spent), budget_note),
-        card("trials", f"{len(data.trials):,}",
-              ", ".join(f"{n} {_STATE_NAMES.get(s, s)}" for s, n in counts.items())),
-        card("saved by pruning", _money(data.saved_by_pruning_usd), "estimated"),
-        card("storage freed", _bytes(data.bytes_cleaned), "by artifact cleanup"),
-        card("best trial", f"#{best.number}" if best else "none",
-              f"{data.direction} objective {_value(best.value)}, cost {_money(best.cost_usd)}"
-              if best else "no trial completed"),
-    ]
-    running = sum(t.cost_usd for t in data.trials if t.state == "running")
-    lines: list[Child] = [el("div", {"class": "cards"}, cards)]
-    facts = [f"Trials were charged at {data.instance} (${data.price_usd_per_hour:,.4g}/h"
-             + (f", prices captured {data.prices_captured_at.isoformat()}"
-                if data.prices_captured_at else "") + ")."]
-    if data.worker_instances:
-        facts.append(f"Instance time billed beyond the trials on the {data.worker_instances} "
-                     "cloud worker instance(s) (boot, set-up, idle, shut-down): "
-                     f"{_money(data.instance_overhead_usd)}, in 'spent'.")
-    if running:
-        facts.append(f"Running trials have used {_money(running)} so far (not in 'spent').")
-    if data.stop_reason:
-        facts.append(f"The sweep stopped: {data.stop_reason}.")
-    lines.append(el("p", None, " ".join(facts)))
-    return el("section", {"id": "summary"}, lines)
-
-
-def _spend_chart(data: SweepReportData) -> Markup:
+def _spend_chart(data: SweepReportData) -> Chart:
     points, x_label = spend_over_time(data.trials)
     hlines = [(data.budget_usd, f"budget {_money(data.budget_usd)}", "#b2182b")] \
         if data.budget_usd else []
-    chart = line_chart([Series("spent (ended trials)", points, "#2166ac")],
-                       x_label=x_label, y_label="cumulative spend (USD)", hlines=hlines,
-                       name="spend-over-time", fmt_y=_money)
-    return el("figure", None, chart, el("figcaption", None, "Actual spend over time against the "
-                                        "planned budget (the dollar cap of sweep.yaml)."))
+    return line_chart([Series("spent (ended trials)", points, "#2166ac")],
+                      x_label=x_label, y_label="cumulative spend (USD)", hlines=hlines,
+                      name="spend-over-time", fmt_y=_money)
 
 
-def _by_state(data: SweepReportData) -> Markup:
+def _by_state(data: SweepReportData) -> tuple[Chart, list[list[object]]]:
     usd, counts = data.usd_by_state(), data.count_by_state()
     names = {s: _STATE_NAMES.get(s, s) for s in counts}
     colors = {names[s]: STATE_COLORS.get(s, "#6b7785") for s in counts}
@@ -141,20 +115,12 @@ def _by_state(data: SweepReportData) -> Markup:
             StackedBar("trials", [(names[s], float(n)) for s, n in counts.items()],
                        lambda n: f"{n:,.0f}")]
     total = sum(usd.values()) or 1.0
-    rows: list[list[Child]] = [[names[s], counts[s], _money(usd[s]), f"{usd[s] / total:.0%}",
-             _money(usd[s] / counts[s])] for s in counts]
-    return el("section", {"id": "by-state"}, el("h2", None, "Spend by trial state"),
-              el("figure", None, stacked_bar_chart(bars, colors=colors, name="spend-by-state"),
-                 el("figcaption", None, "Share of dollars and of trials per state.")),
-              table(["state", "trials", "dollars", "share of dollars", "dollars per trial"], rows,
-                    numeric=[1, 2, 3, 4]),
-              el("p", None, f"Pruning saved an estimated {_money(data.saved_by_pruning_usd)}: a "
-                 "pruned trial that reported k of the n intermediate values a full trial reports "
-                 "would have cost n/k times what it did. Cleanup freed "
-                 f"{_bytes(data.bytes_cleaned)} of artifacts of trials that are not kept."))
+    rows: list[list[object]] = [[names[s], counts[s], _money(usd[s]), f"{usd[s] / total:.0%}",
+                                 _money(usd[s] / counts[s])] for s in counts]
+    return stacked_bar_chart(bars, colors=colors, name="spend-by-state"), rows
 
 
-def _objective_chart(data: SweepReportData, best: TrialCost | None) -> Markup:
+def _objective_chart(data: SweepReportData, best: TrialCost | None) -> tuple[Chart, int]:
     shown = [t for t in data.trials if t.value is not None and math.isfinite(t.value)]
     points = [Point(t.cost_usd, float(t.value or 0.0), _STATE_NAMES.get(t.state, t.state),
                     f"trial {t.number} ({t.state}): {_money(t.cost_usd)}, objective "
@@ -166,14 +132,10 @@ def _objective_chart(data: SweepReportData, best: TrialCost | None) -> Markup:
                           colors=colors, name="cost-vs-objective",
                           log_y=wants_log_axis([p.y for p in points]), highlight=highlight,
                           fmt_x=_money)
-    return el("section", {"id": "cost-vs-objective"},
-              el("h2", None, "Cost per trial against its objective"),
-              el("figure", None, chart, el("figcaption", None, (
-                  f"{fmt_count(len(points), 'trial')} with a value ({data.direction}); pruned trials at "
-                  "their last reported intermediate value."))))
+    return chart, len(points)
 
 
-def _trial_rows(trials: Sequence[TrialCost]) -> list[list[Child]]:
+def _trial_rows(trials: Sequence[TrialCost]) -> list[list[object]]:
     return [[t.number, _STATE_NAMES.get(t.state, t.state), _value(t.value)
              + (" (last step)" if t.value_is_intermediate else ""), _money(t.cost_usd),
              "" if t.wall_s is None else f"{t.wall_s:,.1f}",
@@ -182,52 +144,22 @@ def _trial_rows(trials: Sequence[TrialCost]) -> list[list[Child]]:
                        for k, v in sorted(t.params.items()))] for t in trials]
 
 
-_TRIAL_HEADERS = ["#", "state", "objective", "cost", "wall s", "started (UTC)", "params"]
-
-
-def _trials(data: SweepReportData) -> Markup:
-    costly = sorted(data.trials, key=lambda t: (-t.cost_usd, t.number))[:_TABLE_ROWS]
-    everything = sorted(data.trials, key=lambda t: t.number)
-    return el("section", {"id": "trials"}, el("h2", None, "Trials"),
-              el("h3", None, f"The {len(costly)} most expensive trials" if len(costly) > 1
-                 else "The most expensive trial"),
-              table(_TRIAL_HEADERS, _trial_rows(costly), numeric=[0, 2, 3, 4]),
-              el("details", None, el("summary", None, f"All {fmt_count(len(everything), 'trial')} "
-                                     "(all are in the CSV)"),
-                 table(_TRIAL_HEADERS, _trial_rows(everything), numeric=[0, 2, 3, 4])))
-
-
-def _best(best: TrialCost | None) -> Markup | None:
-    if best is None:
-        return None
-    rows = [[k, str(v)] for k, v in sorted(best.params.items())]
-    return el("section", {"id": "best"}, el("h2", None, f"Best trial: #{best.number}"),
-              el("p", None, f"Objective {_value(best.value)}, cost {_money(best.cost_usd)}"
-                 + (f", {best.wall_s:,.1f} s" if best.wall_s is not None else "") + "."),
-              table(["parameter", "value"], rows) if rows else None)
-
-
 def render_sweep_html(data: SweepReportData, *, generated_at: datetime | None = None) -> str:
     """The whole sweep report as an HTML string."""
     best = data.best_trial()
-    when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    body = [
-        el("h1", None, f"Sweep budget review: {data.study}"),
-        el("p", {"class": "sub"}, f"{fmt_count(len(data.trials), 'trial')}, objective "
-           f"{data.direction}d; report generated {when}."),
-        _summary(data, best),
-        el("section", {"id": "spend"}, el("h2", None, "Planned budget and actual spend"),
-           _spend_chart(data)),
-        _by_state(data),
-        _objective_chart(data, best),
-        _best(best),
-        _trials(data),
-        el("section", {"id": "columns"}, el("h2", None, "Columns of the CSV"),
-           el("p", None, "The CSV beside this report has one row per trial; its columns:"),
-           columns_html(COLUMN_DOCS)),
-    ]
-    return page(f"advisor sweep: {data.study}", *body,
-                footer=f"advisor report sweep · {data.study} · generated {when}")
+    by_state, state_rows = _by_state(data)
+    objective, valued = _objective_chart(data, best)
+    costly = sorted(data.trials, key=lambda t: (-t.cost_usd, t.number))[:_TABLE_ROWS]
+    return render(
+        "sweep.html.j2", data=data, best=best, money=_money, size=_bytes, value=_value,
+        fmt_count=fmt_count, when=(generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
+        counts=", ".join(f"{n} {_STATE_NAMES.get(s, s)}" for s, n in data.count_by_state().items()),
+        running_usd=sum(t.cost_usd for t in data.trials if t.state == "running"),
+        spend_chart=_spend_chart(data), by_state=by_state, state_rows=state_rows,
+        objective=objective, valued=valued, costly=_trial_rows(costly),
+        everything=_trial_rows(sorted(data.trials, key=lambda t: t.number)),
+        best_params=[[k, str(v)] for k, v in sorted(best.params.items())] if best else [],
+        columns=COLUMN_DOCS)
 
 
 def write_sweep_html(data: SweepReportData, path: Path, *,

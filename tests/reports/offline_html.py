@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from reports.render import environment
+
 _URL_ATTRS = {"src", "href", "xlink:href", "action", "formaction", "poster", "data", "srcset",
               "background", "manifest", "ping"}
 _CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)|@import", re.IGNORECASE)
@@ -57,3 +59,10 @@ def external_references(document: str) -> list[str]:
     checker.feed(document)
     checker.close()
     return checker.problems
+
+
+def blank_page() -> str:
+    """The reports' page template with one paragraph: the control for the offline checks."""
+    return environment().from_string(
+        '{% extends "base.html.j2" %}{% block title %}t{% endblock %}'
+        "{% block body %}<p>x</p>{% endblock %}").render()

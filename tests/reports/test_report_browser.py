@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from offline_html import blank_page
 from report_samples import GENERATED_AT, sample_recommendation, sample_sweep
 
-from reports.html import el, page
 from reports.pdf import OFFLINE_FLAGS, find_chromium, print_pdf
 from reports.recommendation import write_recommendation_report
 from reports.sweep import write_sweep_report
@@ -102,7 +102,7 @@ def test_report_renders_offline_with_charts(browser: Any, tmp_path: Path, name: 
 def test_external_request_is_blocked_and_reported(browser: Any, tmp_path: Path) -> None:
     # the negative control: a page that tries to fetch is caught by the console check
     bad = tmp_path / "bad.html"
-    bad.write_text(page("bad", el("p", None, "x")).replace(
+    bad.write_text(blank_page().replace(
         "</body>", '<img src="http://example.com/pixel.png"></body>'))
     console = _open(browser, bad)
     assert any(e["level"] == "SEVERE" for e in console), console

@@ -16,6 +16,7 @@ from reports.charts import (
     bar_chart,
     line_chart,
     pareto_front,
+    render_chart,
     scatter_chart,
     stacked_bar_chart,
 )
@@ -58,35 +59,44 @@ def test_scale_fit_includes_every_value() -> None:
 
 
 def test_bar_chart_draws_bars_and_error_bars() -> None:
-    svg = bar_chart([Bar("a", 10, 8, 12, "measured"), Bar("b", 5)], x_label="x",
-                    colors={"measured": "#000"})
+    svg = render_chart(bar_chart([Bar("a", 10, 8, 12, "measured"), Bar("b", 5)], x_label="x",
+                                 colors={"measured": "#000"}))
     assert svg.count('class="mark"') == 2 and svg.count('class="errorbar"') == 1
     assert 'fill="#000"' in svg
 
 
 def test_scatter_marks_the_front_and_highlights() -> None:
     points = [Point(1, 5), Point(2, 2), Point(3, 3)]
-    svg = scatter_chart(points, x_label="h", y_label="$", colors={}, front=pareto_front(points),
-                        highlight=[(points[1], "top pick")], log_x=True)
+    svg = render_chart(scatter_chart(points, x_label="h", y_label="$", colors={},
+                                     front=pareto_front(points),
+                                     highlight=[(points[1], "top pick")], log_x=True))
     assert svg.count('class="mark"') == 3 and svg.count("front-point") == 2
     assert "top pick" in svg and "(log scale)" in svg
 
 
 def test_line_chart_draws_budget_line() -> None:
-    svg = line_chart([Series("spent", [(0, 0), (1, 2)], "#00f")], x_label="h", y_label="$",
-                     hlines=[(5.0, "budget $5", "#f00")])
+    svg = render_chart(line_chart([Series("spent", [(0, 0), (1, 2)], "#00f")], x_label="h",
+                                  y_label="$", hlines=[(5.0, "budget $5", "#f00")]))
     assert svg.count('class="mark"') == 2 and "budget $5" in svg
 
 
 def test_stacked_bars_split_by_share() -> None:
-    svg = stacked_bar_chart([StackedBar("trials", [("done", 3.0), ("pruned", 1.0)])],
-                            colors={}, width=420)
+    svg = render_chart(stacked_bar_chart([StackedBar("trials", [("done", 3.0), ("pruned", 1.0)])],
+                                         colors={}, width=420))
     assert svg.count('class="mark"') == 2
     assert "(75%)" in svg and "(25%)" in svg
 
 
 def test_empty_inputs_draw_a_note() -> None:
-    assert "no data" in bar_chart([], x_label="x", colors={})
-    assert "no data" in scatter_chart([], x_label="x", y_label="y", colors={})
-    assert "no data" in line_chart([], x_label="x", y_label="y")
-    assert "no data" in stacked_bar_chart([], colors={})
+    assert "no data" in render_chart(bar_chart([], x_label="x", colors={}))
+    assert "no data" in render_chart(scatter_chart([], x_label="x", y_label="y", colors={}))
+    assert "no data" in render_chart(line_chart([], x_label="x", y_label="y"))
+    assert "no data" in render_chart(stacked_bar_chart([], colors={}))
+
+
+def test_chart_text_is_escaped() -> None:
+    # labels and tooltips come from the data (offer keys, trial params): autoescaped in the SVG
+    svg = render_chart(bar_chart([Bar("<script>a</script>", 1.0, title='x" onload="y')],
+                                 x_label="<b>x</b>", colors={}))
+    assert "<script>" not in svg and "<b>" not in svg and '" onload="' not in svg
+    assert "&lt;script&gt;a&lt;/script&gt;" in svg and "&lt;b&gt;x&lt;/b&gt;" in svg
