@@ -7,12 +7,13 @@ from pathlib import Path
 
 from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
-from advisor.profiling import OpMix, op_mix_for_spec, profile_workload
+from advisor.profiling import OpMix, needs_measuring, op_mix_for_spec, profile_workload
 from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
 from advisor.ranking.offers import RankBy, Recommendation
 from advisor.ranking.recommend import recommend
 from advisor.spec import WorkloadSpec, load_workload_spec
 from advisor.storage import data_dir, default_storage_url
+from advisor.throughput import fit_in_background
 from pricing import Catalog, shipped_catalog
 
 __all__ = ["current_catalog", "recommend_for_file", "stored_probe_evidence", "traced_op_mix"]
@@ -60,6 +61,8 @@ def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
     operator mix, and the stored probes of this workload (measured throughput and findings)."""
     spec = load_workload_spec(Path(path))
     catalog = current_catalog()
+    if needs_measuring(spec):  # seconds of torch work: fit a missing model beside it
+        fit_in_background(catalog.accelerators)
     evidence = stored_probe_evidence(spec, catalog, tuned=tuned)
     limit = spec.profile.timeout_s
     with time_limit(limit, f"{spec.name}: profiling the model took more than {limit:g} s "

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         WorkloadFeatures,
     )
     from advisor.throughput.evaluation import evaluate, evaluate_file, read_bench
-    from advisor.throughput.model_cache import cached_transfer_model
+    from advisor.throughput.model_cache import cached_transfer_model, fit_in_background
     from advisor.throughput.reference import (
         REFERENCE_CONV_FLOPS_FRACTION,
         REFERENCE_FLOPS_PER_SAMPLE,
@@ -52,6 +52,7 @@ __all__ = [
     "cached_transfer_model",
     "evaluate",
     "evaluate_file",
+    "fit_in_background",
     "load_reference",
     "read_bench",
 ]
@@ -72,6 +73,7 @@ _HOME = {
     "cached_transfer_model": "model_cache",
     "evaluate": "evaluation",
     "evaluate_file": "evaluation",
+    "fit_in_background": "model_cache",
     "load_reference": "reference",
     "read_bench": "evaluation",
 }

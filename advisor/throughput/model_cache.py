@@ -1,16 +1,24 @@
-"""The fitted default throughput model, cached on disk so ``recommend`` starts fast.
+"""The fitted default throughput model, cached so ``recommend`` starts fast.
 
-Fitting ``TransferModel`` with its residual calibration takes about a second; the
-fitted model is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file,
-the published training figures, the shipped reference operator mixes, the accelerator specs
-and the model's hyper-parameters, and refitted whenever one changes.
-A missing, stale or unreadable cache file only costs a refit.
+Fitting ``TransferModel`` with its residual calibration takes a few seconds; the fitted model
+is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file, the published
+training figures, the shipped reference operator mixes, the accelerator specs and the
+model's hyper-parameters, and refitted whenever one changes. A missing, stale or unreadable
+cache file only costs a refit. Within one process the pickled bytes are also kept in memory,
+so a second data directory (each test has its own) does not refit; every caller gets its own
+copy of the model.
+
+A first run has two slow parts, profiling the workload with torch and fitting the model:
+``fit_in_background`` starts the fit in another process beside the profiling, and
+``cached_transfer_model`` waits for that process instead of fitting again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import pickle
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,9 +30,13 @@ from advisor.throughput.transfer import TransferModel
 from pricing import AcceleratorSpec
 from pricing.files import write_cache
 
-__all__ = ["CACHE_VERSION", "cached_transfer_model"]
+__all__ = ["CACHE_VERSION", "cached_transfer_model", "fit_in_background"]
 
 CACHE_VERSION = 13
+BACKGROUND_WAIT_S = 300.0  # a background fit that takes longer is left, and the model refitted
+
+_fitted: dict[str, bytes] = {}  # cache key -> the pickled fitted model, in this process
+_background: dict[Path, subprocess.Popen[bytes]] = {}  # cache file -> the process fitting it
 
 
 def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],
@@ -39,24 +51,81 @@ def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec]
     return digest.hexdigest()[:24]
 
 
+def _cache_path(accelerators: Mapping[str, AcceleratorSpec], reference_path: Path,
+                cache_dir: Path | None) -> tuple[str, Path]:
+    key = _cache_key(reference_path, accelerators, TransferModel())
+    return key, (cache_dir or data_dir() / "cache") / f"throughput-{key}.pkl"
+
+
+def _load(blob: bytes) -> TransferModel | None:
+    try:
+        model = pickle.loads(blob)  # noqa: S301 - our own cache file
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        return None
+    return model if isinstance(model, TransferModel) else None
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _wait_for_background(path: Path) -> None:
+    """Wait for a fit this process started in the background for ``path``, if any."""
+    process = _background.pop(path, None)
+    if process is not None:
+        try:
+            process.wait(timeout=BACKGROUND_WAIT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
                           reference_path: Path = REFERENCE_CSV,
                           cache_dir: Path | None = None) -> TransferModel:
     """``TransferModel()`` fitted on the reference file and anchored to the shipped published
-    training figures (those of ``accelerators``), from the disk cache when possible."""
-    model = TransferModel()
-    folder = cache_dir or data_dir() / "cache"
-    path = folder / f"throughput-{_cache_key(reference_path, accelerators, model)}.pkl"
-    try:
-        with path.open("rb") as handle:
-            cached = pickle.load(handle)  # noqa: S301 - our own cache file
-        if isinstance(cached, TransferModel):
+    training figures (those of ``accelerators``): from this process's memory, the disk cache
+    or a background fit when possible, else fitted now (and cached)."""
+    key, path = _cache_path(accelerators, reference_path, cache_dir)
+    _wait_for_background(path)
+    on_disk = _read(path)
+    for blob in (_fitted.get(key), on_disk):
+        if blob is not None and (cached := _load(blob)) is not None:
+            _fitted[key] = blob
+            if on_disk is None:  # fitted earlier in this process: the next one reads it
+                write_cache(path, blob)
             return cached
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        pass
+    model = TransferModel()
     published = [r for r in load_published() if r.accelerator in accelerators]
     model.fit(load_reference(reference_path), accelerators, published=published)
     model.roofline()  # fitted on first use: fit it now so the cache holds it
+    blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    _fitted[key] = blob
     # a read-only or full data directory only costs the next run a refit (one warning line)
-    write_cache(path, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
+    write_cache(path, blob)
     return model
+
+
+def fit_in_background(accelerators: Mapping[str, AcceleratorSpec]) -> bool:
+    """Start fitting the default model into the disk cache in another process when neither
+    this process nor the cache has it (a first run: the caller profiles meanwhile, and
+    ``cached_transfer_model`` waits for it); True when a fit was started. The other process
+    fits for the shipped accelerator specs: for others the wait finds nothing and refits."""
+    key, path = _cache_path(accelerators, REFERENCE_CSV, None)
+    if key in _fitted or path in _background or path.is_file():
+        return False
+    try:
+        _background[path] = subprocess.Popen(  # noqa: S603 - this interpreter, our module
+            [sys.executable, "-m", "advisor.throughput.model_cache"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:  # no process to spare: the fit happens in this one when needed
+        return False
+    return True
+
+
+if __name__ == "__main__":  # the background fit: python -m advisor.throughput.model_cache
+    from pricing.accelerators import load_accelerators
+
+    cached_transfer_model(load_accelerators())
