@@ -23,10 +23,10 @@ _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print the written paths as one JSON object.")
 
 
-def _done(files: ReportFiles, as_json: bool) -> None:
+def _done(files: ReportFiles, as_json: bool, *, savings: dict[str, object] | None = None) -> None:
     paths = {k: str(v) for k, v in asdict(files).items() if v is not None}
     if as_json:
-        click.echo(json.dumps(paths, indent=2))
+        click.echo(json.dumps({**paths, **({"savings": savings} if savings else {})}, indent=2))
         return
     for kind, path in paths.items():
         click.echo(f"wrote {kind:<7} {path}")
@@ -55,16 +55,22 @@ def report() -> None:
               help="Offer to measure savings against: cloud:instance_type[:region[:market]], "
                    "on-demand unless a market is named (default: the cheapest on-demand 8x "
                    "A100 offer).")
+@click.option("--compare-market", type=click.Choice(["same", "any"]), default="same",
+              show_default=True,
+              help="Markets the saving compares: 'same' prices a spot side at the same "
+                   "instance's on-demand price when the other side is on demand (the spot "
+                   "discount shown apart); 'any' compares each in its own market.")
 @_PDF
 @_JSON
 @handle_errors
-def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None, pdf: bool,
-                     as_json: bool) -> None:
+def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None,
+                     compare_market: str, pdf: bool, as_json: bool) -> None:
     """Rank offers for MODEL_YAML and write recommendation.html/.csv into --out.
 
     The report shows samples per dollar with intervals, run cost against run time with the
     Pareto front, rejected offers and why, measured vs predicted numbers, the assumptions,
-    and the top pick's savings against --baseline.
+    and the top pick's savings against --baseline (like for like unless --compare-market
+    any; the same figures on stderr, in the CSV's top row and in --json).
 
     \b
     Examples:
@@ -73,7 +79,7 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None, pdf:
       advisor report recommend m.yaml --out r/ --baseline gcp:a2-highgpu-8g:us-central1:spot
     """
     from cli.recommend import rank_for_file
-    from reports.baseline import choose_baseline, parse_baseline
+    from reports.baseline import CompareMarket, parse_baseline, report_savings
     from reports.output import check_output_path
     from reports.recommendation import write_recommendation_report
 
@@ -81,11 +87,16 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None, pdf:
     if baseline is not None:
         parse_baseline(baseline)
     rec = rank_for_file(model_yaml)
-    base = choose_baseline(rec, baseline)  # a bad --baseline fails before anything is written
-    files = write_recommendation_report(rec, out_dir, baseline=baseline, pdf=pdf)
+    market = CompareMarket(compare_market)
+    # a bad --baseline fails before anything is written
+    base, saved = report_savings(rec, baseline, market)
+    files = write_recommendation_report(rec, out_dir, baseline=baseline, pdf=pdf,
+                                        compare_market=market)
     if base is not None:
         click.echo(f"baseline {base.offer.key} ({base.chosen_by})", err=True)
-    _done(files, as_json)
+    if saved is not None:
+        click.echo(f"the top pick {saved.describe()}", err=True)
+    _done(files, as_json, savings=saved.to_dict() if saved is not None else None)
 
 
 @report.command("sweep")

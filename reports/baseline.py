@@ -6,6 +6,10 @@ key does (``probes.offer_keys``), and the report says so. Among the offers of th
 that match, the cheapest ranked one is taken; when none is ranked, the cheapest rejected one (then there is
 no throughput estimate and no savings figure, only the reason it was rejected).
 
+A saving compares like with like: where one side is spot and the other on demand, the spot side
+is compared at its on-demand twin (the same instance on demand), and the spot discount's share is
+shown apart; ``--compare-market any`` compares each side in its own market instead.
+
 Without ``--baseline`` the default is what a team that does not shop around rents: the
 cheapest **on-demand 8x A100** offer (any A100 variant: p4d/p4de, a2-highgpu-8g,
 ND A100 v4); failing that, the cheapest on-demand A100 offer of any size.
@@ -14,6 +18,8 @@ ND A100 v4); failing that, the cheapest on-demand A100 offer of any size.
 from __future__ import annotations
 
 import difflib
+import enum
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,9 +35,11 @@ __all__ = [
     "DEFAULT_BASELINE_TEXT",
     "Baseline",
     "BaselineQuery",
+    "CompareMarket",
     "Savings",
     "choose_baseline",
     "parse_baseline",
+    "report_savings",
     "savings",
 ]
 
@@ -53,16 +61,35 @@ class Baseline:
         return self.estimate.throughput.basis if self.estimate is not None else None
 
 
+class CompareMarket(enum.StrEnum):
+    """Which markets a saving compares (``--compare-market``)."""
+
+    SAME = "same"  # like for like: both sides on demand where one of them is spot
+    ANY = "any"    # the pick in its own market against the baseline in its own
+
+
 @dataclass(frozen=True)
 class Savings:
     """What the top pick saves against the baseline, for the whole run and per sample.
 
-    ``run_saved_usd_low``/``_high`` and ``per_sample_fraction_low``/``_high`` combine both
-    throughput intervals as if their errors were independent (a wide, cautious range).
+    ``pick_side`` and ``baseline_side`` are the two estimates compared: with
+    ``CompareMarket.SAME`` (the default) a spot side is replaced by the on-demand estimate of
+    the same instance (``CostEstimate.on_demand``), so a saving never mixes the choice of
+    hardware with the spot discount; ``spot_discount_usd`` is that discount's share apart (what
+    comparing the pick and the baseline each in its own market adds, or takes off; None when both
+    are in one market). ``mixed_markets`` says the comparison is spot against on-demand all the
+    same (asked for, or no on-demand twin to compare with).
+
+    The range is the baseline's point run cost times the fraction saved at both ends of both
+    intervals (as if their errors were independent: a wide, cautious range), so it never
+    claims more than the baseline's whole run cost.
     """
 
     baseline: Baseline
     top: CostEstimate
+    pick_side: CostEstimate
+    baseline_side: CostEstimate
+    compare_market: CompareMarket
     run_saved_usd: float
     run_saved_usd_low: float
     run_saved_usd_high: float
@@ -71,16 +98,63 @@ class Savings:
     per_sample_fraction_low: float
     per_sample_fraction_high: float
     hours_difference: float
+    spot_discount_usd: float | None
+    mixed_markets: bool
+
+    def _markets(self) -> str:
+        pick, base = self.pick_side.offer, self.baseline_side.offer
+        if self.pick_side is not self.top:
+            return (f"both {pick.market} (the pick at its on-demand price "
+                    f"{fmt_money(pick.price_usd_per_hour)}/h)")
+        if self.baseline_side is not self.baseline.estimate:
+            return (f"both {pick.market} (the baseline at its on-demand price "
+                    f"{fmt_money(base.price_usd_per_hour)}/h)")
+        if not self.mixed_markets:
+            return f"both {pick.market}"
+        if self.compare_market is CompareMarket.ANY:
+            return (f"the pick {pick.market}, the baseline {base.market} "
+                    "(--compare-market any)")
+        return (f"the pick {pick.market}, the baseline {base.market}: the ranking has no "
+                "on-demand offer of the spot side to compare like for like")
+
+    def _spot_share(self) -> str:
+        share = self.spot_discount_usd
+        if share is None:
+            return ""
+        if self.compare_market is CompareMarket.ANY:
+            return f"; {fmt_money(share)} of it is the spot discount"
+        if share >= 0:
+            return (f"; the spot discount saves {fmt_money(share)} more (--compare-market any "
+                    "counts it)")
+        return (f"; the baseline's spot discount takes {fmt_money(-share)} off it "
+                "(--compare-market any counts it)")
 
     def describe(self) -> str:
-        """The saving as a range, with the basis of both sides in the same line."""
+        """The saving as a range, the markets compared, the spot discount's share apart, and
+        the basis of both sides, in one line (the report's headline, HTML and CSV say this)."""
         t, b = self.top.throughput.basis, self.baseline.estimate_basis
         base = f"{b} ({BASIS_LABEL[b]})" if b is not None else "not estimated"
         return (f"saves {fmt_money(self.run_saved_usd_low)} to "
                 f"{fmt_money(self.run_saved_usd_high)} on the run (point estimate "
                 f"{fmt_money(self.run_saved_usd)}, {self.run_saved_fraction:.0%}) against "
-                f"{self.baseline.offer.key}; the pick is {t} ({BASIS_LABEL[t]}), the "
-                f"baseline {base}")
+                f"{self.baseline.offer.key}, {self._markets()}{self._spot_share()}; the pick is "
+                f"{t} ({BASIS_LABEL[t]}), the baseline {base}")
+
+    def to_dict(self) -> dict[str, object]:
+        """The saving as plain data (the report's ``--json`` and CSV carry these figures)."""
+        return {
+            "baseline_offer": self.baseline.offer.key, "baseline_chosen_by": self.baseline.chosen_by,
+            "compare_market": str(self.compare_market),
+            "pick_compared_as": self.pick_side.offer.key,
+            "baseline_compared_as": self.baseline_side.offer.key,
+            "mixed_markets": self.mixed_markets,
+            "run_saved_usd": self.run_saved_usd, "run_saved_usd_low": self.run_saved_usd_low,
+            "run_saved_usd_high": self.run_saved_usd_high,
+            "run_saved_fraction": self.run_saved_fraction,
+            "spot_discount_usd": self.spot_discount_usd,
+            "baseline_run_cost_usd": self.baseline_side.run_cost_usd,
+            "text": self.describe(),
+        }
 
 
 _ANY_REGION = "*"  # stands for "any region" in a key given to the shared offer-key parser
@@ -193,20 +267,60 @@ def _no_match_hint(query: BaselineQuery, offers: Sequence[InstanceOffer]) -> str
     return "; pick an offer from the ranking or the rejected list"
 
 
-def savings(top: CostEstimate, baseline: Baseline) -> Savings | None:
-    """The top pick's savings against ``baseline`` (None when the baseline has no estimate)."""
+def _like_for_like(top: CostEstimate, base: CostEstimate) -> tuple[CostEstimate, CostEstimate] | None:
+    """Both sides in one market: the spot side's on-demand twin where the markets differ
+    (None when that twin is not in the ranking)."""
+    if top.offer.market is base.offer.market:
+        return top, base
+    if top.offer.market is Market.SPOT:
+        return (top.on_demand, base) if top.on_demand is not None else None
+    return (top, base.on_demand) if base.on_demand is not None else None
+
+
+def _saved_fraction(pick_cost: float, base_cost: float) -> float:
+    return 1 - pick_cost / base_cost if base_cost > 0 and math.isfinite(pick_cost) else -math.inf
+
+
+def savings(top: CostEstimate, baseline: Baseline,
+            compare_market: CompareMarket = CompareMarket.SAME) -> Savings | None:
+    """The top pick's savings against ``baseline`` (None when the baseline has no estimate):
+    like for like unless ``compare_market`` is ``ANY``; the one function every output of the
+    saving (report headline, HTML, CSV, ``--json``) takes its figures from."""
     base = baseline.estimate
     if base is None:
         return None
-
+    same = _like_for_like(top, base)
+    pick_side, base_side = (same if same is not None and compare_market is CompareMarket.SAME
+                            else (top, base))
+    mixed = pick_side.offer.market is not base_side.offer.market
+    any_market_saved = base.run_cost_usd - top.run_cost_usd
+    spot_share = (None if same is None or top.offer.market is base.offer.market
+                  else any_market_saved - (same[1].run_cost_usd - same[0].run_cost_usd))
+    reference = base_side.run_cost_usd
     return Savings(
-        baseline=baseline, top=top,
-        run_saved_usd=base.run_cost_usd - top.run_cost_usd,
-        run_saved_usd_low=base.run_cost_usd_low - top.run_cost_usd_high,
-        run_saved_usd_high=base.run_cost_usd_high - top.run_cost_usd_low,
-        run_saved_fraction=1 - top.run_cost_usd / base.run_cost_usd,
-        per_sample_fraction=1 - base.samples_per_dollar / top.samples_per_dollar,
-        per_sample_fraction_low=1 - base.samples_per_dollar_high / top.samples_per_dollar_low,
-        per_sample_fraction_high=1 - base.samples_per_dollar_low / top.samples_per_dollar_high,
-        hours_difference=top.run_hours - base.run_hours,
+        baseline=baseline, top=top, pick_side=pick_side, baseline_side=base_side,
+        compare_market=compare_market,
+        run_saved_usd=reference - pick_side.run_cost_usd,
+        run_saved_usd_low=reference * _saved_fraction(pick_side.run_cost_usd_high,
+                                                      base_side.run_cost_usd_low),
+        run_saved_usd_high=reference * _saved_fraction(pick_side.run_cost_usd_low,
+                                                       base_side.run_cost_usd_high),
+        run_saved_fraction=_saved_fraction(pick_side.run_cost_usd, reference),
+        per_sample_fraction=1 - base_side.samples_per_dollar / pick_side.samples_per_dollar,
+        per_sample_fraction_low=(1 - base_side.samples_per_dollar_high
+                                 / pick_side.samples_per_dollar_low),
+        per_sample_fraction_high=(1 - base_side.samples_per_dollar_low
+                                  / pick_side.samples_per_dollar_high),
+        hours_difference=pick_side.run_hours - base_side.run_hours,
+        spot_discount_usd=spot_share, mixed_markets=mixed,
     )
+
+
+def report_savings(rec: Recommendation, wanted: str | None = None,
+                   compare_market: CompareMarket = CompareMarket.SAME,
+                   ) -> tuple[Baseline | None, Savings | None]:
+    """The baseline of a report (``choose_baseline``) and the top pick's saving against it
+    (``savings``): what the report's headline, HTML, CSV and ``--json`` all state."""
+    base = choose_baseline(rec, wanted)
+    saved = savings(rec.ranked[0], base, compare_market) if rec.ranked and base else None
+    return base, saved

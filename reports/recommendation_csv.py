@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.ranking import CostEstimate, Recommendation, estimate_row, rejection_row
+from reports.baseline import Savings
 from reports.columns import column_table, write_csv
 
 __all__ = ["COLUMNS", "COLUMN_DOCS", "recommendation_rows", "write_recommendation_csv"]
@@ -62,6 +63,16 @@ price_source                 |                   | where the price came from (ca
 prices_captured_at           | date (YYYY-MM-DD) | capture date of the price snapshot (oldest capture among
                                                    the clouds used)
 reason                       |                   | why a rejected offer was left out
+saved_vs_baseline_usd        | USD               | top pick only (with a baseline): what it saves on the
+                                                   run against the baseline, like for like unless
+                                                   compare_market is `any` (the report's headline figure)
+saved_vs_baseline_usd_low    | USD               | low end of that saving (both throughput intervals)
+saved_vs_baseline_usd_high   | USD               | high end of that saving; never more than the baseline's
+                                                   run cost
+spot_discount_saved_usd      | USD               | the spot discount's share, apart from the saving (empty
+                                                   when pick and baseline are in one market)
+baseline_offer               |                   | the offer the saving is measured against
+compare_market               |                   | `same` (both sides on demand where one is spot) or `any`
 """)
 
 COLUMNS = [c.name for c in COLUMN_DOCS]
@@ -81,12 +92,27 @@ def _ranked_row(rank: int, est: CostEstimate, captured: str) -> dict[str, Any]:
                      **estimate_row(est)})
 
 
-def recommendation_rows(rec: Recommendation) -> Iterator[dict[str, Any]]:
+def _saving_cells(saved: Savings | None) -> dict[str, Any]:
+    """The top pick's saving against the baseline, as the report states it (no baseline: none)."""
+    if saved is None:
+        return {}
+    return {"saved_vs_baseline_usd": saved.run_saved_usd,
+            "saved_vs_baseline_usd_low": saved.run_saved_usd_low,
+            "saved_vs_baseline_usd_high": saved.run_saved_usd_high,
+            "spot_discount_saved_usd": saved.spot_discount_usd,
+            "baseline_offer": saved.baseline.offer.key,
+            "compare_market": str(saved.compare_market)}
+
+
+def recommendation_rows(rec: Recommendation, *,
+                        saved: Savings | None = None) -> Iterator[dict[str, Any]]:
     """The CSV rows as dicts keyed by :data:`COLUMNS` (missing keys are empty cells), made one
-    at a time as they are written."""
+    at a time as they are written; the top pick's row carries ``saved`` (its saving against the
+    report's baseline) when given."""
     captured = rec.prices_captured_at.isoformat()
     for i, est in enumerate(rec.ranked, start=1):
-        yield _ranked_row(i, est, captured)
+        row = _ranked_row(i, est, captured)
+        yield {**row, **_rounded(_saving_cells(saved))} if i == 1 else row
     for rej in rec.rejected:
         yield _rounded({
             "status": "rejected", "prices_captured_at": captured,
@@ -97,9 +123,12 @@ def recommendation_rows(rec: Recommendation) -> Iterator[dict[str, Any]]:
         })
 
 
-def write_recommendation_csv(rec: Recommendation, path: Path) -> list[Path]:
-    """Write every ranked offer (status ``ranked``) and rejected offer (``rejected``).
+def write_recommendation_csv(rec: Recommendation, path: Path, *,
+                             saved: Savings | None = None) -> list[Path]:
+    """Write every ranked offer (status ``ranked``) and rejected offer (``rejected``); the top
+    pick's row carries ``saved`` when given.
 
     Also writes ``<name>.columns.md`` beside it; returns both paths (CSV first).
     """
-    return write_csv(path, COLUMN_DOCS, recommendation_rows(rec), intro=_INTRO, ignore_extra=True)
+    return write_csv(path, COLUMN_DOCS, recommendation_rows(rec, saved=saved), intro=_INTRO,
+                     ignore_extra=True)

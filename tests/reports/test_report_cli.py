@@ -39,7 +39,7 @@ def test_report_recommend_writes_html_csv_and_columns(fake_recommend: None, tmp_
                           "--baseline", "aws:p4d.24xlarge:us-east-1:on-demand", "--json")
     assert code == 0, err
     paths = json.loads(out)
-    assert set(paths) == {"html", "csv", "columns"}
+    assert set(paths) == {"html", "csv", "columns", "savings"}
     html = Path(paths["html"]).read_text()
     assert "--baseline aws:p4d.24xlarge:us-east-1:on-demand" in html
     assert external_references(html) == []
