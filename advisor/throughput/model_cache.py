@@ -15,6 +15,7 @@ A first run has two slow parts, profiling the workload with torch and fitting th
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import pickle
 import subprocess
@@ -106,6 +107,16 @@ def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
     # a read-only or full data directory only costs the next run a refit (one warning line)
     write_cache(path, blob)
     return model
+
+
+@atexit.register
+def _end_background_fits() -> None:
+    """A fit still running when this process ends is stopped (its cache file is written
+    whole or not at all), so no process outlives the command that started it."""
+    while _background:
+        _, process = _background.popitem()
+        process.kill()
+        process.wait()
 
 
 def fit_in_background(accelerators: Mapping[str, AcceleratorSpec]) -> bool:
