@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -199,11 +201,12 @@ def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
                   tuned: TunedPolicy = TunedPolicy.OFF) -> Recommendation:
     """``advisor.ranking.service.recommend_for_file`` with a status line on stderr: a spinner
     on a terminal; where stderr is piped, one plain line when a new model is profiled (seconds
-    of work), nothing otherwise."""
+    of work), nothing otherwise. What the user's model code prints goes to stderr."""
     from advisor.ranking import service
 
     message, slow = _status_message(model_yaml)
-    with status(message, when_piped=slow):
+    # the user's build() and step may print: stdout keeps only the table or the JSON
+    with status(message, when_piped=slow), contextlib.redirect_stdout(sys.stderr):
         return service.recommend_for_file(model_yaml, include_flagged=include_flagged,
                                           rank_by=rank_by, tuned=tuned)
 

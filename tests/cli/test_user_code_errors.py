@@ -51,3 +51,20 @@ def test_the_time_limit_does_not_change_the_fingerprint(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text(base + "profile: {timeout_s: 30}\n")
     a, b = (load_workload_spec(tmp_path / n) for n in ("a.yaml", "b.yaml"))
     assert b.profile.timeout_s == 30 and a.fingerprint() == b.fingerprint()
+
+
+def test_what_the_users_build_prints_goes_to_stderr_so_json_stays_json(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "user_chatty.py").write_text(
+        "import torch\nprint('building the model...')\ndef build():\n"
+        "    print('hello from build')\n    return torch.nn.Linear(8, 2), "
+        "lambda n, device: (torch.randn(n, 8, device=device), torch.zeros(n, dtype=torch.long)),"
+        " lambda m, b: torch.nn.functional.cross_entropy(m(b[0]), b[1])\n")
+    path = tmp_path / "model.yaml"
+    path.write_text('name: chatty\nmodel:\n  entrypoint: "user_chatty:build"\nbatch_size: 8\n'
+                    "data: {samples: 1000}\n")
+    result = CliRunner().invoke(advisor, ["recommend", str(path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["workload"] == "chatty"
+    assert "hello from build" in result.stderr and "building the model" in result.stderr
