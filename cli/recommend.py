@@ -18,6 +18,7 @@ from rich.text import Text
 from advisor.errors import AdvisorError
 from advisor.ranking import (
     CostEstimate,
+    OfferGroup,
     RankBy,
     Recommendation,
     SpotRiskBasis,
@@ -60,8 +61,10 @@ _COLUMNS = (_Col("#"), _Col(_KEY, numeric=False), _Col("region", numeric=False, 
             _Col("market", numeric=False), _Col("$/h"), _Col("samples/s"),
             _Col("samples/$"), _Col(_RANGE, wraps=True), _Col("run h"), _Col("run $"),
             _Col("basis", numeric=False, wraps=True))
-# Left out, in this order, when the table cannot fit otherwise (JSON, CSV and HTML keep them).
-_OPTIONAL = ("samples/s", _RANGE)
+# Left out, in this order, when the table cannot fit otherwise (JSON, CSV and HTML keep them);
+# never the column the rows are ordered by (the range's low end, or the point samples/$).
+_OPTIONAL = {RankBy.CONSERVATIVE: ("samples/s", "samples/$"),
+             RankBy.ESTIMATE: ("samples/s", _RANGE)}
 
 
 def _market(est: CostEstimate) -> str:
@@ -140,11 +143,28 @@ def ranking_table(rec: Recommendation, top: int, *, width: int,
     only when the console is narrower than the key).
     """
     rows = _cells(rec, top, all_regions=all_regions)
-    for n in range(len(_OPTIONAL) + 1):
-        table = _table(rec, rows, [c for c in _COLUMNS if c.name not in _OPTIONAL[:n]])
+    optional = _OPTIONAL[rec.rank_by]
+    for n in range(len(optional) + 1):
+        table = _table(rec, rows, [c for c in _COLUMNS if c.name not in optional[:n]])
         if min_width(table) <= width:
-            return table, list(_OPTIONAL[:n])
+            return table, list(optional[:n])
     return _offer_list(rec, rows), []
+
+
+def _legend(rec: Recommendation, shown: Sequence[OfferGroup] | None, top: int) -> list[str]:
+    """What the table's '#' and 'spot' cells mean, when the shown rows need it: '#' skips
+    numbers where rows fold regions (``shown``: the groups shown; None: every row shown)."""
+    lines = []
+    if shown and any(g.rank != i for i, g in enumerate(shown, start=1)):
+        lines.append("# = the offer's place among all ranked offers; the numbers skipped are "
+                     "other regions and markets of choices above it")
+    spots = [g.best.spot for g in shown] if shown else [e.spot for e in rec.ranked[:top]]
+    if any(spots):
+        assumed = any(s.basis is SpotRiskBasis.ASSUMED for s in spots if s)
+        lines.append("spot X% = the instance type's published monthly interruption band (AWS "
+                     "Spot Advisor)" + ("; '?' = none published, the top band assumed"
+                                        if assumed else ""))
+    return lines
 
 
 def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
@@ -156,11 +176,13 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
     if dropped:
         out.print(f"({' and '.join(dropped)} left out to fit {out.width} columns; "
                   "--json or --csv has every column)")
-    choices = len(group_regions(rec.ranked))
-    grouped = ("" if all_regions or choices == len(rec.ranked) else
-               f" as {choices:,} choices (one row each, in its best region; '+N' more regions "
-               "offer it; --all-regions lists every row)")
+    groups = group_regions(rec.ranked)
+    grouped = ("" if all_regions or len(groups) == len(rec.ranked) else
+               f" as {len(groups):,} choices (one row each, in its best region; '+N' more "
+               "regions offer it; --all-regions lists every row)")
     out.print(f"{len(rec.ranked)} offers ranked{grouped}, {len(rec.rejected)} rejected.")
+    for line in _legend(rec, groups[:top] if not all_regions else None, top):
+        out.print(line)
     kinds = Counter(r.kind for r in rec.rejected)
     for kind, n in kinds.most_common(6):
         example = next(r for r in rec.rejected if r.kind is kind)

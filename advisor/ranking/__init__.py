@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from advisor.ranking.decision import (
         BASIS_LABEL,
         BASIS_MEANING,
+        OfferGroup,
         could_be_better,
         describe_opportunity,
         group_regions,
@@ -43,6 +44,7 @@ __all__ = [
     "BASIS_MEANING",
     "Candidate",
     "CostEstimate",
+    "OfferGroup",
     "Opportunity",
     "ProbeEvidence",
     "ProbeOptions",
@@ -77,6 +79,7 @@ _HOME = {
     "BASIS_MEANING": "decision",
     "Candidate": "planner",
     "CostEstimate": "offers",
+    "OfferGroup": "decision",
     "Opportunity": "offers",
     "ProbeEvidence": "evidence",
     "ProbeOptions": "probe_plan",

@@ -18,7 +18,7 @@ from advisor.ranking.recommend import recommend
 from advisor.spec import load_workload_spec
 from cli.main import advisor as advisor_cli
 from pricing import shipped_catalog
-from reports.formatting import fmt_number, fmt_usd
+from reports.formatting import fmt_compact, fmt_usd
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MLP_YAML = EXAMPLES / "mlp.yaml"
@@ -146,7 +146,8 @@ def test_every_line_fits_and_the_key_cells_stay_whole(calls: list[Path],
     for group in group_regions(mlp_rec.ranked)[:10]:
         est = group.best
         assert f"{est.offer.cloud}:{est.offer.instance_type}" in out
-        assert fmt_number(est.samples_per_dollar) in out  # samples/$, never folded
+        # the range's low end orders the rows: never left out, never folded
+        assert f"{fmt_compact(est.samples_per_dollar_low)}-" in out
         assert fmt_usd(est.run_cost_usd) in out
         assert est.offer.region in out  # text columns wrap between words, not inside one
 
@@ -246,3 +247,24 @@ def test_rank_by_reaches_the_library(monkeypatch: pytest.MonkeyPatch,
     assert [str(s) for s in seen] == ["estimate", "conservative"]
     code, _, err = _run("recommend", str(MLP_YAML), "--rank-by", "best")
     assert code == 2 and "'best' is not one of 'conservative', 'estimate'" in err
+
+
+# --- the table explains itself at 140 columns (issue 33) ------------------------------------
+
+def test_at_140_columns_the_ordering_column_stays(calls: list[Path]) -> None:
+    code, out, _ = _run("recommend", str(MLP_YAML), env={"COLUMNS": "140"})
+    assert code == 0
+    header = "".join(line for line in out.splitlines() if line.startswith("┃"))
+    assert "range" in header  # the low end of the range orders the rows
+    assert "samples/$ left out to fit 140 columns" in out
+
+
+def test_skipped_numbers_and_the_spot_band_are_explained(calls: list[Path],
+                                                         mlp_rec: Recommendation) -> None:
+    code, out, _ = _run("recommend", str(MLP_YAML), env={"COLUMNS": "200"})
+    shown = group_regions(mlp_rec.ranked)[:15]
+    assert code == 0 and [g.rank for g in shown] != list(range(1, 16))  # numbers skip
+    assert "# = the offer's place among all ranked offers" in out
+    assert "spot X% = the instance type's published monthly interruption band" in out
+    _, every_row, _ = _run("recommend", str(MLP_YAML), "--all-regions", env={"COLUMNS": "200"})
+    assert "# = the offer's place" not in every_row  # 1, 2, 3, ... needs no word
