@@ -2,31 +2,87 @@
 
 Storage URLs (``postgresql://user:secret@host/db``) travel into error messages, logs,
 status lines and reports; everything that shows one goes through ``shown_url`` or
-``mask_secrets``.
+``mask_secrets`` (``advisor.storage`` re-exports them: this is the one implementation). A
+password is masked however it is written: percent-encoded or raw, holding ``/`` or ``@``,
+after a user name holding ``@`` (Azure's ``user@server``); given the URL, also wherever a
+driver echoes it.
 """
 
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote
 
-__all__ = ["MASK", "db_error_line", "mask_secrets", "shown_url", "sqlalchemy_url", "sqlite_problem"]
+__all__ = ["MASK", "db_error_line", "mask_secrets", "shown_url", "sqlalchemy_url", "sqlite_problem",
+           "url_secrets"]
 
 MASK = "***"
-# scheme://user:password@  (the password may hold anything but '@', '/' and whitespace)
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*):(?P<secret>[^@/\s]+)@")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+_TOKEN_END = re.compile(r"[\s'\"<>]")  # where a URL quoted in a message ends
 # password=... in a libpq key/value connection string or a query parameter
 _PASSWORD_PARAM = re.compile(r"(?P<head>\bpassword\s*=\s*)(?P<secret>[^\s&;'\"]+)", re.IGNORECASE)
+_SHORTEST_LITERAL = 3  # a known password shorter than this is masked only where a URL holds it
 
 
-def mask_secrets(text: str) -> str:
-    """``text`` with every URL password and ``password=...`` value replaced by ``***``."""
-    text = _USERINFO.sub(lambda m: f"{m.group('head')}:{MASK}@", text)
-    return _PASSWORD_PARAM.sub(lambda m: f"{m.group('head')}{MASK}", text)
+def _password_span(rest: str) -> tuple[int, int] | None:
+    """Where the password lies in ``rest`` (a URL after ``scheme://``), as (start, end).
+
+    As SQLAlchemy reads a URL, the user name ends at the first ``:`` or ``/`` (it may hold an
+    ``@``, as Azure writes ``user@server``), and the password runs from that ``:`` to an
+    ``@``; we mask to the last ``@``, so a password holding ``@`` or ``/`` is masked whole.
+    """
+    colon = next((i for i, ch in enumerate(rest) if ch in ":/"), None)
+    if colon is None or rest[colon] != ":":
+        return None
+    at = rest.rfind("@", colon + 1)
+    return None if at < 0 else (colon + 1, at)
+
+
+def _mask_urls(text: str, *, whole: bool) -> str:
+    """``text`` with the password of each URL in it masked: a URL runs to the end of ``text``
+    when ``whole``, else to the first space, quote or angle bracket."""
+    out, pos = [], 0
+    for match in _SCHEME.finditer(text):
+        if match.start() < pos:
+            continue
+        start = match.end()
+        end = len(text)
+        if not whole:
+            stop = _TOKEN_END.search(text, start)
+            end = stop.start() if stop else len(text)
+        span = _password_span(text[start:end])
+        if span is not None:
+            out.append(text[pos:start + span[0]])
+            out.append(MASK)
+            pos = start + span[1]
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The password of a storage URL as written and as the driver receives it (unquoted)."""
+    rest = url.partition("://")[2]
+    span = _password_span(rest)
+    if span is None:
+        return ()
+    written = rest[span[0]:span[1]]
+    return tuple(s for s in dict.fromkeys((written, unquote(written))) if s)
+
+
+def mask_secrets(text: str, *, url: str | None = None) -> str:
+    """``text`` with every URL password and ``password=...`` value replaced by ``***``, and
+    the password of ``url`` (when given) wherever else it appears."""
+    masked = _PASSWORD_PARAM.sub(lambda m: f"{m.group('head')}{MASK}", _mask_urls(text, whole=False))
+    for secret in url_secrets(url) if url else ():
+        if len(secret) >= _SHORTEST_LITERAL:
+            masked = masked.replace(secret, MASK)
+    return masked
 
 
 def shown_url(url: str) -> str:
-    """A URL as it may be shown: its password (if any) masked."""
-    return mask_secrets(url)
+    """A storage URL as it may be shown: its password masked, whatever characters it holds
+    (a ``/`` or ``@`` in it, an ``@`` in the user name)."""
+    return mask_secrets(_mask_urls(url, whole=True), url=url)
 
 
 _DRIVERS = ("psycopg2", "psycopg")  # in order of preference for a plain postgresql://
@@ -91,7 +147,8 @@ def sqlite_problem(url: str) -> str | None:
     return None
 
 
-def db_error_line(exc: BaseException) -> str:
-    """The first line of a database error (SQLAlchemy's wrapped driver error), masked."""
+def db_error_line(exc: BaseException, *, url: str | None = None) -> str:
+    """The first line of a database error (SQLAlchemy's wrapped driver error), masked (also
+    the password of ``url`` wherever the driver echoed it)."""
     text = str(getattr(exc, "orig", None) or exc).strip()
-    return mask_secrets(text.splitlines()[0] if text else type(exc).__name__)
+    return mask_secrets(text.splitlines()[0] if text else type(exc).__name__, url=url)
