@@ -16,11 +16,12 @@ from cli.options import PositiveNumber, json_option, spec_file_argument
 from cli.probe_table import probe_table
 from cli.render import console, echo_json, fmt_number, printable
 from probes.errors import ProbeError
+from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
 __all__ = ["probe", "probes"]
 
-_DEFAULT_TIME_BOX_S = 30.0
+_DEFAULT_TIME_BOX_S = DEFAULT_PROBE_TIME_BOX_S  # the time box every probe quote assumes
 _TUNE_TIME_BOX_S = 300.0  # every knob, the combination and the profile share it
 
 
@@ -222,10 +223,9 @@ def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool
     """The planner's picks from the model's ranking (printed unless --json)."""
     from pathlib import Path
 
-    from advisor.ranking import billed_probe_minutes, plan_probes, recommend_for_file
+    from advisor.ranking import plan_probes, recommend_for_file
 
-    suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n,
-                              probe_minutes=lambda key: billed_probe_minutes(key, time_box_s))
+    suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n, time_box_s=time_box_s)
     if not as_json:
         out = console()
         for suggestion in suggestions:

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from advisor.formatting import fmt_money
 from advisor.ranking.offers import CONSERVATIVE_QUANTILE, CostEstimate, Opportunity, RankBy, Recommendation
-from advisor.ranking.planner import PROBE_MINUTES, ProbeMinutes, candidates_from, plan
+from advisor.ranking.planner import candidates_from, plan
 from advisor.throughput import Basis
 from pricing import Market
+from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S, quote_text
 
 __all__ = [
     "BASIS_LABEL",
@@ -63,11 +64,12 @@ def rank_by_assumption(rank_by: RankBy) -> str:
 
 
 def could_be_better(ranked: Sequence[CostEstimate], *,
-                    probe_minutes: ProbeMinutes = PROBE_MINUTES,
+                    time_box_s: float = DEFAULT_PROBE_TIME_BOX_S,
                     limit: int = COULD_BE_BETTER_LIMIT) -> tuple[Opportunity, ...]:
     """Accelerator types, other than the pick's and not yet measured, whose best offer's
     optimistic samples per dollar beats the pick's estimate, and which the probe planner finds
-    worth a probe: largest expected saving per probe dollar first, at most ``limit``."""
+    worth a probe (quoted by its launcher for a ``time_box_s`` probe): largest expected saving
+    per probe dollar first, at most ``limit``."""
     if not ranked:
         return ()
     pick = ranked[0]
@@ -82,7 +84,7 @@ def could_be_better(ranked: Sequence[CostEstimate], *,
     if not best:
         return ()
     candidates = candidates_from(ranked)
-    suggestions = plan(candidates, len(candidates), probe_minutes=probe_minutes,
+    suggestions = plan(candidates, len(candidates), time_box_s=time_box_s,
                        run_cost_usd=pick.run_cost_usd)
     found = []
     for s in suggestions:
@@ -100,7 +102,7 @@ def describe_opportunity(opp: Opportunity) -> str:
     o = opp.estimate.offer
     return (f"{o.accelerator_count}x {o.accelerator} ({o.cloud}:{o.instance_type} {o.market}, "
             f"basis {opp.estimate.throughput.basis}): up to {opp.up_to_times_pick:.1f}x the "
-            f"pick's samples/$; probe for {fmt_money(opp.probe_cost_usd)} "
+            f"pick's samples/$; probe for {quote_text(opp.probe_cost_usd)} "
             f"(--on {opp.probe_offer_key}), expected saving "
             f"{fmt_money(opp.expected_saving_usd)} on the run")
 
@@ -143,7 +145,7 @@ def headline(rec: Recommendation) -> str:
         nxt = rec.could_be_better[0]
         n = nxt.estimate.offer
         return (line + f"; next probe: {n.accelerator} on {nxt.probe_offer_key} for "
-                f"{fmt_money(nxt.probe_cost_usd)} settles whether it beats the pick (up "
+                f"{quote_text(nxt.probe_cost_usd)} settles whether it beats the pick (up "
                 f"to {nxt.up_to_times_pick:.1f}x its samples/$)")
     if basis.is_measured:
         return line + "; no unprobed offer could beat it even at its optimistic end"

@@ -6,25 +6,25 @@ point estimate as median and the throughput interval (a 90% interval) giving sig
 one offer of a type reveals that type's throughput. Its value is the knowledge gradient:
 ``E[max(V_a, best other)] - E[V of the current pick]``, the expected gain of the decision,
 as a fraction of the current pick's value (the expected regret cut). The probe runs on the
-cheapest offer of the type for ``probe_minutes``; candidates are ranked by cut per dollar.
+cheapest offer of the type that a launcher can probe, priced by that launcher's quote
+(``probes.launchers.quote.quote_probe``: boot time per family, billing minimum, time box);
+candidates are ranked by cut per dollar.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
 from advisor.errors import AdvisorError
 from advisor.ranking.offers import CostEstimate, Recommendation
+from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S, launcher_for_offer, quote_probe, quote_text
 
 __all__ = ["Candidate", "ProbeSuggestion", "knowledge_gradient", "plan", "plan_probes"]
 
 INTERVAL_Z = NormalDist().inv_cdf(0.95)  # the model's intervals cover 90%
-# Billed minutes of a default cloud probe: about 4 minutes from launch until the harness runs
-# (the launchers' boot_overhead_s) plus the 30-second time box of 'advisor probe'.
-PROBE_MINUTES = 4.5
 MIN_REGRET_CUT = 1e-3  # probes expected to cut regret by less than 0.1% are not suggested
 _MEASURED_SIGMA = 0.02
 _NORMAL = NormalDist()
@@ -70,9 +70,7 @@ class ProbeSuggestion:
         """One line for the terminal."""
         saving = (f", expected saving ${self.expected_saving_usd:,.2f} on the run"
                   if self.expected_saving_usd is not None else "")
-        cost = (f"${self.probe_cost_usd:,.2f}" if self.probe_cost_usd >= 0.1
-                else f"${self.probe_cost_usd:.3f}")
-        return (f"probe {self.accelerator} on {self.offer_key}: {cost}, "
+        return (f"probe {self.accelerator} on {self.offer_key}: {quote_text(self.probe_cost_usd)}, "
                 f"expected regret cut {self.expected_regret_cut_pct:.1f}%{saving}")
 
 
@@ -100,24 +98,36 @@ def knowledge_gradient(candidates: Sequence[Candidate]) -> list[float]:
     return gains
 
 
-ProbeMinutes = float | Callable[[str], float]
+def _probe_cost_usd(candidate: Candidate, *, time_box_s: float,
+                    probe_minutes: float | None) -> float | None:
+    """The candidate's probe quote (None: no launcher probes its offer); a fixed
+    ``probe_minutes`` at its price instead where given."""
+    if probe_minutes is not None:
+        return candidate.probe_price_usd_per_hour * probe_minutes / 60
+    if launcher_for_offer(candidate.probe_offer_key) is None:
+        return None
+    return quote_probe(candidate.probe_offer_key, time_box_s=time_box_s,
+                       price_usd_per_hour=candidate.probe_price_usd_per_hour).usd
 
 
-def plan(candidates: Sequence[Candidate], n: int, *, probe_minutes: ProbeMinutes = PROBE_MINUTES,
+def plan(candidates: Sequence[Candidate], n: int, *,
+         time_box_s: float = DEFAULT_PROBE_TIME_BOX_S, probe_minutes: float | None = None,
          run_cost_usd: float | None = None) -> list[ProbeSuggestion]:
     """The ``n`` probes with the largest expected regret cut per probe dollar (cut at least
-    ``MIN_REGRET_CUT``). ``probe_minutes`` is the billed time of one probe, or a function of
-    the offer key giving it (boot times differ per cloud and accelerator family)."""
-    minutes = probe_minutes if callable(probe_minutes) else (lambda _key: probe_minutes)
-    billed = [minutes(c.probe_offer_key) for c in candidates]
-    if n < 0 or any(m <= 0 for m in billed) or (not callable(probe_minutes) and probe_minutes <= 0):
-        raise AdvisorError(f"need n >= 0 and probe_minutes > 0, got {n} and {probe_minutes}")
+    ``MIN_REGRET_CUT``), each priced by the quote of the launcher that would run it for a
+    ``time_box_s`` probe (``probe_minutes``, when given, bills every probe that long instead).
+    Offers no launcher can probe are not suggested."""
+    if n < 0 or time_box_s <= 0 or (probe_minutes is not None and probe_minutes <= 0):
+        raise AdvisorError(f"need n >= 0, time_box_s > 0 and probe_minutes > 0, got {n}, "
+                           f"{time_box_s} and {probe_minutes}")
     gains = knowledge_gradient(candidates)
-    costs = [c.probe_price_usd_per_hour * m / 60 for c, m in zip(candidates, billed, strict=True)]
-    order = sorted(range(len(candidates)), key=lambda i: gains[i] / costs[i], reverse=True)
+    costs = [_probe_cost_usd(c, time_box_s=time_box_s, probe_minutes=probe_minutes)
+             for c in candidates]
+    order = sorted((i for i, cost in enumerate(costs) if cost is not None), reverse=True,
+                   key=lambda i: gains[i] / max(costs[i] or 0.0, 1e-12))
     return [ProbeSuggestion(
         offer_key=candidates[i].probe_offer_key, accelerator=candidates[i].accelerator,
-        probe_cost_usd=costs[i], expected_regret_cut_pct=100 * gains[i],
+        probe_cost_usd=costs[i] or 0.0, expected_regret_cut_pct=100 * gains[i],
         expected_saving_usd=gains[i] * run_cost_usd if run_cost_usd is not None else None)
         for i in order[:n] if gains[i] >= MIN_REGRET_CUT]
 
@@ -130,24 +140,27 @@ def _sigma(estimate: CostEstimate) -> float:
 
 
 def candidates_from(ranked: Sequence[CostEstimate]) -> list[Candidate]:
-    """One candidate per accelerator type: its best offer's value, its cheapest offer to probe."""
+    """One candidate per accelerator type: its best offer's value, its cheapest offer to probe
+    (among those a launcher can probe, where there is one)."""
     best: dict[str, CostEstimate] = {}
-    cheapest: dict[str, CostEstimate] = {}
+    cheapest: dict[str, tuple[bool, float, CostEstimate]] = {}
     for e in ranked:
         name = e.offer.accelerator
         if name not in best or e.samples_per_dollar > best[name].samples_per_dollar:
             best[name] = e
-        if name not in cheapest or e.offer.price_usd_per_hour < cheapest[name].offer.price_usd_per_hour:
-            cheapest[name] = e
-    return [Candidate(name, e.samples_per_dollar, _sigma(e), cheapest[name].offer.key,
-                      cheapest[name].offer.price_usd_per_hour) for name, e in best.items()]
+        rank_key = (launcher_for_offer(e.offer.key) is None, e.offer.price_usd_per_hour, e)
+        if name not in cheapest or rank_key[:2] < cheapest[name][:2]:
+            cheapest[name] = rank_key
+    return [Candidate(name, e.samples_per_dollar, _sigma(e), cheapest[name][2].offer.key,
+                      cheapest[name][2].offer.price_usd_per_hour) for name, e in best.items()]
 
 
 def plan_probes(recommendation: Recommendation, n: int, *,
-                probe_minutes: ProbeMinutes = PROBE_MINUTES) -> list[ProbeSuggestion]:
-    """Up to ``n`` offers of the recommendation to probe, best expected regret cut per dollar
-    first; accelerator types already measured have (almost) nothing to gain."""
+                time_box_s: float = DEFAULT_PROBE_TIME_BOX_S) -> list[ProbeSuggestion]:
+    """Up to ``n`` offers of the recommendation to probe (each quoted for a ``time_box_s``
+    probe), best expected regret cut per dollar first; accelerator types already measured
+    have (almost) nothing to gain."""
     if not recommendation.ranked:
         return []
-    return plan(candidates_from(recommendation.ranked), n, probe_minutes=probe_minutes,
+    return plan(candidates_from(recommendation.ranked), n, time_box_s=time_box_s,
                 run_cost_usd=recommendation.ranked[0].run_cost_usd)

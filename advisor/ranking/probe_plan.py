@@ -11,8 +11,9 @@ from advisor.formatting import fmt_usd_pair, fmt_usd_small
 from advisor.profiling import recipe_for
 from advisor.ranking.offers import per_device_batch
 from advisor.spec import WorkloadSpec
-from pricing import Cloud, InstanceOffer, shipped_catalog
+from pricing import InstanceOffer, shipped_catalog
 from probes.errors import ProbeError
+from probes.launchers.quote import launcher_for_offer, quote_probe
 from probes.offer_keys import parse_offer_key
 from probes.types import LOCAL_OFFER_KEY, ProbeRequest
 
@@ -67,19 +68,14 @@ class ProbeBatch:
 
 def launcher_name(offer_key: str) -> str | None:
     """The launcher that probes an offer: local, aws, gcp or gcp-tpu; None for other clouds."""
-    ref = parse_offer_key(offer_key)
-    if ref.cloud is None:
-        return "local"
-    return {Cloud.AWS: "aws", Cloud.GCP: "gcp-tpu" if ref.is_tpu else "gcp"}.get(ref.cloud)
+    return launcher_for_offer(offer_key)
 
 
 def billed_probe_minutes(offer_key: str, time_box_s: float) -> float:
-    """Minutes a probe of ``offer_key`` is billed: its launcher's time from launch to the
-    harness, plus the time box."""
-    from probes.launchers import launcher_class
-
-    return (launcher_class(launcher_name(offer_key) or "aws").boot_overhead_s
-            + time_box_s) / 60.0
+    """Minutes a probe of ``offer_key`` is billed (``probes.launchers.quote.quote_probe``: its
+    launcher's boot time for the family plus the time box, at least the billing minimum)."""
+    return quote_probe(offer_key, price_usd_per_hour=0.0, time_box_s=time_box_s,
+                       launcher=launcher_name(offer_key) or "aws").billed_s / 60.0
 
 
 def offer_price(offer_key: str) -> float:
@@ -117,10 +113,8 @@ def probe_target(text: str) -> ProbeTarget:
 def prepare_probes(spec: WorkloadSpec, targets: list[ProbeTarget],
                    options: ProbeOptions) -> ProbeBatch:
     """One request per target (the global batch split over its devices) and their cost."""
-    from probes.launchers import launcher_class
-
     requests, launchers = [], {}
-    estimate = 0.0
+    estimate = 0.0  # each request's quote, as its launcher's estimate_cost_usd gives it
     for target in targets:
         request = ProbeRequest(
             probe_id=uuid.uuid4().hex[:12], offer_key=target.key,
@@ -133,6 +127,7 @@ def prepare_probes(spec: WorkloadSpec, targets: list[ProbeTarget],
             allow_numerics=options.allow_numerics)
         requests.append(request)
         launchers[request.probe_id] = target.launcher
-        estimate += ((request.max_run_s + launcher_class(target.launcher).boot_overhead_s)
-                     / 3600.0 * request.price_usd_per_hour)
+        estimate += quote_probe(target.key, price_usd_per_hour=request.price_usd_per_hour,
+                                time_box_s=options.time_box_s, find_batch=options.find_batch,
+                                launcher=target.launcher).usd
     return ProbeBatch(tuple(requests), launchers, estimate)

@@ -31,7 +31,7 @@ from probes.launchers.base import (
     log_tail,
     probe_tags,
 )
-from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup, Runtime, RuntimeTable
+from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup, Runtime, RuntimeTable, aws_family
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest, ProbeResult
 
@@ -101,6 +101,14 @@ class AwsLauncher(Launcher):
 
     name = "aws"
     boot_overhead_s = 240.0
+    # EC2 bills Linux instances, on demand and spot, per second with a 60-second minimum
+    # (aws.amazon.com/ec2/pricing/on-demand/, "Per Second Billing").
+    billing_minimum_s = 60.0
+
+    @classmethod
+    def family(cls, offer_key: str) -> str:
+        """``aws:p4d.24xlarge:...`` -> ``p4d`` (the runtime table's family)."""
+        return aws_family(parse_offer_key(offer_key).instance_type)
 
     def __init__(
         self,
@@ -249,7 +257,7 @@ class AwsLauncher(Launcher):
             fetch=fetch, runtime=runtime,
             upload_result=f"curl -fsS --retry 5 -T result.json '{url('put_object', 'result.json')}'",
             upload_log=f"curl -fsS --retry 5 -T harness.log '{url('put_object', 'harness.log')}'",
-            shutdown_after_s=self.boot_overhead_s + request.max_run_s + self.grace_s,
+            shutdown_after_s=self.boot_s(request.offer_key) + request.max_run_s + self.grace_s,
         )
 
     # -- while running ----------------------------------------------------------------

@@ -25,8 +25,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import ClassVar
 
 from probes.errors import ProbeError
+from probes.launchers.quote import ProbeQuote
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
 __all__ = [
@@ -91,11 +93,33 @@ class Launcher(abc.ABC):
     """Runs the harness for one ProbeRequest somewhere; see the module docstring for the contract.
 
     ``boot_overhead_s`` is the typical time from launch to the harness starting (billed, so
-    it enters the cost estimate); ``grace_s`` is extra waiting before a probe is a timeout.
+    it enters the cost estimate), ``boot_s_by_family`` the same for instance families that
+    differ from it (keys as ``family`` names them); ``billing_minimum_s`` the least the cloud
+    bills an instance; ``grace_s`` is extra waiting before a probe is a timeout.
     """
 
     name = "base"
     boot_overhead_s = 0.0
+    boot_s_by_family: ClassVar[Mapping[str, float]] = {}
+    billing_minimum_s = 0.0
+
+    @classmethod
+    def family(cls, offer_key: str) -> str:
+        """The instance family of an offer as ``boot_s_by_family`` keys it ("" by default)."""
+        del offer_key
+        return ""
+
+    @classmethod
+    def boot_s(cls, offer_key: str) -> float:
+        """Seconds from launch to the harness starting for ``offer_key``'s family."""
+        return cls.boot_s_by_family.get(cls.family(offer_key), cls.boot_overhead_s)
+
+    @classmethod
+    def quote(cls, offer_key: str, *, price_usd_per_hour: float, run_s: float) -> ProbeQuote:
+        """The most a probe of ``offer_key`` running ``run_s`` costs on this launcher."""
+        return ProbeQuote(offer_key=offer_key, launcher=cls.name, boot_s=cls.boot_s(offer_key),
+                          run_s=run_s, billing_minimum_s=cls.billing_minimum_s,
+                          price_usd_per_hour=price_usd_per_hour)
 
     def __init__(self, *, clock: Clock = time.monotonic, sleep: Sleep = time.sleep,
                  now: Now = _utcnow, poll_interval_s: float = 5.0, grace_s: float = 120.0) -> None:
@@ -109,13 +133,14 @@ class Launcher(abc.ABC):
 
     def expiry_for(self, request: ProbeRequest) -> datetime:
         """When a resource for ``request`` must be gone at the latest."""
-        budget = self.boot_overhead_s + request.max_run_s + self.grace_s + 300.0
+        budget = self.boot_s(request.offer_key) + request.max_run_s + self.grace_s + 300.0
         return self.now() + timedelta(seconds=budget)
 
     def estimate_cost_usd(self, request: ProbeRequest) -> float:
         """Dollars the probe costs if it runs its whole time box (two with the batch search)
-        plus the boot overhead."""
-        return (request.max_run_s + self.boot_overhead_s) / 3600.0 * request.price_usd_per_hour
+        plus the boot time: its ``quote``."""
+        return self.quote(request.offer_key, price_usd_per_hour=request.price_usd_per_hour,
+                          run_s=request.max_run_s).usd
 
     @abc.abstractmethod
     def launch(self, request: ProbeRequest) -> LaunchHandle:
@@ -152,7 +177,7 @@ class Launcher(abc.ABC):
         Never terminates (the caller does, in ``finally``); returns a ``timeout`` or
         ``error`` result instead of raising for the probe's own faults.
         """
-        deadline = handle.started_s + self.boot_overhead_s + request.max_run_s + self.grace_s
+        deadline = handle.started_s + self.boot_s(request.offer_key) + request.max_run_s + self.grace_s
         while True:
             result = self.poll(handle)
             if result is not None:

@@ -20,7 +20,7 @@ from pricing import Market
 from probes.errors import ProbeError
 from probes.launchers._gcs import GcpLauncherBase, expired, google_errors, is_not_found, resource_name
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, LaunchHandle
-from probes.launchers.runtimes import GCP_GPU_RUNTIMES, Runtime, RuntimeTable
+from probes.launchers.runtimes import GCP_GPU_RUNTIMES, Runtime, RuntimeTable, gcp_family
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
 
@@ -61,6 +61,14 @@ class GcpLauncher(GcpLauncherBase):
 
     name = "gcp"
     boot_overhead_s = 180.0
+    # Compute Engine bills per second with a 1-minute minimum
+    # (cloud.google.com/compute/vm-instance-pricing, "Billing model").
+    billing_minimum_s = 60.0
+
+    @classmethod
+    def family(cls, offer_key: str) -> str:
+        """``gcp:a2-highgpu-1g:...`` -> ``a2`` (the runtime table's family)."""
+        return gcp_family(parse_offer_key(offer_key).instance_type)
 
     def __init__(self, *, instances_client: Any = None, runtimes: RuntimeTable = GCP_GPU_RUNTIMES,
                  image: str | None = None, **options: Any) -> None:
@@ -123,7 +131,7 @@ class GcpLauncher(GcpLauncherBase):
         with self.area.launching("gcp", request):
             runtime = self.runtime_for(ref.instance_type)
             script = self.area.upload(request, runtime=runtime, shutdown_after_s=(
-                self.boot_overhead_s + request.max_run_s + self.grace_s))
+                self.boot_s(request.offer_key) + request.max_run_s + self.grace_s))
             name = resource_name(request)
 
             def insert(zone: str) -> None:

@@ -19,7 +19,7 @@ from pricing import Market
 from probes.errors import ProbeError
 from probes.launchers._gcs import GcpLauncherBase, expired, google_errors, is_not_found, resource_name
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, LaunchHandle
-from probes.launchers.runtimes import GCP_TPU_RUNTIMES, Runtime, RuntimeTable
+from probes.launchers.runtimes import GCP_TPU_RUNTIMES, Runtime, RuntimeTable, tpu_family
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
 
@@ -47,6 +47,12 @@ class GcpTpuLauncher(GcpLauncherBase):
 
     name = "gcp-tpu"
     boot_overhead_s = 420.0   # VM start plus pip installing torch, torch_xla and libtpu
+    billing_minimum_s = 60.0  # assumed as Compute Engine's 1-minute minimum (not checked for TPUs)
+
+    @classmethod
+    def family(cls, offer_key: str) -> str:
+        """``gcp:tpu-v5litepod-8:...`` -> ``v5litepod`` (the runtime table's family)."""
+        return tpu_family(parse_offer_key(offer_key).instance_type)
 
     def __init__(self, *, tpu_client: Any = None, runtimes: RuntimeTable = GCP_TPU_RUNTIMES,
                  **options: Any) -> None:
@@ -77,7 +83,7 @@ class GcpTpuLauncher(GcpLauncherBase):
         with self.area.launching("gcp-tpu", request):
             runtime = self.runtime_for(accelerator)
             script = self.area.upload(request, runtime=runtime, shutdown_after_s=(
-                self.boot_overhead_s + request.max_run_s + self.grace_s))
+                self.boot_s(request.offer_key) + request.max_run_s + self.grace_s))
             expires = self.expiry_for(request)
             node = tpu_v2.Node(
                 accelerator_type=accelerator, runtime_version=runtime.image,

@@ -1,0 +1,87 @@
+"""What a probe costs before it runs: one quote, from the launcher that would run it.
+
+A probe is billed from launch until the instance is gone: the launcher's boot time for the
+instance's family (``Launcher.boot_s``: image start, setup, installs) plus the harness's run
+(the time box, twice with the largest-batch search), and never less than the cloud's billing
+minimum (``Launcher.billing_minimum_s``). ``quote_probe`` is the one place that figure is made:
+the planner's suggestions, "could be better", the headline's next probe and ``advisor probe``'s
+``--max-usd`` check all take it from here, and ``quote_text`` writes it rounded up, so a cap of
+the figure shown always admits the probe.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pricing import Cloud
+from probes.errors import ProbeError
+from probes.offer_keys import parse_offer_key
+
+__all__ = ["DEFAULT_PROBE_TIME_BOX_S", "ProbeQuote", "launcher_for_offer", "quote_probe",
+           "quote_text"]
+
+DEFAULT_PROBE_TIME_BOX_S = 30.0  # ``advisor probe``'s time box without --time-box or --tune
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeQuote:
+    """The most one probe of ``offer_key`` costs: ``boot_s`` of its launcher for the family,
+    ``run_s`` of harness, at least ``billing_minimum_s`` billed, at ``price_usd_per_hour``."""
+
+    offer_key: str
+    launcher: str
+    boot_s: float
+    run_s: float
+    billing_minimum_s: float
+    price_usd_per_hour: float
+
+    @property
+    def billed_s(self) -> float:
+        """Seconds billed: boot plus run, at least the cloud's minimum."""
+        return max(self.boot_s + self.run_s, self.billing_minimum_s)
+
+    @property
+    def usd(self) -> float:
+        """Dollars billed for ``billed_s`` at the offer's price."""
+        return self.billed_s / 3600.0 * self.price_usd_per_hour
+
+    def text(self) -> str:
+        """The quote as every output writes it (``quote_text``)."""
+        return quote_text(self.usd)
+
+
+def quote_text(usd: float) -> str:
+    """Dollars of a probe quote, rounded up (to $0.001 below a dollar, to the cent from one),
+    so that ``--max-usd`` with the figure shown admits the probe: ``$0.027``, ``$1.24``."""
+    if usd <= 0:
+        return "$0"
+    step = 0.001 if usd < 1 else 0.01
+    shown = math.ceil(usd / step) * step
+    while shown < usd:  # a product that rounded down
+        shown += step
+    return f"${shown:,.3f}" if step < 0.01 else f"${shown:,.2f}"
+
+
+def launcher_for_offer(offer_key: str) -> str | None:
+    """The launcher that probes an offer: local, aws, gcp or gcp-tpu; None for other clouds."""
+    ref = parse_offer_key(offer_key)
+    if ref.cloud is None:
+        return "local"
+    return {Cloud.AWS: "aws", Cloud.GCP: "gcp-tpu" if ref.is_tpu else "gcp"}.get(ref.cloud)
+
+
+def quote_probe(offer_key: str, *, price_usd_per_hour: float,
+                time_box_s: float = DEFAULT_PROBE_TIME_BOX_S, find_batch: bool = False,
+                launcher: str | None = None) -> ProbeQuote:
+    """The quote of one probe of ``offer_key`` by ``launcher`` (default: the one that probes the
+    offer): its boot time for the family, the run (``time_box_s``, doubled by ``find_batch``)
+    and the cloud's billing minimum. ProbeError for an offer no launcher runs."""
+    from probes.launchers import launcher_class
+
+    name = launcher or launcher_for_offer(offer_key)
+    if name is None:
+        raise ProbeError(f"offer {offer_key!r}: no launcher probes it (probes run on aws, gcp "
+                         "or this machine)")
+    return launcher_class(name).quote(offer_key, price_usd_per_hour=price_usd_per_hour,
+                                      run_s=time_box_s * (2.0 if find_batch else 1.0))
