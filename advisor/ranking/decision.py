@@ -18,7 +18,12 @@ from advisor.ranking.offers import CONSERVATIVE_QUANTILE, CostEstimate, Opportun
 from advisor.ranking.planner import candidates_from, plan
 from advisor.throughput import Basis
 from pricing import Market
-from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S, quote_text
+from probes.launchers.quote import (
+    DEFAULT_PROBE_TIME_BOX_S,
+    launcher_for_offer,
+    quote_probe,
+    quote_text,
+)
 
 __all__ = [
     "BASIS_LABEL",
@@ -127,9 +132,25 @@ def spot_lead(rec: Recommendation) -> str | None:
             f"{b.accelerator_count}x {b.accelerator} on {b.key} ranks first")
 
 
+def _pick_probe(rec: Recommendation,
+                time_box_s: float = DEFAULT_PROBE_TIME_BOX_S) -> tuple[str, float] | None:
+    """The offer a probe of the pick's accelerator runs on (its cheapest ranked offer a launcher
+    can probe) and that probe's quote; None when no launcher probes any of them."""
+    name = rec.ranked[0].offer.accelerator
+    offers = [e.offer for e in rec.ranked
+              if e.offer.accelerator == name and launcher_for_offer(e.offer.key) is not None]
+    if not offers:
+        return None
+    cheapest = min(offers, key=lambda o: (o.price_usd_per_hour, o.key))
+    quote = quote_probe(cheapest.key, price_usd_per_hour=cheapest.price_usd_per_hour,
+                        time_box_s=time_box_s)
+    return cheapest.key, quote.usd
+
+
 def headline(rec: Recommendation) -> str:
     """What the pick is, its basis, its run cost as a range, and what the next probe would
-    settle: the first line of the table, the JSON and the reports."""
+    settle (both probes, and their total, when neither the pick nor the challenger is
+    measured): the first line of the table, the JSON and the reports."""
     if not rec.ranked:
         return "no offer meets every constraint (see the rejected offers)"
     pick = rec.ranked[0]
@@ -144,6 +165,14 @@ def headline(rec: Recommendation) -> str:
     if rec.could_be_better:
         nxt = rec.could_be_better[0]
         n = nxt.estimate.offer
+        own = None if basis.is_measured else _pick_probe(rec)
+        if own is not None:
+            key, quote_usd = own
+            return (line + f"; next probes (neither is measured): {o.accelerator} on {key} "
+                    f"({quote_text(quote_usd)}) and {n.accelerator} on {nxt.probe_offer_key} "
+                    f"({quote_text(nxt.probe_cost_usd)}), "
+                    f"{quote_text(quote_usd + nxt.probe_cost_usd)} in all, settle whether it "
+                    f"beats the pick (up to {nxt.up_to_times_pick:.1f}x its samples/$)")
         return (line + f"; next probe: {n.accelerator} on {nxt.probe_offer_key} for "
                 f"{quote_text(nxt.probe_cost_usd)} settles whether it beats the pick (up "
                 f"to {nxt.up_to_times_pick:.1f}x its samples/$)")

@@ -10,6 +10,7 @@ from advisor.ranking.offers import CostAssumptions, CostEstimate, RankBy, Recomm
 from advisor.ranking.serialize import estimate_row
 from advisor.throughput.estimate import Basis, ThroughputEstimate
 from pricing import Market
+from probes.launchers.quote import quote_probe, quote_text
 from tests.advisor.test_ranking import offer, spec
 
 SPEC = spec()
@@ -157,3 +158,21 @@ def test_headline_says_when_the_picks_lead_comes_from_the_spot_discount() -> Non
     ranked, _ = rank(SPEC, [spot, twin])
     assert "spot discount" not in headline(Recommendation("t", spot.offer.observed_at,
                                                           tuple(ranked), ()))
+
+
+def test_headline_names_both_probes_and_their_total_when_neither_is_measured() -> None:
+    pick = estimate("dl1.24xlarge", "Gaudi", 4000.0, width=1.2, basis=Basis.PRIOR, price=2.0)
+    rival = estimate("trn1.2xlarge", "Trainium1", 3000.0, width=2.0, basis=Basis.PREDICTED)
+    ranked, _ = rank(SPEC, [pick, rival])
+    rec = Recommendation("t", pick.offer.observed_at, tuple(ranked), (),
+                         could_be_better=could_be_better(ranked))
+    assert rec.ranked[0] is pick and rec.could_be_better
+    pick_usd = quote_probe(pick.offer.key, price_usd_per_hour=2.0).usd
+    rival_usd = rec.could_be_better[0].probe_cost_usd
+    assert rival_usd == quote_probe(rival.offer.key, price_usd_per_hour=1.0).usd
+    line = headline(rec)
+    assert (f"next probes (neither is measured): Gaudi on {pick.offer.key} "
+            f"({quote_text(pick_usd)}) and Trainium1 on {rival.offer.key} "
+            f"({quote_text(rival_usd)}), {quote_text(pick_usd + rival_usd)} in all, settle "
+            "whether it beats the pick") in line
+    assert "next probe:" not in line
