@@ -238,6 +238,15 @@ def filter_offers(
         (lambda o: bool(o.flagged) and not include_flagged, kind.PRICE_FLAGGED,
          lambda o: {"flag": o.flagged}),
     ]
+    # a constraint the spec does not set checks nothing: drop it before the per-offer loop
+    unset = {kind.CLOUD: not cons.clouds, kind.REGION: not cons.regions,
+             kind.ACCELERATOR_NOT_INCLUDED: not include,
+             kind.ACCELERATOR_EXCLUDED: not exclude,
+             kind.SPOT_NOT_ALLOWED: cons.spot is not SpotPolicy.NEVER,
+             kind.ON_DEMAND_LEFT_OUT: cons.spot is not SpotPolicy.ONLY,
+             kind.TOO_MANY_ACCELERATORS: cons.max_accelerators is None,
+             kind.PRICE_FLAGGED: include_flagged}
+    checks = [check for check in checks if not unset.get(check[1], False)]
     kept, rejected = [], []
     for offer in offers:
         failed = next(((k, figures) for fails, k, figures in checks if fails(offer)), None)
@@ -424,16 +433,20 @@ def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate], *,
     on-demand twin (``with_on_demand_twins``)."""
     cons = spec.constraints
     ranked, rejected = [], []
-    for est in with_on_demand_twins(estimates):
+
+    def band(est: CostEstimate) -> str:  # said only where an offer is rejected
         spot = est.spot
-        band = (f" (spot, interruption band {spot.bucket_label} {spot.basis})" if spot else "")
+        return f" (spot, interruption band {spot.bucket_label} {spot.basis})" if spot else ""
+
+    for est in with_on_demand_twins(estimates):
         if cons.deadline_hours is not None and est.run_hours > cons.deadline_hours:
             rejected.append(Rejection(est.offer, RejectionKind.DEADLINE, {
                 "run_hours": est.run_hours, "deadline_hours": cons.deadline_hours,
-                "spot": band}))
+                "spot": band(est)}))
         elif cons.budget_usd is not None and est.run_cost_usd > cons.budget_usd:
             rejected.append(Rejection(est.offer, RejectionKind.BUDGET, {
-                "run_cost_usd": est.run_cost_usd, "budget_usd": cons.budget_usd, "spot": band}))
+                "run_cost_usd": est.run_cost_usd, "budget_usd": cons.budget_usd,
+                "spot": band(est)}))
         else:
             ranked.append(est)
     ranked.sort(key=lambda e: (-e.ranked_by(rank_by), -e.samples_per_dollar, e.offer.key))
