@@ -153,18 +153,22 @@ def write_sweep(folder: Path, **fields: Any) -> Path:
     return path
 
 
-def stored_time(seconds_ago: float) -> datetime:
-    """``seconds_ago`` before now as the installed Optuna writes a trial-time column (naive:
-    local time under 4.x, UTC under 5.x), for tests that backdate a trial in the database."""
+def stored_time(seconds_ago: float, *, now_s: float | None = None) -> datetime:
+    """``seconds_ago`` before now (or before ``now_s``, seconds since the epoch) as the
+    installed Optuna writes a trial-time column (naive: local time under 4.x, UTC under 5.x),
+    for tests that backdate a trial in the database."""
     from advisor.sweep.timestamps import column_value, installed_clock
 
-    return column_value(datetime.now(UTC) - timedelta(seconds=seconds_ago), installed_clock())
+    now = datetime.now(UTC) if now_s is None else datetime.fromtimestamp(now_s, UTC)
+    return column_value(now - timedelta(seconds=seconds_ago), installed_clock())
 
 
 def dead_worker_trial(spec: SweepSpec, *, ran_s: float, silent_s: float,
-                      price_usd_per_hour: float = 3600.0) -> int:
-    """A RUNNING trial whose worker died: started ``ran_s + silent_s`` seconds ago, last
-    heartbeat ``silent_s`` seconds ago (set in the SQLite database: no sleeping)."""
+                      price_usd_per_hour: float = 3600.0, now_s: float | None = None) -> int:
+    """A RUNNING trial whose worker died: started ``ran_s + silent_s`` seconds before now (or
+    before ``now_s``, seconds since the epoch, for a test that reads at that moment), last
+    heartbeat ``silent_s`` seconds ago by the database clock (set in the SQLite database: no
+    sleeping)."""
     import sqlalchemy as sa
 
     from advisor.sweep.runner import open_study
@@ -173,7 +177,7 @@ def dead_worker_trial(spec: SweepSpec, *, ran_s: float, silent_s: float,
     trial = study.ask()
     storage = study._storage._backend  # type: ignore[attr-defined]  # noqa: SLF001
     storage.record_heartbeat(trial._trial_id)  # noqa: SLF001
-    started = stored_time(ran_s + silent_s)
+    started = stored_time(ran_s + silent_s, now_s=now_s)
     with storage.engine.begin() as conn:
         conn.execute(sa.text("UPDATE trials SET datetime_start = :s WHERE trial_id = :t"),
                      {"s": started, "t": trial._trial_id})  # noqa: SLF001

@@ -4,6 +4,7 @@ dead worker left a trial running: the report shows it failed and charged, in mem
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 
 import optuna
@@ -11,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 from sweep_helpers import dead_worker_trial, write_sweep
 
+from advisor.sweep.service import open_stored_study
 from advisor.sweep.spec import load_sweep_spec
 from cli.main import advisor
-from reports.sweep_data import load_sweep_report_data
+from reports.sweep_data import sweep_report_data
 
 pytestmark = pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used")
 
@@ -41,10 +43,12 @@ def test_report_sweep_leaves_the_database_byte_identical(tmp_path: Path) -> None
 def test_the_report_shows_a_dead_workers_trial_failed_and_charged(tmp_path: Path) -> None:
     spec = load_sweep_spec(write_sweep(tmp_path, entrypoint="objectives:plain",
                                        price_usd_per_hour=PRICE, heartbeat_s=5))
-    dead_worker_trial(spec, ran_s=30, silent_s=600)
-    data = load_sweep_report_data("t", storage_url=f"sqlite:///{tmp_path / 'sweep.db'}")
+    now_s = time.time()  # the report is read at this moment, however loaded the machine
+    dead_worker_trial(spec, ran_s=30, silent_s=600, now_s=now_s)
+    study = open_stored_study("t", storage_url=f"sqlite:///{tmp_path / 'sweep.db'}")
+    data = sweep_report_data(study, now_s=now_s)  # what load_sweep_report_data reads, at now_s
     (trial,) = data.trials
     assert trial.state == "fail"
     # as `advisor sweep status` would record it: found dead now, 630 s after its start
-    assert trial.cost_usd == pytest.approx(630.0, abs=1.5)
+    assert trial.cost_usd == pytest.approx(630.0, abs=0.01)
     assert data.spent_usd == pytest.approx(trial.cost_usd)
