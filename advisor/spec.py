@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_CHECKPOINT_MINUTES",
     "Constraints",
     "ModelRef",
+    "PortabilityPolicy",
     "Precision",
     "ProfileOverride",
     "SpotPolicy",
@@ -69,6 +70,14 @@ class SpotPolicy(enum.StrEnum):
     ONLY = "only"  # spot offers only
 
 
+class PortabilityPolicy(enum.StrEnum):
+    """What to do with a TPU, Trainium or Gaudi offer whose step has operators the backend
+    runs on the host CPU or cannot run (``advisor.ranking.portability``)."""
+
+    STRICT = "strict"  # reject such offers
+    WARN = "warn"  # rank them and say which operators fall back or fail
+
+
 @dataclass(frozen=True)
 class ModelRef:
     """Which model to train: a built-in reference model or a user entrypoint.
@@ -104,6 +113,7 @@ class Constraints:
     accelerators_exclude: tuple[str, ...] = ()
     max_accelerators: int | None = None
     spot: SpotPolicy = SpotPolicy.ALLOWED
+    portability: PortabilityPolicy = PortabilityPolicy.WARN
 
 
 @dataclass(frozen=True)
@@ -219,6 +229,7 @@ def _parse_constraints(fields: Fields) -> Constraints:
         accelerators_exclude=exclude,
         max_accelerators=cons.opt_integer("max_accelerators", maximum=MAX_ACCELERATORS),
         spot=cons.choice("spot", SpotPolicy, SpotPolicy.ALLOWED),
+        portability=cons.choice("portability", PortabilityPolicy, PortabilityPolicy.WARN),
     )
     cons.done()
     return result

@@ -1,6 +1,7 @@
 """The local profile of a workload, measured on this machine with no GPU: FLOPs and memory
 per sample (``profile``), the peak of a training step traced on fake tensors
-(``memory_trace``), its operator mix (``op_profile``) and the per-device runtime overhead
+(``memory_trace``), its operator mix (``op_profile``), the names of the operators it calls
+(``op_names``, for checking them off CUDA) and the per-device runtime overhead
 (``runtime_overhead``).
 
 The names below are imported on first use (``import advisor.profiling`` never imports torch).
@@ -14,6 +15,7 @@ from advisor._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from advisor.profiling.memory_trace import trace_peak_bytes
+    from advisor.profiling.op_names import step_op_names
     from advisor.profiling.op_profile import (
         COMPUTE_CLASSES,
         REFERENCE_OP_MIX_JSON,
@@ -40,6 +42,7 @@ __all__ = [
     "profile_workload",
     "recipe_for",
     "reference_op_mixes",
+    "step_op_names",
     "trace_peak_bytes",
 ]
 
@@ -57,6 +60,7 @@ _HOME = {
     "profile_workload": "profile",
     "recipe_for": "profile",
     "reference_op_mixes": "op_profile",
+    "step_op_names": "op_names",
     "trace_peak_bytes": "memory_trace",
 }
 

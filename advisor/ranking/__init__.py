@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
     from advisor.ranking.offers import CostEstimate, Opportunity, RankBy, Recommendation
     from advisor.ranking.planner import Candidate, plan, plan_probes
+    from advisor.ranking.portability import Portability, headline_note, portability_of
     from advisor.ranking.probe_plan import (
         ProbeOptions,
         billed_probe_minutes,
@@ -46,6 +47,7 @@ __all__ = [
     "CostEstimate",
     "OfferGroup",
     "Opportunity",
+    "Portability",
     "ProbeEvidence",
     "ProbeOptions",
     "RankBy",
@@ -62,9 +64,11 @@ __all__ = [
     "evidence_from_probes",
     "group_regions",
     "headline",
+    "headline_note",
     "offer_price",
     "plan",
     "plan_probes",
+    "portability_of",
     "prepare_probes",
     "probe_target",
     "recommend_for_file",
@@ -81,6 +85,7 @@ _HOME = {
     "CostEstimate": "offers",
     "OfferGroup": "decision",
     "Opportunity": "offers",
+    "Portability": "portability",
     "ProbeEvidence": "evidence",
     "ProbeOptions": "probe_plan",
     "RankBy": "offers",
@@ -97,9 +102,11 @@ _HOME = {
     "evidence_from_probes": "evidence",
     "group_regions": "decision",
     "headline": "decision",
+    "headline_note": "portability",
     "offer_price": "probe_plan",
     "plan": "planner",
     "plan_probes": "planner",
+    "portability_of": "portability",
     "prepare_probes": "probe_plan",
     "probe_target": "probe_plan",
     "recommend_for_file": "service",

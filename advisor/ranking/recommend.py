@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 
@@ -28,8 +28,9 @@ from advisor.ranking.offers import (
     samples_per_device,
     samples_that_fit,
 )
+from advisor.ranking.portability import Portability, portability_checker, portability_rows
 from advisor.ranking.rejections import KIND_TEXT
-from advisor.spec import Precision, WorkloadSpec
+from advisor.spec import PortabilityPolicy, Precision, WorkloadSpec
 from advisor.throughput import (
     MIN_STEP_SECONDS,
     Basis,
@@ -153,6 +154,26 @@ def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog
     return advice
 
 
+def _portability_advice(records: Sequence[Portability], policy: PortabilityPolicy) -> list[str]:
+    """What running the pick or a could-be-better offer off CUDA takes, one line per
+    accelerator, with what ``constraints.portability`` does about it."""
+    lines = []
+    for record in records:
+        line = "portability: " + record.describe()
+        if record.blocked_operators and policy is PortabilityPolicy.WARN:
+            line += " (constraints.portability: strict would leave such offers out)"
+        elif not record.operators_traced and policy is PortabilityPolicy.STRICT:
+            line += " (constraints.portability: strict could not check it, so it stays ranked)"
+        lines.append(line)
+    return lines
+
+
+def _traced_operators(spec: WorkloadSpec) -> frozenset[str] | None:
+    from advisor.profiling.op_names import step_op_names
+
+    return step_op_names(spec)
+
+
 def _scaling_line(ranked: Sequence[CostEstimate], catalog: Catalog, model: ThroughputModel) -> str:
     """The fitted scaling efficiency of the best-ranked multi-device offer per interconnect."""
     examples: dict[str, str] = {}
@@ -201,18 +222,25 @@ def recommend(
     include_flagged: bool = False,
     op_mix: OpMix | None = None,
     rank_by: RankBy = RankBy.CONSERVATIVE,
+    step_operators: Callable[[], frozenset[str] | None] | None = None,
 ) -> Recommendation:
     """Rank every catalog offer for ``spec`` by samples per dollar; pure given its inputs.
 
     ``measurements`` are probed samples/s; ``memory`` maps an accelerator to what probes
     measured about memory on it (decides memory fit there); ``op_mix`` (the traced operator
     mix) lets offers with no probe be predicted from the operators' roofline; ``rank_by``
-    picks the figure of samples per dollar that orders the offers."""
+    picks the figure of samples per dollar that orders the offers; ``step_operators`` returns
+    the aten operators of the step (default: traced on fake tensors, cached), asked only where
+    a TPU, Trainium or Gaudi offer is checked (``constraints.portability: strict``, or one leads
+    or could beat the pick)."""
     memory = memory or {}
     check_constraint_names(spec, catalog)
     assumptions = assumptions or CostAssumptions()
     model = model or default_throughput_model(catalog)
     features = workload_features(spec, profile, op_mix)
+    portability = portability_checker(
+        catalog.accelerators, step_operators or (lambda: _traced_operators(spec)))
+    strict = spec.constraints.portability is PortabilityPolicy.STRICT
     candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators,
                                          include_flagged=include_flagged)
     needs: dict[tuple[str, int, float], MemoryNeed] = {}
@@ -221,6 +249,10 @@ def recommend(
     # Memory fit and throughput depend on the accelerator, its memory and how many devices
     # split the batch, not on the region or market: each distinct question is answered once.
     for offer in candidates:
+        port = portability(offer.accelerator) if strict else None
+        if port is not None and port.blocked_operators:
+            rejected.append(Rejection(offer, RejectionKind.PORTABILITY, port.rejection_figures()))
+            continue
         fit_key = (offer.accelerator, offer.accelerator_count, offer.accelerator_memory_gib)
         need = needs.get(fit_key)
         if need is None:
@@ -243,6 +275,8 @@ def recommend(
     rejected.sort(key=lambda r: r.offer.key)
     priors = sorted({e.offer.accelerator for e in ranked if e.throughput.basis is Basis.PRIOR})
     challengers = could_be_better(ranked)
+    near_top = [e.offer.accelerator for e in [*ranked[:1], *(c.estimate for c in challengers)]]
+    ports = [p for name in dict.fromkeys(near_top) if (p := portability(name)) is not None]
     assumption_lines = [
         rank_by_assumption(rank_by),
         f"batch_size {spec.batch_size} is global; split evenly across an instance's devices",
@@ -267,9 +301,11 @@ def recommend(
         ranked=tuple(ranked),
         rejected=tuple(rejected),
         assumptions=tuple(assumption_lines),
-        advice=tuple(_advice(spec, ranked, catalog, model, features) if ranked else
+        advice=tuple([*_advice(spec, ranked, catalog, model, features),
+                      *_portability_advice(ports, spec.constraints.portability)] if ranked else
                      _no_offer_advice(spec, rejected, profile, assumptions, catalog)),
         warnings=tuple(_warnings(catalog, ranked, today or date.today(), profile)),
         rank_by=rank_by,
         could_be_better=challengers,
+        extra={"portability": portability_rows(ports)} if ports else {},
     )

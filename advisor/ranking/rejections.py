@@ -36,6 +36,7 @@ class RejectionKind(enum.StrEnum):
     MEMORY_PROBE_OOM = "memory-probe-oom"
     DEADLINE = "deadline"
     BUDGET = "budget"
+    PORTABILITY = "portability"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,11 @@ KIND_TEXT: Mapping[RejectionKind, KindText] = MappingProxyType({
     _M.BUDGET: KindText("run costs ${run_cost_usd:,.2f}{spot} > constraints.budget_usd "
                         "{budget_usd:,g}", "cost more than constraints.budget_usd",
                         "raise constraints.budget_usd"),
+    _M.PORTABILITY: KindText(
+        "{accelerator} runs PyTorch through {runtime_package} ({backend}), which has no "
+        "lowering for the step's {operators} (constraints.portability: strict)",
+        "need a runtime (torch_xla, torch-neuronx, Gaudi's) that lacks some of the step's "
+        "operators", "set constraints.portability: warn, or replace those operators"),
 })
 
 

@@ -58,6 +58,8 @@ FIGURES: dict[RejectionKind, dict[str, float | int | str]] = {
                                      "failed_batch": 48},
     RejectionKind.DEADLINE: {"run_hours": 80.0, "deadline_hours": 72, "spot": ""},
     RejectionKind.BUDGET: {"run_cost_usd": 3100.0, "budget_usd": 3000, "spot": ""},
+    RejectionKind.PORTABILITY: {"backend": "xla", "runtime_package": "torch_xla",
+                                "operators": "grid_sampler_2d, grid_sampler_2d_backward"},
 }
 
 

@@ -1,0 +1,134 @@
+"""The aten operators one training step of a workload calls, for checking them against what a
+non-CUDA backend (torch_xla, torch-neuronx, Gaudi's bridge) can run.
+
+One step at batch 1 (forward under autocast at the workload's precision, backward, AdamW's
+per-tensor update as on a non-CUDA device), traced on fake tensors with the CPU's dispatch (no
+memory, no compute) under a dispatch mode that records the name of every ``aten`` operator:
+the overload packet without namespace or overload (``convolution``, ``add_``,
+``grid_sampler_2d``), as the operators reach a backend after autograd. Cached by the spec's
+fingerprint beside the other profiles.
+
+Torch is imported only inside the tracing function; a cached set is read without it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from advisor._time_limit import time_limit
+from advisor.errors import AdvisorError
+from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
+from advisor.spec import Precision, WorkloadSpec
+from pricing.files import write_cache
+from probes.errors import ProbeError
+from probes.workload import WorkloadRecipe
+
+__all__ = ["cached_step_op_names", "load_op_names", "step_op_names", "trace_op_names"]
+
+_CACHE_VERSION = 1
+_TRACE_BATCH = 1
+_NAMESPACE = "aten::"
+# Traced sets by (fingerprint, folder the entrypoint imports from): a process asks once.
+_MEMO: dict[tuple[str, str | None], frozenset[str]] = {}
+
+
+def _recorder() -> Any:
+    """A ``TorchDispatchMode`` collecting operator names while ``recording``; built lazily so
+    this module imports without torch."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class NameRecorder(TorchDispatchMode):  # type: ignore[misc,no-untyped-call]
+        def __init__(self) -> None:
+            super().__init__()  # type: ignore[no-untyped-call]
+            self.recording = False
+            self.names: set[str] = set()
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            if self.recording:
+                name = str(func.name())
+                if name.startswith(_NAMESPACE):
+                    self.names.add(name.removeprefix(_NAMESPACE).split(".")[0])
+            return func(*args, **(kwargs or {}))
+
+    return NameRecorder()
+
+
+def trace_op_names(recipe: WorkloadRecipe, precision: Precision) -> frozenset[str]:
+    """The aten operator names of one training step of ``recipe`` at ``precision`` (the set-up
+    step and one steady step, both at batch 1, on fake CPU tensors).
+
+    Raises AdvisorError when torch is missing or the step does not run on fake tensors.
+    """
+    try:
+        recorder = _recorder()
+    except ImportError as exc:
+        raise AdvisorError("tracing the step's operators needs torch; install with "
+                           "pip install 'advisor[torch]'") from exc
+
+    def on_phase(step: int, phase: str, _state: FakeStep) -> None:
+        recorder.recording = step >= 1 and phase not in ("batch", "done")
+
+    try:
+        run_fake_steps(recipe, precision, (_TRACE_BATCH,), device="cpu", foreach=False,
+                       observers=[recorder], on_phase=on_phase)
+    except (*STEP_ERRORS, ProbeError) as exc:
+        raise AdvisorError(f"cannot trace the step's operators on fake tensors: "
+                           f"{type(exc).__name__}: {str(exc).strip()[:200]}") from exc
+    return frozenset(recorder.names)
+
+
+def step_op_names(spec: WorkloadSpec, *, use_cache: bool = True) -> frozenset[str] | None:
+    """The aten operator names one training step of ``spec`` calls, cached by its fingerprint;
+    None when torch is missing, the step does not trace, or tracing takes longer than
+    ``profile.timeout_s`` (nothing is cached then). A process traces each spec once."""
+    from advisor.profiling.profile import recipe_for
+
+    key = (spec.fingerprint(), spec.source_dir)
+    cached = (_MEMO.get(key) or cached_step_op_names(spec)) if use_cache else None
+    if cached is not None:
+        _MEMO[key] = cached
+        return cached
+    limit = spec.profile.timeout_s
+    try:
+        with time_limit(limit, f"tracing the step's operators took more than {limit:g} s"):
+            names = trace_op_names(recipe_for(spec, samples_per_device=_TRACE_BATCH),
+                                   spec.precision)
+    except AdvisorError:
+        return None
+    _MEMO[key] = names
+    path = _cache_file(spec)
+    if path is not None:
+        write_cache(path, json.dumps({"version": _CACHE_VERSION, "names": sorted(names)}))
+    return names
+
+
+def cached_step_op_names(spec: WorkloadSpec) -> frozenset[str] | None:
+    """The cached operator names of ``spec``, or None when there are none (or they are stale)."""
+    path = _cache_file(spec)
+    return None if path is None else load_op_names(path)
+
+
+def _cache_file(spec: WorkloadSpec) -> Path | None:
+    from advisor.storage import profile_cache_dir
+
+    try:
+        return profile_cache_dir() / f"{spec.fingerprint()}.opnames.json"
+    except OSError:  # an unwritable ADVISOR_HOME: the profile has said so once already
+        return None
+
+
+def load_op_names(path: Path) -> frozenset[str] | None:
+    """A cached set of operator names, or None when missing, stale or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:
+        return None
+    names = data.get("names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    return frozenset(names)
