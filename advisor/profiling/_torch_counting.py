@@ -1,13 +1,50 @@
-"""Torch helpers of the local profile: FLOP formulas the counter lacks, the bytes autograd
-saves for backward, parameter counts (torch imported inside each function)."""
+"""Torch helpers of the local profile: one counted forward + backward (FLOPs and the bytes
+autograd saves), FLOP formulas the counter lacks, parameter counts (torch imported inside
+each function)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SavedBytes", "extra_flop_formulas", "identity", "parameters"]
+from probes.built import BuiltWorkload
+
+__all__ = ["SavedBytes", "StepCount", "count_step", "extra_flop_formulas", "identity",
+           "parameters"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepCount:
+    """One forward + backward: its FLOPs, those of convolutions, and the bytes of the distinct
+    storages autograd saved for backward."""
+
+    flops: int
+    conv_flops: int
+    saved_bytes: int
+
+
+def count_step(built: BuiltWorkload, batch_size: int, *, device: str,
+               autocast_dtype: Any) -> StepCount:
+    """Count one forward (under CPU autocast to ``autocast_dtype``; None: no autocast) and
+    backward of ``built`` at ``batch_size``, its batch made on ``device``, with torch's
+    ``FlopCounterMode`` and ``extra_flop_formulas``. Gradients accumulate into the model's."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    batch = built.make_batch(batch_size, device)
+    saver = SavedBytes()
+    with torch.autograd.graph.saved_tensors_hooks(saver.pack, identity), \
+            FlopCounterMode(display=False, custom_mapping=extra_flop_formulas()) as counter:
+        with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16,
+                            enabled=autocast_dtype is not None):
+            loss = built.loss_fn(built.model, batch)
+        loss.backward()
+    conv = sum(n for op, n in counter.get_flop_counts().get("Global", {}).items()
+               if "convolution" in str(op))
+    return StepCount(flops=counter.get_total_flops(), conv_flops=conv,
+                     saved_bytes=saver.nbytes)
 
 
 class SavedBytes:

@@ -1,22 +1,23 @@
-"""Two training steps on fake tensors: the one step that ``memory_trace`` and ``op_profile``
-observe, each through its own dispatch mode and phase callback.
+"""Training steps on fake tensors: the steps that ``memory_trace`` and ``op_profile`` observe,
+each through its own dispatch mode and phase callback, in one pass (``step_trace``).
 
 The step is the probe harness's (``probes/train_step.py``): AdamW(lr=1e-4),
 ``zero_grad(set_to_none=True)``, the forward under autocast at the workload's precision
-(bf16/fp16; none for fp32 and tf32), ``loss.backward()``, ``optimizer.step()``. The first step
-allocates Adam's state; the second is the steady one. ``device="cuda"`` applies CUDA's autocast
+(bf16/fp16; none for fp32 and tf32), ``loss.backward()``, ``optimizer.step()``. The model is
+built once; the first step allocates Adam's state, and each further step is a steady one, one
+per batch size traced. ``device="cuda"`` applies CUDA's autocast
 op lists and attention kernels (``advisor.profiling._cuda_emulation``); ``"cpu"`` the CPU's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.spec import Precision
-from probes.workload import WorkloadRecipe, build_workload
+from probes.workload import BuiltWorkload, WorkloadRecipe, build_workload
 
 __all__ = ["PHASES", "STEP_ERRORS", "FakeStep", "autocast_for", "fake_build",
            "fake_grouped_mm", "run_fake_steps"]
@@ -31,11 +32,12 @@ PHASES = ("batch", "ready", "start", "forward", "backward", "optimizer step", "d
 
 @dataclass
 class FakeStep:
-    """What a phase callback may look at: the built model's trainable parameters and the
-    optimizer (None when nothing trains)."""
+    """What a phase callback may look at: the built model's trainable parameters, the
+    optimizer (None when nothing trains) and the batch size of the step running."""
 
     params: list[Any]
     optimizer: Any
+    batch_size: int = 0
 
 
 @contextmanager
@@ -169,51 +171,80 @@ def autocast_for(precision: Precision,
     return lambda: cuda_autocast(dtype), "cuda"
 
 
-def run_fake_steps(recipe: WorkloadRecipe, precision: Precision, batch_size: int, *,
+def run_fake_steps(recipe: WorkloadRecipe, precision: Precision, batch_sizes: Sequence[int], *,
                    device: str, foreach: bool | None,
-                   observer: AbstractContextManager[Any] | None,
-                   on_phase: Callable[[int, str, FakeStep], None]) -> str:
-    """Build ``recipe`` at ``batch_size`` under ``FakeTensorMode`` with ``observer`` (a
-    dispatch mode) active, and run two training steps, calling ``on_phase(step, phase,
-    state)`` before each phase of ``PHASES`` (step 0: ``batch``, ``ready``; steps 1 and 2 the
-    rest, ``done`` after the optimizer step). Returns the autocast op lists applied.
+                   observers: Sequence[AbstractContextManager[Any]] = (),
+                   on_phase: Callable[[int, str, FakeStep], None],
+                   after: Callable[[BuiltWorkload, FakeStep], None] | None = None) -> str:
+    """Build ``recipe`` once under ``FakeTensorMode`` with ``observers`` (dispatch modes,
+    entered in order) active, run one set-up step and then one steady step per batch size of
+    ``batch_sizes``, calling ``on_phase(step, phase, state)`` before each phase of ``PHASES``.
+    Returns the autocast op lists applied.
+
+    Step 0 is ``batch`` (the first batch is made) and ``ready`` (the optimizer exists); step 1,
+    the set-up step, and step 2, the first steady step, both run at ``batch_sizes[0]`` on that
+    batch; step ``k > 2`` runs at ``batch_sizes[k - 2]`` and starts with ``batch`` (a new batch
+    replaces the previous one). Each of steps 1... runs ``start``, ``forward``, ``backward``,
+    ``optimizer step`` and ``done`` (after the optimizer step). A steady step sees what the
+    second step of a fresh model at its batch size sees: the weights, its batch, the previous
+    step's gradients and the optimizer state. ``state.batch_size`` is the running step's batch.
+    ``after(built, state)``, when given, runs last, inside the fake mode and the observers but
+    outside the CUDA emulation (the CPU's attention kernels).
 
     Raises ProbeError when the workload cannot be built and whatever the model raises when
-    its step cannot run on fake tensors.
+    its step cannot run on fake tensors; ValueError when ``batch_sizes`` is empty.
     """
+    if not batch_sizes:
+        raise ValueError("batch_sizes must name at least one batch size")
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     from advisor.profiling._cuda_emulation import cuda_attention
 
     autocast, lists = autocast_for(precision, device)
-    with FakeTensorMode(allow_non_fake_inputs=True), fake_grouped_mm(), \
-            cuda_attention() if device == "cuda" else nullcontext(), observer or nullcontext():
+    with FakeTensorMode(allow_non_fake_inputs=True), fake_grouped_mm(), ExitStack() as modes:
+        for observer in observers:
+            modes.enter_context(observer)
         with fake_build():
-            built = build_workload(replace(recipe, batch_size=batch_size))
+            built = build_workload(replace(recipe, batch_size=batch_sizes[0]))
         model = built.model
         if hasattr(model, "train"):
             model.train()
         params = [p for p in model.parameters() if p.requires_grad]
-        state = FakeStep(params, None)
+        state = FakeStep(params, None, batch_sizes[0])
         on_phase(0, "batch", state)
-        batch = built.make_batch(batch_size, "cpu")
+        batch = built.make_batch(batch_sizes[0], "cpu")
         if params:
             state.optimizer = torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
         on_phase(0, "ready", state)
-        for step in (1, 2):
-            on_phase(step, "start", state)
-            if state.optimizer is not None:
-                state.optimizer.zero_grad(set_to_none=True)
-            on_phase(step, "forward", state)
-            with autocast():
-                loss = built.loss_fn(model, batch)
-            on_phase(step, "backward", state)
-            loss.backward()
-            on_phase(step, "optimizer step", state)
-            if state.optimizer is not None:
-                state.optimizer.step()
-            del loss
-            on_phase(step, "done", state)
-        del built, model, batch, params, state
+        with cuda_attention() if device == "cuda" else nullcontext():
+            for step, batch_size in enumerate((batch_sizes[0], *batch_sizes), start=1):
+                if step > 2:
+                    state.batch_size = batch_size
+                    on_phase(step, "batch", state)
+                    batch = built.make_batch(batch_size, "cpu")
+                _train_step(built, batch, state, step, autocast, on_phase)
+        del batch, params
+        if after is not None:
+            after(built, state)
+        del built, model, state
     return lists
+
+
+def _train_step(built: BuiltWorkload, batch: Any, state: FakeStep, step: int,
+                autocast: Callable[[], AbstractContextManager[Any]],
+                on_phase: Callable[[int, str, FakeStep], None]) -> None:
+    """One training step as the probe harness runs it, announcing each phase."""
+    on_phase(step, "start", state)
+    if state.optimizer is not None:
+        state.optimizer.zero_grad(set_to_none=True)
+    on_phase(step, "forward", state)
+    with autocast():
+        loss = built.loss_fn(built.model, batch)
+    on_phase(step, "backward", state)
+    loss.backward()
+    on_phase(step, "optimizer step", state)
+    if state.optimizer is not None:
+        state.optimizer.step()
+    del loss
+    on_phase(step, "done", state)

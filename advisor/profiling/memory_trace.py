@@ -4,8 +4,10 @@
 no memory; ``advisor.profiling.fake_step``): AdamW(lr=1e-4) with torch's multi-tensor
 (``foreach``) implementation, the default on CUDA; ``zero_grad(set_to_none=True)``; the forward
 under autocast at the workload's precision with CUDA's autocast op lists; ``loss.backward()``;
-``optimizer.step()``. Of the two steps, the first allocates Adam's state; the second is a steady
-step, and its peak is the answer, as the harness measures peak memory over steps after warm-up.
+``optimizer.step()``. The model is built once; the first step allocates Adam's state, then one
+steady step runs per batch size, and its peak is the answer, as the harness measures peak memory
+over steps after warm-up. ``MemoryCollector`` does the counting, so that the cold profile traces
+memory in the same pass as the operator mix (``advisor.profiling.step_trace``).
 
 A ``TorchDispatchMode`` sees every tensor an operator returns; each new storage adds its bytes,
 rounded as the CUDA caching allocator counts them (``cuda_allocated_bytes``), and a weak-reference
@@ -16,7 +18,7 @@ CUDA device, which a CPU build cannot fake, tracks one iteration per module, and
 distributed package.) Adam's ``step`` counters are left out: without ``capturable``/``fused``
 they live on the host.
 
-Two batch sizes are traced. Operator for operator, the live bytes of the two steps give one
+Two batch sizes are traced. Operator for operator, the live bytes of their steps give one
 line ``base + slope * batch`` per point of the step, and the peak at any batch is the highest
 line there (exact while the operator sequence does not depend on the batch, up to allocator
 rounding). Not modelled: kernels' internal workspaces (cuDNN convolution algorithms, fused
@@ -34,14 +36,14 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.profiling.fake_step import FakeStep, run_fake_steps
 from advisor.spec import Precision
 from probes.workload import WorkloadRecipe
 
-__all__ = ["DEVICES", "TracedMemory", "cuda_allocated_bytes", "trace_peak_bytes"]
+__all__ = ["DEVICES", "MemoryCollector", "TracedMemory", "cuda_allocated_bytes", "trace_peak_bytes"]
 
 DEVICES = ("cuda", "cpu")
 
@@ -108,8 +110,18 @@ def trace_peak_bytes(recipe: WorkloadRecipe, precision: Precision, *,
         raise ValueError(f"batch_sizes must be two different positive numbers, got {batch_sizes}")
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
-    first = _trace(recipe, precision, small, device)
-    second = _trace(recipe, precision, large, device)
+    collector = MemoryCollector((small, large), device=device)
+    lists = run_fake_steps(recipe, precision, (small, large), device=device,
+                           foreach=True if device == "cuda" else None,
+                           observers=[collector.mode()], on_phase=collector.on_phase)
+    traced = collector.result(lists)
+    assert traced is not None  # both steps ran, or run_fake_steps raised
+    return traced
+
+
+def _combine(first: _Trace, second: _Trace, small: int, large: int,
+             autocast: str) -> TracedMemory:
+    """The peak lines through the steady steps at batches ``small`` and ``large``."""
     notes = list(second.notes)
     if [op for op, _ in first.timeline] == [op for op, _ in second.timeline]:
         points = [(a, b) for (_, a), (_, b) in zip(first.timeline, second.timeline, strict=True)]
@@ -120,7 +132,7 @@ def trace_peak_bytes(recipe: WorkloadRecipe, precision: Precision, *,
     lines = _upper_envelope([(a - (b - a) / (large - small) * small, (b - a) / (large - small))
                              for a, b in points])
     return TracedMemory(lines=tuple(lines), traced=((small, first.peak), (large, second.peak)),
-                        at_peak=second.at_peak, autocast=second.autocast, notes=tuple(notes))
+                        at_peak=second.at_peak, autocast=autocast, notes=tuple(notes))
 
 
 def _upper_envelope(lines: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -241,36 +253,50 @@ def _storages(tensors: Iterator[Any]) -> Iterator[Any]:
             yield tensor.untyped_storage()
 
 
-def _trace(recipe: WorkloadRecipe, precision: Precision, batch_size: int, device: str) -> _Trace:
-    """Two training steps at ``batch_size`` on fake tensors; the second one's timeline."""
-    cuda = device == "cuda"
-    live = _LiveBytes(cuda_allocated_bytes if cuda else int)
-    hooks: list[Any] = []
-    traced: list[_Trace] = []
+class MemoryCollector:
+    """Follows the live allocator bytes of the steps ``run_fake_steps`` runs and keeps the
+    timelines of the steady steps at two batch sizes (enter ``mode()`` among its observers and
+    pass ``on_phase``); one collector per pass."""
 
-    def on_phase(step: int, phase: str, state: FakeStep) -> None:
+    def __init__(self, batch_sizes: tuple[int, int], *, device: str = "cuda") -> None:
+        self._cuda = device == "cuda"
+        self._batches = tuple(sorted(batch_sizes))
+        self._live = _LiveBytes(cuda_allocated_bytes if self._cuda else int)
+        self._traces: dict[int, _Trace] = {}
+
+    def mode(self) -> AbstractContextManager[Any]:
+        """The dispatch mode that sees every operator's output storages."""
+        return _dispatch_mode(self._live)
+
+    def on_phase(self, step: int, phase: str, state: FakeStep) -> None:
+        """Tag what each phase allocates; restart the timeline at a steady step it keeps."""
+        live = self._live
+        kept = step >= 2 and state.batch_size in self._batches
         if phase == "ready":
-            hooks.extend(p.register_post_accumulate_grad_hook(
-                lambda p: live.retag(p.grad.untyped_storage(), "gradients"))
-                for p in state.params)
-        elif phase == "start" and step == 2:
-            live.restart()
+            for param in state.params:
+                param.register_post_accumulate_grad_hook(
+                    lambda p: live.retag(p.grad.untyped_storage(), "gradients"))
+        elif phase == "start":
+            if kept:
+                live.restart()
         elif phase == "done" and step == 1:
-            _adopt_optimizer_state(live, state.optimizer, host_steps=cuda)
+            _adopt_optimizer_state(live, state.optimizer, host_steps=self._cuda)
         elif phase == "done":
-            for hook in hooks:
-                hook.remove()
-            traced.append(_Trace(timeline=live.timeline or [], peak=live.peak,
-                                 at_peak=tuple(sorted(live.at_peak.items())), autocast="",
-                                 notes=[]))
-        elif phase != "start":
+            if kept:
+                self._traces[state.batch_size] = _Trace(
+                    timeline=live.timeline or [], peak=live.peak,
+                    at_peak=tuple(sorted(live.at_peak.items())), autocast="", notes=[])
+                live.timeline = None  # the step's timeline ends here
+        else:
             live.tag = phase
 
-    # CUDA's default is the multi-tensor (foreach) AdamW; the CPU's the per-tensor loop.
-    lists = run_fake_steps(recipe, precision, batch_size, device=device,
-                           foreach=True if cuda else None, observer=_dispatch_mode(live),
-                           on_phase=on_phase)
-    return replace(traced[0], autocast=lists)
+    def result(self, autocast: str) -> TracedMemory | None:
+        """The traced memory (``autocast``: the op lists the forward used), or None until the
+        steady steps at both batch sizes have run."""
+        small, large = self._batches
+        if small not in self._traces or large not in self._traces:
+            return None
+        return _combine(self._traces[small], self._traces[large], small, large, autocast)
 
 
 def _adopt_optimizer_state(live: _LiveBytes, optimizer: Any, *, host_steps: bool) -> None:

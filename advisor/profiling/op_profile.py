@@ -20,9 +20,10 @@ import enum
 import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from advisor.errors import AdvisorError
 from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
@@ -31,8 +32,9 @@ from pricing.files import write_cache
 from probes.errors import ProbeError
 from probes.workload import WorkloadRecipe
 
-__all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "OpClass", "OpCost", "OpMix",
-           "classify_op", "load_op_mix", "op_mix_for_spec", "reference_op_mixes", "trace_op_mix",
+__all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "OpClass",
+           "OpCollector", "OpCost", "OpMix", "cached_op_mix", "classify_op", "load_op_mix", "op_mix_for_spec",
+           "reference_op_mixes", "store_op_mix", "trace_error", "trace_op_mix",
            "write_reference_op_mixes"]
 
 _CACHE_VERSION = 2
@@ -49,7 +51,7 @@ REFERENCE_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 # Reference precision -> traced precision: "mixed" rows ran fp16 AMP.
 _REFERENCE_PRECISIONS = {"fp32": Precision.FP32, "mixed": Precision.FP16}
-_TRACE_BATCHES = (2, 4)  # per-device batches whose difference is the per-sample cost
+TRACE_BATCHES = (2, 4)  # per-device batches whose difference is the per-sample cost
 
 
 class OpClass(enum.StrEnum):
@@ -240,40 +242,72 @@ def _recorder_class() -> type:
     return Recorder
 
 
-def _trace_step(recipe: WorkloadRecipe, precision: Precision, batch_size: int,
-                recorder_class: type) -> dict[tuple[OpClass, str], list[float]]:
-    """Totals of the steady (second) fake training step at ``batch_size``."""
-    recorder = recorder_class()
+class OpCollector:
+    """Sums the operators of the steady steps ``run_fake_steps`` runs at the two batch sizes
+    of ``TRACE_BATCHES`` (enter ``mode()`` among its observers and pass ``on_phase``); one
+    collector per pass. Raises ImportError without torch."""
 
-    def on_phase(step: int, phase: str, _state: FakeStep) -> None:
-        recorder.recording = step == 2 and phase != "done"
+    def __init__(self) -> None:
+        self._recorder = _recorder_class()()
+        self._totals: dict[int, dict[tuple[OpClass, str], list[float]]] = {}
+
+    def mode(self) -> AbstractContextManager[Any]:
+        """The dispatch mode that records every aten operator of a kept step."""
+        return cast("AbstractContextManager[Any]", self._recorder)
+
+    def on_phase(self, step: int, phase: str, state: FakeStep) -> None:
+        """Record the steady steps at ``TRACE_BATCHES``, the optimizer's work as its own class."""
+        recorder = self._recorder
+        kept = step >= 2 and state.batch_size in TRACE_BATCHES
+        if phase == "start" and kept:
+            recorder.totals = self._totals[state.batch_size] = defaultdict(
+                lambda: [0.0, 0.0, 0.0])
+        recorder.recording = kept and phase not in ("batch", "done")
         recorder.phase_optimizer = phase == "optimizer step"
 
-    run_fake_steps(recipe, precision, batch_size, device="cuda", foreach=True,
-                   observer=recorder, on_phase=on_phase)
-    return dict(recorder.totals)
+    def result(self) -> OpMix | None:
+        """The operator mix, or None until the steady steps at both batch sizes have run."""
+        small, large = TRACE_BATCHES
+        if small not in self._totals or large not in self._totals:
+            return None
+        return _mix(self._totals[small], self._totals[large])
 
 
 def trace_op_mix(recipe: WorkloadRecipe, precision: Precision) -> OpMix:
-    """The operator mix of ``recipe`` trained at ``precision`` (two fake steps).
+    """The operator mix of ``recipe`` trained at ``precision`` (one fake pass: a set-up step
+    and the steady steps at both ``TRACE_BATCHES``).
 
     Raises AdvisorError when the model does not run on fake tensors or torch is missing.
     """
     try:
-        recorder_class = _recorder_class()
+        collector = OpCollector()
     except ImportError as exc:
         raise AdvisorError("the operator profile needs torch; install with "
                            "pip install 'advisor[torch]'") from exc
-    small, large = _TRACE_BATCHES
     try:
-        totals = [_trace_step(recipe, precision, b, recorder_class) for b in (small, large)]
+        run_fake_steps(recipe, precision, TRACE_BATCHES, device="cuda", foreach=True,
+                       observers=[collector.mode()], on_phase=collector.on_phase)
     except _TRACE_ERRORS as exc:
-        raise AdvisorError(f"cannot trace one training step on fake tensors: "
-                           f"{type(exc).__name__}: {str(exc).strip()[:200]}") from exc
+        raise trace_error(exc) from exc
+    mix = collector.result()
+    assert mix is not None  # both steps ran, or run_fake_steps raised
+    return mix
+
+
+def trace_error(exc: BaseException) -> AdvisorError:
+    """The error ``trace_op_mix`` raises for ``exc``, an error of the traced step."""
+    return AdvisorError(f"cannot trace one training step on fake tensors: "
+                        f"{type(exc).__name__}: {str(exc).strip()[:200]}")
+
+
+def _mix(low_totals: Mapping[tuple[OpClass, str], list[float]],
+         high_totals: Mapping[tuple[OpClass, str], list[float]]) -> OpMix:
+    """Per-sample and per-step work from the totals of the steps at both ``TRACE_BATCHES``."""
+    small, large = TRACE_BATCHES
     per_sample, per_step = [], []
-    for key in sorted(set(totals[0]) | set(totals[1])):
-        low = totals[0].get(key, [0.0, 0.0, 0.0])
-        high = totals[1].get(key, [0.0, 0.0, 0.0])
+    for key in sorted(set(low_totals) | set(high_totals)):
+        low = low_totals.get(key, [0.0, 0.0, 0.0])
+        high = high_totals.get(key, [0.0, 0.0, 0.0])
         slope = [max(0.0, (h - lo) / (large - small)) for lo, h in zip(low, high, strict=True)]
         slope[2] = 0.0  # kernel launches do not grow with the batch
         fixed = [max(0.0, lo - small * s) for lo, s in zip(low, slope, strict=True)]
@@ -286,21 +320,38 @@ def trace_op_mix(recipe: WorkloadRecipe, precision: Precision) -> OpMix:
 
 
 def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
-    """The operator mix of ``spec`` at its precision, cached by the spec's fingerprint.
+    """The operator mix of ``spec`` at its precision, cached by the spec's fingerprint (the
+    cold ``profile_workload`` stores it too, from the same fake pass).
 
     Raises AdvisorError when it cannot be traced (see ``trace_op_mix``).
     """
-    from advisor.profiling.profile import profile_cache_file, recipe_for
+    from advisor.profiling.profile import recipe_for
 
-    path = profile_cache_file(f"{spec.fingerprint()}.ops.json")
-    if use_cache and path is not None:
-        cached = load_op_mix(path)
-        if cached is not None:
-            return cached
-    mix = trace_op_mix(recipe_for(spec, samples_per_device=_TRACE_BATCHES[0]), spec.precision)
+    cached = cached_op_mix(spec) if use_cache else None
+    if cached is not None:
+        return cached
+    mix = trace_op_mix(recipe_for(spec, samples_per_device=TRACE_BATCHES[0]), spec.precision)
+    store_op_mix(spec, mix)
+    return mix
+
+
+def cached_op_mix(spec: WorkloadSpec) -> OpMix | None:
+    """The cached operator mix of ``spec``, or None when there is none (or it is stale)."""
+    path = _cache_file(spec)
+    return None if path is None else load_op_mix(path)
+
+
+def store_op_mix(spec: WorkloadSpec, mix: OpMix) -> None:
+    """Cache ``mix`` as the operator mix of ``spec`` (nothing where the cache is unwritable)."""
+    path = _cache_file(spec)
     if path is not None:
         write_cache(path, json.dumps({"version": _CACHE_VERSION, **mix.to_json()}))
-    return mix
+
+
+def _cache_file(spec: WorkloadSpec) -> Path | None:
+    from advisor.profiling.profile import profile_cache_file
+
+    return profile_cache_file(f"{spec.fingerprint()}.ops.json")
 
 
 def load_op_mix(path: Path) -> OpMix | None:
@@ -324,7 +375,7 @@ def write_reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> None:
     for model, (builtin, options) in sorted(REFERENCE_RECIPES.items()):
         for key, precision in _REFERENCE_PRECISIONS.items():
             recipe = WorkloadRecipe(builtin=builtin, entrypoint=None, options=options,
-                                    batch_size=_TRACE_BATCHES[0], precision=str(precision))
+                                    batch_size=TRACE_BATCHES[0], precision=str(precision))
             mixes[f"{model}/{key}"] = trace_op_mix(recipe, precision).to_json()
     path.write_text(json.dumps({"version": _CACHE_VERSION, "mixes": mixes}, indent=1) + "\n")
 

@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.profiling._torch_counting import SavedBytes, extra_flop_formulas, identity, parameters
+from advisor.profiling._torch_counting import StepCount, count_step, parameters
 from advisor.profiling.fake_step import STEP_ERRORS, fake_build, fake_grouped_mm
+from advisor.profiling.memory_trace import TracedMemory
+from advisor.profiling.op_profile import OpMix, cached_op_mix, store_op_mix
+from advisor.profiling.step_trace import trace_training_step
 from advisor.spec import Precision, WorkloadSpec
 from advisor.storage import data_dir, profile_cache_dir
 from pricing.files import warn_cache_unwritable, write_cache
@@ -112,9 +115,13 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     during the step (2 bytes per parameter, counted in ``weight_bytes``). Activations per
     sample are the bytes of the tensors autograd saves for backward at batch 4 minus those at
     batch 2, halved, measured under the spec's precision; temporary buffers are not counted. That sum
-    is kept for reference (and used where tracing fails): the memory need is traced from two
-    full training steps on fake tensors at ``batch_size`` and half of it
-    (``advisor.profiling.memory_trace.trace_peak_bytes``), peak live bytes as CUDA's allocator counts them.
+    is kept for reference (and used where tracing fails): the memory need is traced from
+    steady training steps on fake tensors at ``batch_size`` and half of it
+    (``advisor.profiling.memory_trace``), peak live bytes as CUDA's allocator counts them.
+    The FLOP count, the memory trace and the operator mix (``op_mix_for_spec``, cached here
+    too) come from one pass over the step (``advisor.profiling.step_trace``): the model is
+    built once and each batch size runs once; where that pass fails, each is measured on its
+    own, for its own fallback and message.
 
     ``spec.profile`` (flops_per_sample, params, memory_gib) replaces measured figures;
     ``memory_gib`` is what one device needs at the spec's ``batch_size``. Without torch the
@@ -127,9 +134,12 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
         cached = _read_cache(path)
         if cached is not None:
             return cached
-    profile = _apply_override(spec, _measure_spec(spec))
+    measured, op_mix = _measure_spec(spec, trace_ops=not use_cache or cached_op_mix(spec) is None)
+    profile = _apply_override(spec, measured)
     if path is not None:
         write_cache(path, json.dumps({"version": _CACHE_VERSION, **asdict(profile)}, indent=1))
+    if op_mix is not None:
+        store_op_mix(spec, op_mix)
     return profile
 
 
@@ -157,22 +167,42 @@ def needs_measuring(spec: WorkloadSpec) -> bool:
     return path is None or not path.exists()
 
 
-def _measure_spec(spec: WorkloadSpec) -> WorkloadProfile | None:
-    """The measured profile, or None when the override says everything needed."""
+def _measure_spec(spec: WorkloadSpec, *,
+                  trace_ops: bool) -> tuple[WorkloadProfile | None, OpMix | None]:
+    """The measured profile (None when the override says everything needed) and, with
+    ``trace_ops``, the operator mix when it was traced in the same pass."""
     override = spec.profile
     if _override_is_complete(spec):
-        return None
+        return None, None
     try:
         import torch  # noqa: F401  (only checks that torch is installed)
     except ImportError:
         if override.flops_per_sample is None:
             raise AdvisorError(f"{spec.name}: profiling the model needs torch; "
                                f"{_INSTALL_HINT}") from None
-        return None
-    measured = _measure(recipe_for(spec, samples_per_device=2), spec.precision, name=spec.name)
-    if override.memory_gib is not None:
-        return measured
-    return _traced(spec, measured)
+        return None, None
+    memory_batches = None if override.memory_gib is not None else _trace_batches(spec.batch_size)
+    if memory_batches is None and not trace_ops:
+        return _measure(recipe_for(spec, samples_per_device=2), spec.precision,
+                        name=spec.name), None
+    traced = trace_training_step(recipe_for(spec, samples_per_device=spec.batch_size),
+                                 spec.precision, memory_batches=memory_batches,
+                                 op_mix=trace_ops, count_batch=_PROFILE_BATCHES[1])
+    counted = traced.counted
+    if counted is None or (memory_batches is not None and traced.memory is None):
+        # Something failed: measure as separate traces do, for their fallbacks and messages
+        # (the estimated activations need a second count, only used where tracing fails).
+        measured = _measure(recipe_for(spec, samples_per_device=2), spec.precision,
+                            name=spec.name)
+    else:
+        measured = counted_profile(counted.count, counted.batch_size, params=counted.params,
+                                   weight_bytes=counted.weight_bytes, precision=spec.precision,
+                                   mode="fake", activation_bytes_per_sample=0)
+    if memory_batches is None:
+        return measured, traced.op_mix
+    if traced.memory is None:
+        return _traced(spec, measured), traced.op_mix
+    return _with_memory(spec, measured, traced.memory), traced.op_mix
 
 
 def _trace_batches(batch_size: int) -> tuple[int, int]:
@@ -190,6 +220,12 @@ def _traced(spec: WorkloadSpec, profile: WorkloadProfile) -> WorkloadProfile:
                                   spec.precision, batch_sizes=_trace_batches(spec.batch_size))
     except (ProbeError, *STEP_ERRORS) as exc:
         return replace(profile, trace_problem=first_line(exc))
+    return _with_memory(spec, profile, traced)
+
+
+def _with_memory(spec: WorkloadSpec, profile: WorkloadProfile,
+                 traced: TracedMemory) -> WorkloadProfile:
+    """``profile`` with the traced peak lines (its activations: the slope at the spec's batch)."""
     top = max(traced.lines, key=lambda line: line[0] + spec.batch_size * line[1])
     return replace(profile, memory_lines=traced.lines, memory_basis=MemoryBasis.TRACED,
                    activation_bytes_per_sample=max(0, round(top[1])))
@@ -307,36 +343,31 @@ _PROFILE_BATCHES = (2, 4)
 
 def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> WorkloadProfile:
     import torch
-    from torch.utils.flop_counter import FlopCounterMode
 
     autocast_dtype = {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
-    use_autocast = autocast_dtype is not None and mode != "meta"
-    flops: dict[int, int] = {}
-    saved: dict[int, int] = {}
+    counts: dict[int, StepCount] = {}
     with _mode_context(mode), fake_grouped_mm() if mode == "fake" else nullcontext():
         with fake_build() if mode == "fake" else nullcontext():
             built = build_workload(recipe)
-        model = built.model
-        if hasattr(model, "train"):
-            model.train()
-        device = "meta" if mode == "meta" else "cpu"
+        if hasattr(built.model, "train"):
+            built.model.train()
         for batch_size in _PROFILE_BATCHES:
-            batch = built.make_batch(batch_size, device)
-            saver = SavedBytes()
-            with torch.autograd.graph.saved_tensors_hooks(saver.pack, identity), \
-                    FlopCounterMode(display=False, custom_mapping=extra_flop_formulas()) as counter:
-                with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16,
-                                    enabled=use_autocast):
-                    loss = built.loss_fn(model, batch)
-                loss.backward()
-            flops[batch_size] = counter.get_total_flops()
-            conv = sum(n for op, n in counter.get_flop_counts().get("Global", {}).items()
-                       if "convolution" in str(op))
-            saved[batch_size] = saver.nbytes
-            del loss, batch, saver
-        params, weight_bytes = parameters(model)
+            counts[batch_size] = count_step(
+                built, batch_size, device="meta" if mode == "meta" else "cpu",
+                autocast_dtype=None if mode == "meta" else autocast_dtype)
+        params, weight_bytes = parameters(built.model)
     small, large = _PROFILE_BATCHES
-    activation = max(0, saved[large] - saved[small]) // (large - small)
+    activation = max(0, counts[large].saved_bytes - counts[small].saved_bytes) // (large - small)
+    return counted_profile(counts[large], large, params=params, weight_bytes=weight_bytes,
+                           precision=precision, mode=mode, activation_bytes_per_sample=activation)
+
+
+def counted_profile(count: StepCount, batch_size: int, *, params: int, weight_bytes: int,
+                    precision: Precision, mode: str,
+                    activation_bytes_per_sample: int) -> WorkloadProfile:
+    """The profile of a forward + backward counted at ``batch_size`` on ``mode`` tensors
+    (``fake``, ``meta`` or ``cpu``), with the summed memory estimate."""
+    activation = activation_bytes_per_sample
     method = f"flop_counter:{mode}"
     if precision.low_precision:
         weight_bytes += params * _HALF_BYTES
@@ -344,7 +375,7 @@ def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> Work
             activation //= 2
             method += " (activations halved for low precision)"
     return WorkloadProfile(
-        flops_per_sample=flops[large] / large, params=params, weight_bytes=weight_bytes,
+        flops_per_sample=count.flops / batch_size, params=params, weight_bytes=weight_bytes,
         gradient_bytes=params * _FP32_BYTES, optimizer_bytes=params * _ADAM_BYTES_PER_PARAM,
         activation_bytes_per_sample=activation, method=method,
-        conv_flops_fraction=conv / flops[large] if flops[large] else None)
+        conv_flops_fraction=count.conv_flops / count.flops if count.flops else None)
