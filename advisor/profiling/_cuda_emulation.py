@@ -65,13 +65,26 @@ CUDA_POLICY: dict[str, str] = {
 }
 
 
-def _registered(dispatch_key: str) -> set[str]:
-    """Ops (``name`` or ``name.overload``) with a kernel of their own for ``dispatch_key``."""
+# dispatch key -> (how many operators were registered, the answer then)
+_REGISTERED: dict[str, tuple[int, frozenset[str]]] = {}
+
+
+def _registered(dispatch_key: str) -> frozenset[str]:
+    """Ops (``name`` or ``name.overload``) with a kernel of their own for ``dispatch_key``.
+
+    Asked for every forward that ``cuda_autocast`` runs, so kept until a library registers
+    more operators (an import of user code may); ``cuda_autocast``'s own kernels do not change
+    what it uses (``CUDA_POLICY`` and the answer, together)."""
     import torch
 
     names = torch._C._dispatch_get_all_op_names()  # noqa: SLF001 - no public listing
-    return {n.removeprefix("aten::") for n in names if n.startswith("aten::")
-            and torch._C._dispatch_has_kernel_for_dispatch_key(n, dispatch_key)}  # noqa: SLF001
+    known = _REGISTERED.get(dispatch_key)
+    if known is not None and known[0] == len(names):
+        return known[1]
+    found = frozenset(n.removeprefix("aten::") for n in names if n.startswith("aten::")
+                      and torch._C._dispatch_has_kernel_for_dispatch_key(n, dispatch_key))  # noqa: SLF001
+    _REGISTERED[dispatch_key] = (len(names), found)
+    return found
 
 
 def ops_without_policy() -> list[str]:
