@@ -135,9 +135,11 @@ def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog, *,
         tuned = _tuned_row(result, policy)
         if accelerator is not None and known:
             measurements.append(
-                Measurement(accelerator, tuned.samples_per_second, 1, Basis.TUNED)
+                Measurement(accelerator, tuned.samples_per_second, 1, Basis.TUNED,
+                            rel_halfwidth=tuned.rel_halfwidth)
                 if tuned is not None and tuned.samples_per_second is not None
-                else Measurement(accelerator, result.samples_per_second, 1))
+                else Measurement(accelerator, result.samples_per_second, 1,
+                                 rel_halfwidth=result.rel_halfwidth))
         else:
             advice.append(
                 f"measured on {result.offer_key} ({result.device}): "

@@ -111,12 +111,15 @@ class WorkloadFeatures:
 @dataclass(frozen=True, slots=True)
 class Measurement:
     """A measured throughput of this workload (a probe) on ``accelerator_count`` devices;
-    ``basis`` is ``tuned`` when it is the probe's tuned configuration, not the spec's."""
+    ``basis`` is ``tuned`` when it is the probe's tuned configuration, not the spec's;
+    ``rel_halfwidth`` the probe's own relative 95% half-width (None: not known, the usual
+    probe-to-probe spread stands in)."""
 
     accelerator: str
     samples_per_second: float
     accelerator_count: int = 1
     basis: Basis = Basis.MEASURED
+    rel_halfwidth: float | None = None
 
 
 class ThroughputModel(abc.ABC):

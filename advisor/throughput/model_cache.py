@@ -33,7 +33,7 @@ from pricing.files import write_cache
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model", "fit_in_background"]
 
-CACHE_VERSION = 13
+CACHE_VERSION = 14
 BACKGROUND_WAIT_S = 300.0  # a background fit that takes longer is left, and the model refitted
 
 _fitted: dict[str, bytes] = {}  # cache key -> the pickled fitted model, in this process

@@ -26,6 +26,7 @@ __all__ = ["FABRIC_INTERCONNECTS", "ScalingModel", "interconnect_class"]
 FABRIC_INTERCONNECTS = frozenset({"nvlink", "sxm", "ici", "neuronlink", "roce"})
 # Used only when the reference data has no multi-device rows at all.
 _DEFAULT_SLOPE = {"fabric": 0.03, "pcie": 0.07}
+_MIN_BOUND_ROWS = 20  # reference rows a (class, count) needs for its own efficiency bounds
 
 
 def interconnect_class(spec: AcceleratorSpec) -> str:
@@ -75,7 +76,54 @@ class ScalingModel:
                      if name in self.slope_ for s in values]
         self.slope_spread_ = (statistics.quantiles(residuals, n=10)[-1]
                               if len(residuals) >= 10 else 0.05)
+        self._fit_efficiency_bounds(reference, singles, accelerators)
         return self
+
+    def _fit_efficiency_bounds(self, reference: Sequence[ReferenceRow],
+                               singles: Mapping[tuple[str, str, str, str], float],
+                               accelerators: Mapping[str, AcceleratorSpec]) -> None:
+        """Per interconnect class and device count: the 5% and 95% quantiles of measured
+        efficiency over the fitted one (log), and the worst efficiency measured."""
+        logs: dict[tuple[str, int], list[float]] = defaultdict(list)
+        worst: dict[tuple[str, int], float] = {}
+        for row in reference:
+            one = singles.get((row.generation, row.model, row.precision, row.accelerator))
+            spec = accelerators.get(row.accelerator)
+            if row.accelerator_count <= 1 or not one or spec is None:
+                continue
+            efficiency = row.samples_per_second / (row.accelerator_count * one)
+            if not 0.2 <= efficiency <= 1.5:
+                continue
+            key = (interconnect_class(spec), row.accelerator_count)
+            logs[key].append(math.log(efficiency / self.efficiency(spec, row.accelerator_count)))
+            worst[key] = min(worst.get(key, 1.0), efficiency)
+        self.efficiency_bounds_: dict[tuple[str, int], tuple[float, float, float]] = {}
+        for key, values in logs.items():
+            if len(values) >= _MIN_BOUND_ROWS:
+                ranked = sorted(values)
+                low = ranked[int(0.05 * len(ranked))]
+                high = ranked[min(len(ranked) - 1, math.ceil(0.95 * len(ranked)) - 1)]
+                self.efficiency_bounds_[key] = (min(low, 0.0), max(high, 0.0), worst[key])
+
+    def efficiency_interval(self, accelerator: AcceleratorSpec, count: int) -> tuple[float, float]:
+        """(low, high) fraction of linear speed-up kept on ``count`` devices: the fitted
+        efficiency moved by the 5%/95% quantiles of the reference rows of its interconnect
+        class at that count (from the largest count measured below it, scaled per doubling,
+        beyond the data), never above 1 (N devices never beat N times one) nor below the
+        worst efficiency those rows measured."""
+        point = self.efficiency(accelerator, count)
+        if count <= 1:
+            return point, point
+        cls = interconnect_class(accelerator)
+        measured = sorted(n for c, n in getattr(self, "efficiency_bounds_", {}) if c == cls)
+        below = [n for n in measured if n <= count] or measured[:1]
+        if not below:  # no multi-device rows of this class: the per-doubling spread
+            spread = self.log_spread(accelerator, count)
+            return point * math.exp(-spread), min(1.0, point * math.exp(spread))
+        low, high, worst = self.efficiency_bounds_[(cls, below[-1])]
+        stretch = math.log2(count) / math.log2(below[-1])
+        return (max(point * math.exp(low * stretch), min(worst, point)),
+                min(1.0, point * math.exp(high * stretch)))
 
     def slope(self, accelerator: AcceleratorSpec) -> tuple[float, bool]:
         """(loss per doubling in log space, whether the accelerator itself was seen)."""

@@ -83,6 +83,13 @@ def _split_precision(workload: WorkloadFeatures) -> tuple[str, str] | None:
     return split
 
 
+def _measured_half_width(measurements: Sequence[Measurement]) -> float:
+    """Log half-width of probes' throughput: the widest probe's own 95% half-width, or the
+    usual probe-to-probe spread where a probe does not say."""
+    return max(math.log1p(m.rel_halfwidth) if m.rel_halfwidth is not None
+               else MEASURED_HALF_WIDTH for m in measurements)
+
+
 class TransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
     """Ratio transfer from similar reference workloads, spec regression as fallback.
 
@@ -383,25 +390,31 @@ class TransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
     ) -> ThroughputEstimate:
         """Samples/s on ``count`` devices; measured where probed, with a residual interval."""
         probes = self._per_device_probes(measurements)
-        exact = [m for m in measurements
-                 if m.accelerator == accelerator.name and m.accelerator_count == count]
-        tuned = any(m.basis is Basis.TUNED for m in measurements
-                    if m.accelerator == accelerator.name)
-        if exact:
+        own = [m for m in measurements if m.accelerator == accelerator.name]
+        exact = [m for m in own if m.accelerator_count == count]
+        tuned = any(m.basis is Basis.TUNED for m in own)
+        if exact:  # the probe's own interval
             value = statistics.mean(m.samples_per_second for m in exact)
-            return ThroughputEstimate(value, value * math.exp(-MEASURED_HALF_WIDTH),
-                                      value * math.exp(MEASURED_HALF_WIDTH),
+            half = _measured_half_width(exact)
+            return ThroughputEstimate(value, value * math.exp(-half), value * math.exp(half),
                                       Basis.TUNED if tuned else Basis.MEASURED)
         log_sps, case = self.predict_log(workload, accelerator, probes)
-        low, high = interval(self.residual_quantiles_, "prior" if case == "published" else case,
-                             foreign_widening=self.foreign_widening)
+        if case == "measured":  # this accelerator was probed on another device count
+            low, high = -_measured_half_width(own), _measured_half_width(own)
+        else:
+            low, high = interval(self.residual_quantiles_,
+                                 "prior" if case == "published" else case,
+                                 foreign_widening=self.foreign_widening)
         if case == "published":  # the anchor's no-probe error and the ratio's stack spread
             low = -math.hypot(low, self.published_spread_)
             high = math.hypot(high, self.published_spread_)
-        spread = self.scaling_.log_spread(accelerator, count)
-        low, high = -math.hypot(low, spread), math.hypot(high, spread)
-        scale = count * self.scaling_efficiency(accelerator, count)
-        value = math.exp(log_sps) * scale
+        # N devices add the scaling efficiency's uncertainty, and never beat N times one
+        efficiency = self.scaling_efficiency(accelerator, count)
+        worst, best = self.scaling_.efficiency_interval(accelerator, count)
+        low = -math.hypot(low, math.log(efficiency / worst))
+        high = min(math.hypot(high, math.log(best / efficiency)),
+                   high + math.log(1.0 / efficiency))
+        value = math.exp(log_sps) * count * efficiency
         basis = {"measured": Basis.TUNED if tuned else Basis.MEASURED, "foreign": Basis.PRIOR,
                  "prior_unseen": Basis.PRIOR}.get(case, Basis.PREDICTED)
         return ThroughputEstimate(value, value * math.exp(min(low, 0.0)),

@@ -1,0 +1,68 @@
+"""Intervals rest on their evidence: a probe's own interval where measured, N devices adding
+only the scaling efficiency's spread and never beating N times one device, and evidence
+never widening an offer's interval (issue 29)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from advisor.spec import Precision
+from advisor.throughput.estimate import Basis, Measurement, WorkloadFeatures
+from advisor.throughput.model_cache import cached_transfer_model
+from pricing import load_accelerators
+
+SPECS = load_accelerators()
+RESNET = WorkloadFeatures(precision=Precision.BF16, flops_per_sample=3 * 8.18e9, name="r50",
+                          conv_flops_fraction=0.99, params=25_557_032)
+TRAINING = sorted(name for name, spec in SPECS.items() if spec.training)
+
+
+@pytest.fixture(scope="module")
+def model():  # type: ignore[no-untyped-def]
+    return cached_transfer_model(SPECS)
+
+
+def _width(estimate) -> float:  # type: ignore[no-untyped-def]
+    return estimate.samples_per_second_high / estimate.samples_per_second_low
+
+
+def test_a_measured_device_has_the_probes_own_interval(model) -> None:  # type: ignore[no-untyped-def]
+    probe = Measurement("H200", 2423.0, rel_halfwidth=0.001)
+    one = model.predict(RESNET, SPECS["H200"], measurements=[probe])
+    assert one.basis is Basis.MEASURED
+    assert one.samples_per_second_high <= 2423.0 * 1.001 + 1e-9
+    assert one.samples_per_second_low >= 2423.0 / 1.001 - 1e-9
+
+
+@pytest.mark.parametrize("count", [2, 4, 8])
+def test_n_devices_never_beat_n_times_the_measured_one(model, count: int) -> None:  # type: ignore[no-untyped-def]
+    probe = Measurement("H200", 2423.0, rel_halfwidth=0.001)
+    many = model.predict(RESNET, SPECS["H200"], count=count, measurements=[probe])
+    assert many.basis is Basis.MEASURED
+    assert many.samples_per_second_high <= count * 2423.0 * 1.01
+    # narrower than the same count predicted from another accelerator's probe
+    other = model.predict(RESNET, SPECS["H100-SXM"], count=count, measurements=[probe])
+    assert other.basis is Basis.PREDICTED and _width(many) < _width(other)
+
+
+def test_a_probe_without_its_own_spread_keeps_the_usual_one(model) -> None:  # type: ignore[no-untyped-def]
+    one = model.predict(RESNET, SPECS["A10G"], measurements=[Measurement("A10G", 500.0)])
+    assert math.log(one.samples_per_second_high / 500.0) == pytest.approx(0.03)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(target=st.sampled_from(TRAINING), count=st.sampled_from([1, 2, 4, 8, 16]),
+       measured=st.floats(min_value=50.0, max_value=20_000.0),
+       halfwidth=st.one_of(st.none(), st.floats(min_value=0.0, max_value=0.2)))
+def test_evidence_for_an_offer_never_widens_its_interval(model, target: str, count: int,  # type: ignore[no-untyped-def]
+                                                        measured: float,
+                                                        halfwidth: float | None) -> None:
+    spec = SPECS[target]
+    before = model.predict(RESNET, spec, count=count)
+    after = model.predict(RESNET, spec, count=count,
+                          measurements=[Measurement(target, measured, rel_halfwidth=halfwidth)])
+    assert _width(after) <= _width(before) * (1 + 1e-9)
