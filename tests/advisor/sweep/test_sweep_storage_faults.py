@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,24 @@ def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def worker_storages(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[optuna.storages.RDBStorage]]:
+    """The storages the worker opens; after the test, pass or fail, their pools are closed
+    and what the outage dropped is collected, under this test's warning filters (psycopg 3
+    warns about a connection deleted open: not in whichever later test collects it)."""
+    opened: list[optuna.storages.RDBStorage] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> optuna.storages.RDBStorage:
+        opened.append(open_rdb_storage(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(runner_module, "open_rdb_storage", recorded)
+    yield opened
+    for storage in opened:
+        storage.engine.dispose()
+    gc.collect()
 
 
 class _Seen(logging.Handler):
@@ -112,7 +131,8 @@ HEARTBEAT_MISSED = "storage: heartbeat not recorded"
 # psycopg 3 warns, as it is collected, about a connection the server dropped in the outage
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_short_outage_mid_trial_is_ridden_out(
-        tmp_path: Path, postgres_server: Any, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, postgres_server: Any, caplog: pytest.LogCaptureFixture,
+        worker_storages: list[optuna.storages.RDBStorage]) -> None:
     study = f"outage-{uuid.uuid4().hex[:8]}"
     spec = load_sweep_spec(write_sweep(
         tmp_path, study=study, storage=postgres_server.url, price_usd_per_hour=PRICE,
@@ -141,6 +161,7 @@ def test_a_short_outage_mid_trial_is_ridden_out(
             outage.thread.join(timeout=180)
     assert outage.down.is_set() and not outage.thread.is_alive(), outage.errors
     assert outage.errors == []
+    assert all(isinstance(s, OutageTolerantStorage) for s in worker_storages)
     assert outage.missed == []  # the step and the heartbeat both waited for the server
     assert result.trials_run == 2 and "max_trials" in result.stop_reason
     trials = optuna.load_study(study_name=study, storage=postgres_server.url).trials
@@ -157,15 +178,6 @@ def test_a_short_outage_mid_trial_is_ridden_out(
     assert len(warnings) <= 6, warnings
     assert all("\n" not in w for w in warnings)
     optuna.delete_study(study_name=study, storage=postgres_server.url)
-    _close_pools()
-
-
-def _close_pools() -> None:
-    """Close the connections the worker's storages pooled (psycopg 3 warns about open ones)."""
-    for found in gc.get_objects():
-        if isinstance(found, OutageTolerantStorage):
-            found.engine.dispose()
-    gc.collect()
 
 
 @pytest.mark.postgres
