@@ -22,11 +22,12 @@ if TYPE_CHECKING:
         describe_opportunity,
         group_regions,
         headline,
+        headline_note,
     )
     from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
     from advisor.ranking.offers import CostEstimate, Opportunity, RankBy, Recommendation
     from advisor.ranking.planner import Candidate, plan, plan_probes
-    from advisor.ranking.portability import Portability, headline_note, portability_of
+    from advisor.ranking.portability import Portability, portability_of
     from advisor.ranking.probe_plan import (
         ProbeOptions,
         billed_probe_minutes,
@@ -102,7 +103,7 @@ _HOME = {
     "evidence_from_probes": "evidence",
     "group_regions": "decision",
     "headline": "decision",
-    "headline_note": "portability",
+    "headline_note": "decision",
     "offer_price": "probe_plan",
     "plan": "planner",
     "plan_probes": "planner",

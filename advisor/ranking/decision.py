@@ -33,6 +33,7 @@ __all__ = [
     "describe_opportunity",
     "group_regions",
     "headline",
+    "headline_note",
     "rank_by_assumption",
     "spot_lead",
 ]
@@ -147,6 +148,16 @@ def _pick_probe(rec: Recommendation,
     return cheapest.key, quote.usd
 
 
+def headline_note(rec: Recommendation) -> str:
+    """The headline clause when the pick (``rec.ranked[0]``) is a TPU, Trainium or Gaudi offer:
+    ``needs torch_xla (not CUDA; first compile: ...)[; N operator(s) fall back or fail there]``;
+    ``''`` for a CUDA pick, no pick, or a recommendation made without the check."""
+    if not rec.ranked:
+        return ""
+    pick = rec.ranked[0].offer.accelerator
+    return next((p.headline_note() for p in rec.portability if p.accelerator == pick), "")
+
+
 def headline(rec: Recommendation) -> str:
     """What the pick is, its basis, its run cost as a range, and what the next probe would
     settle (both probes, and their total, when neither the pick nor the challenger is
@@ -162,6 +173,9 @@ def headline(rec: Recommendation) -> str:
     lead = spot_lead(rec)
     if lead is not None:
         line += f"; {lead}"
+    runtime = headline_note(rec)  # a TPU, Trainium or Gaudi pick: what running there takes
+    if runtime:
+        line += f"; {runtime}"
     if rec.could_be_better:
         nxt = rec.could_be_better[0]
         n = nxt.estimate.offer

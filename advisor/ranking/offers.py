@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
+from typing import TYPE_CHECKING
 
 from advisor.profiling import WorkloadProfile, overhead_for_accelerator, overhead_for_vendor
 from advisor.ranking.rejections import Rejection, RejectionKind
@@ -15,6 +16,9 @@ from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
 from probes.batch_search import search_largest_batch
+
+if TYPE_CHECKING:
+    from advisor.ranking.portability import Portability
 
 __all__ = [
     "CONSERVATIVE_QUANTILE",
@@ -181,6 +185,7 @@ class Recommendation:
     extra: dict[str, object] = field(default_factory=dict)
     rank_by: RankBy = RankBy.CONSERVATIVE
     could_be_better: tuple[Opportunity, ...] = ()
+    portability: tuple[Portability, ...] = ()  # of the pick and the challengers off CUDA
 
 
 def _accelerator_set(names: Sequence[str], accelerators: dict[str, AcceleratorSpec],

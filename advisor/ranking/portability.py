@@ -16,18 +16,14 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from advisor.errors import AdvisorError
 from pricing import AcceleratorSpec
 
-if TYPE_CHECKING:
-    from advisor.ranking.offers import Recommendation
-
 __all__ = ["OPERATOR_SUPPORT_CSV", "RUNTIMES_CSV", "BackendRuntime", "OperatorStatus",
-           "OperatorSupport", "Portability", "backend_runtime", "headline_note",
+           "OperatorSupport", "Portability", "backend_runtime",
            "load_backend_runtimes", "load_operator_support", "portability_checker",
-           "portability_of", "portability_rows"]
+           "portability_of"]
 
 _DATA = Path(__file__).parent.parent / "data"
 OPERATOR_SUPPORT_CSV = _DATA / "backend_operator_support.csv"
@@ -253,11 +249,6 @@ def portability_of(accelerator: AcceleratorSpec, operators: frozenset[str] | Non
                        operators_traced=operators is not None)
 
 
-def portability_rows(records: Sequence[Portability]) -> list[dict[str, object]]:
-    """``Recommendation.extra['portability']``: one plain row per accelerator."""
-    return [p.to_dict() for p in records]
-
-
 def portability_checker(accelerators: Mapping[str, AcceleratorSpec],
                         operators: Callable[[], frozenset[str] | None]
                         ) -> Callable[[str], Portability | None]:
@@ -280,15 +271,3 @@ def portability_checker(accelerators: Mapping[str, AcceleratorSpec],
 
     return check
 
-
-def headline_note(rec: Recommendation) -> str:
-    """The headline clause when the pick (``rec.ranked[0]``) is a TPU, Trainium or Gaudi offer:
-    ``needs torch_xla (not CUDA; first compile: ...)[; N operator(s) fall back or fail there]``;
-    ``''`` for a CUDA pick, no pick, or a recommendation made without the check. Append it as
-    ``headline + '; ' + note`` where it is not empty."""
-    rows = rec.extra.get("portability")
-    if not rec.ranked or not isinstance(rows, list):
-        return ""
-    pick = rec.ranked[0].offer.accelerator
-    return next((str(row["headline_note"]) for row in rows
-                 if isinstance(row, dict) and row.get("accelerator") == pick), "")

@@ -28,7 +28,7 @@ from advisor.ranking.offers import (
     samples_per_device,
     samples_that_fit,
 )
-from advisor.ranking.portability import Portability, portability_checker, portability_rows
+from advisor.ranking.portability import Portability, portability_checker
 from advisor.ranking.rejections import KIND_TEXT
 from advisor.spec import PortabilityPolicy, Precision, WorkloadSpec
 from advisor.throughput import (
@@ -307,5 +307,5 @@ def recommend(
         warnings=tuple(_warnings(catalog, ranked, today or date.today(), profile)),
         rank_by=rank_by,
         could_be_better=challengers,
-        extra={"portability": portability_rows(ports)} if ports else {},
+        portability=tuple(ports),
     )

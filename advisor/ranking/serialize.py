@@ -109,5 +109,6 @@ def recommendation_to_dict(rec: Recommendation, *, stream: bool = False) -> dict
         "assumptions": list(rec.assumptions),
         "advice": list(rec.advice),
         "warnings": list(rec.warnings),
+        **({"portability": [p.to_dict() for p in rec.portability]} if rec.portability else {}),
         **rec.extra,
     }

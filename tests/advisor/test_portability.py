@@ -14,13 +14,13 @@ from click.testing import CliRunner
 
 from advisor.errors import AdvisorError
 from advisor.profiling import WorkloadProfile, op_names
+from advisor.ranking.decision import headline, headline_note
 from advisor.ranking.offers import Recommendation, RejectionKind
 from advisor.ranking.portability import (
     OPERATOR_SUPPORT_CSV,
     RUNTIMES_CSV,
     OperatorStatus,
     Portability,
-    headline_note,
     load_backend_runtimes,
     load_operator_support,
     portability_checker,
@@ -204,7 +204,7 @@ def test_a_cuda_ranking_never_traces_the_step() -> None:
 
     rec = _recommend(parse_workload_spec(BASE), "H100-SXM", step_operators=operators)
     assert rec.ranked and not any(a.startswith("portability:") for a in rec.advice)
-    assert "portability" not in rec.extra and headline_note(rec) == ""
+    assert not rec.portability and headline_note(rec) == ""
 
 
 @pytest.mark.parametrize("example", ["resnet50", "bert", "gpt2", "mlp"])
@@ -214,6 +214,7 @@ def test_each_builtin_example_gets_a_portability_line_when_a_tpu_leads(example: 
     assert rec.ranked[0].offer.accelerator == "TPU-v5e"
     line = next(a for a in rec.advice if a.startswith("portability: TPU-v5e needs torch_xla"))
     assert "none of the step's traced operators is on the shipped fallback list" in line
-    row = rec.extra["portability"][0]  # type: ignore[index]
-    assert row["accelerator"] == "TPU-v5e" and row["operators_traced"] is True
+    record = rec.portability[0]
+    assert record.accelerator == "TPU-v5e" and record.operators_traced
     assert headline_note(rec).startswith("needs torch_xla (not CUDA; first compile: minutes")
+    assert f"; {headline_note(rec)}" in headline(rec)
