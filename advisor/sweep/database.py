@@ -44,6 +44,7 @@ __all__ = [
     "check_storage_url",
     "db_error_in",
     "open_rdb_storage",
+    "rdb_of",
     "shown_url",
     "storage_origin",
     "storage_url_of",
@@ -227,3 +228,10 @@ def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = DB_RET
                 warned = True
             sleep(delay)
             delay = min(delay * 2, 5.0)
+
+
+def rdb_of(study: optuna.Study) -> Any:
+    """The RDBStorage behind the study, or None for other storages."""
+    storage: Any = study._storage  # noqa: SLF001 - Optuna wraps RDBStorage in a cache
+    backend = getattr(storage, "_backend", storage)
+    return backend if isinstance(backend, optuna.storages.RDBStorage) else None

@@ -26,7 +26,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from advisor.sweep.caps import grace_period_s, stale_after_s
 from advisor.sweep.cost import killed_trial_end_s, trial_cost_usd
-from advisor.sweep.ledger import rdb_of, record_charge
+from advisor.sweep.database import rdb_of
+from advisor.sweep.ledger import record_charge
 from advisor.sweep.state import TrialCharge, read_settings
 from advisor.sweep.timestamps import epoch_s, frozen_moment, frozen_value, heartbeat_moment
 

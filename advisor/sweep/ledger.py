@@ -32,6 +32,7 @@ from optuna.trial import FrozenTrial, TrialState
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
 from advisor.sweep.cost import cost_of, expected_trial_usd, trial_cost_usd
+from advisor.sweep.database import rdb_of
 from advisor.sweep.instances import WorkerInstance, overhead_usd
 from advisor.sweep.outage import ride_out
 from advisor.sweep.state import (
@@ -121,13 +122,6 @@ def usd_by_worker(trials: Sequence[FrozenTrial], costs_usd: Sequence[float]) -> 
         if worker is not None:
             out[worker] = out.get(worker, 0.0) + cost
     return out
-
-
-def rdb_of(study: optuna.Study) -> Any:
-    """The RDBStorage behind the study, or None for other storages."""
-    storage: Any = study._storage  # noqa: SLF001 - Optuna wraps RDBStorage in a cache
-    backend = getattr(storage, "_backend", storage)
-    return backend if isinstance(backend, optuna.storages.RDBStorage) else None
 
 
 def _column_s(value: datetime | None, clock: TrialClock) -> float | None:

@@ -130,7 +130,7 @@ def check_study_clock(study: optuna.Study, *, record: bool) -> None:
     A study without the record: with no trial yet it is this version's; with trials, it is
     the version that created its database, when that is known.
     """
-    from advisor.sweep.ledger import rdb_of
+    from advisor.sweep.database import rdb_of
 
     mine = installed_clock()
     rdb = rdb_of(study)
