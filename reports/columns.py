@@ -10,8 +10,10 @@ call (:func:`write_csv`).
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import IO
 
@@ -21,6 +23,7 @@ __all__ = [
     "Column",
     "column_table",
     "columns_doc_path",
+    "csv_cell",
     "columns_markdown",
     "write_columns_doc",
     "write_csv",
@@ -77,10 +80,22 @@ def write_columns_doc(csv_path: Path, title: str, intro: str, columns: Sequence[
     return write_text(columns_doc_path(csv_path), columns_markdown(title, intro, columns))
 
 
+def csv_cell(value: object) -> str:
+    """One CSV cell as every report writes it: a float as a plain decimal with no exponent and
+    no thousands separator, at its shortest exact repr (``9.477e-05`` -> ``0.00009477``); an
+    infinite or NaN float and None as an empty cell (not applicable); anything else as ``str`` writes it."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return format(Decimal(repr(value)), "f") if math.isfinite(value) else ""
+    return str(value)
+
+
 def write_csv(path: Path, columns: Sequence[Column], rows: Iterable[Mapping[str, object]], *,
               intro: str, ignore_extra: bool = False) -> list[Path]:
-    """Write ``rows`` as a CSV with one header per column (a missing key is an empty cell) and
-    ``<name>.columns.md`` beside it, titled "Columns of <file name>"; returns both paths.
+    """Write ``rows`` as a CSV with one header per column (a missing key is an empty cell, each
+    value written by :func:`csv_cell`) and ``<name>.columns.md`` beside it, titled "Columns of
+    <file name>"; returns both paths.
 
     A row key that is not a column raises ValueError unless ``ignore_extra``.
     """
@@ -88,7 +103,7 @@ def write_csv(path: Path, columns: Sequence[Column], rows: Iterable[Mapping[str,
         writer = csv.DictWriter(handle, fieldnames=[c.name for c in columns], lineterminator="\n",
                                 extrasaction="ignore" if ignore_extra else "raise")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({key: csv_cell(value) for key, value in row.items()} for row in rows)
 
     write_stream(path, write)
     return [path, write_columns_doc(path, f"Columns of {path.name}", intro, columns)]

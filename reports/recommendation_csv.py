@@ -19,7 +19,12 @@ from reports.columns import column_table, write_csv
 __all__ = ["COLUMNS", "COLUMN_DOCS", "recommendation_rows", "write_recommendation_csv"]
 
 COLUMN_DOCS = column_table("""
-rank                         |                   | 1 = most samples per dollar; empty for rejected offers
+rank                         |                   | place in the ranking's order (1 = first); empty for
+                                                   rejected offers. The order is `rank_by`'s: by default
+                                                   the highest `samples_per_dollar_low` (the low end of
+                                                   the range) first, with `--rank-by estimate` the
+                                                   highest `samples_per_dollar`; ties by
+                                                   `samples_per_dollar`, then `offer`
 status                       |                   | `ranked` (meets every constraint) or `rejected` (see
                                                    `reason`)
 offer                        |                   | offer key `cloud:instance_type:region:market`
@@ -41,9 +46,23 @@ samples_per_dollar_low       | samples/USD       | the same at samples_per_secon
                                                    conservative figure the ranking orders by)
 samples_per_dollar_high      | samples/USD       | the same at samples_per_second_high and, on spot, the
                                                    band's low overhead
+rank_by                      |                   | what orders `rank`: `conservative`
+                                                   (`samples_per_dollar_low`) or `estimate`
+                                                   (`samples_per_dollar`); empty for rejected offers
 run_hours                    | hours             | whole training run, with start-up and spot restart
-                                                   overhead
-run_cost_usd                 | USD               | run_hours x price_usd_per_hour
+                                                   overhead; on a rejected row, the figure its reason
+                                                   quotes (over the deadline), else empty
+run_hours_low                | hours             | the run at the high end of the throughput interval
+                                                   and, on spot, the band's low overhead (the fast end)
+run_hours_high               | hours             | the run at samples_per_second_low and, on spot,
+                                                   spot_overhead_fraction_high (the slow end); empty if
+                                                   the run would never finish
+run_cost_usd                 | USD               | run_hours x price_usd_per_hour; on a rejected row, the
+                                                   figure its reason quotes (over the budget), else empty
+run_cost_usd_low             | USD               | run_hours_low x price_usd_per_hour (the headline's
+                                                   cheap end)
+run_cost_usd_high            | USD               | run_hours_high x price_usd_per_hour (the headline's
+                                                   dear end); empty if the run would never finish
 on_demand_price_usd_per_hour | USD/hour          | on-demand price of the same instance (cloud, type,
                                                    region); empty for a spot offer whose instance the
                                                    ranking has no on-demand offer of
@@ -77,9 +96,13 @@ compare_market               |                   | `same` (both sides on demand 
 
 COLUMNS = [c.name for c in COLUMN_DOCS]
 
-_INTRO = ("One row per offer of an `advisor recommend` ranking: ranked offers first (best "
-          "samples per dollar first), then rejected ones with the reason. Numbers are plain "
-          "decimals (dot separator, no thousands separator); empty cells mean not applicable.")
+_INTRO = ("One row per offer of an `advisor recommend` ranking: ranked offers first, in the "
+          "ranking's order (`rank`, ordered as `rank_by` says), then rejected ones with the "
+          "reason. Numbers are plain decimals (dot separator, no thousands separator, no "
+          "exponent); empty cells mean not applicable.")
+
+# The figures a rejection's reason quotes that are also columns (deadline: hours, budget: cost).
+_QUOTED_FIGURES = ("run_hours", "run_cost_usd")
 
 
 def _rounded(row: dict[str, Any]) -> dict[str, Any]:
@@ -87,9 +110,9 @@ def _rounded(row: dict[str, Any]) -> dict[str, Any]:
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}
 
 
-def _ranked_row(rank: int, est: CostEstimate, captured: str) -> dict[str, Any]:
-    return _rounded({"rank": rank, "status": "ranked", "prices_captured_at": captured,
-                     **estimate_row(est)})
+def _ranked_row(rank: int, rank_by: str, est: CostEstimate, captured: str) -> dict[str, Any]:
+    return _rounded({"rank": rank, "rank_by": rank_by, "status": "ranked",
+                     "prices_captured_at": captured, **estimate_row(est)})
 
 
 def _saving_cells(saved: Savings | None) -> dict[str, Any]:
@@ -111,7 +134,7 @@ def recommendation_rows(rec: Recommendation, *,
     report's baseline) when given."""
     captured = rec.prices_captured_at.isoformat()
     for i, est in enumerate(rec.ranked, start=1):
-        row = _ranked_row(i, est, captured)
+        row = _ranked_row(i, str(rec.rank_by), est, captured)
         yield {**row, **_rounded(_saving_cells(saved))} if i == 1 else row
     for rej in rec.rejected:
         yield _rounded({
@@ -120,6 +143,7 @@ def recommendation_rows(rec: Recommendation, *,
             "accelerator_memory_gib": rej.offer.accelerator_memory_gib,
             "price_observed_at": rej.offer.observed_at.isoformat(),
             "price_source": rej.offer.source, **rejection_row(rej),
+            **{key: rej.figures[key] for key in _QUOTED_FIGURES if key in rej.figures},
         })
 
 

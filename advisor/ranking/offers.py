@@ -145,6 +145,17 @@ class CostEstimate:
                 / slowdown)
 
     @property
+    def run_hours_low(self) -> float:
+        """The run's hours at its fast end: the run that costs ``run_cost_usd_low``."""
+        return self.run_cost_usd_low / self.offer.price_usd_per_hour
+
+    @property
+    def run_hours_high(self) -> float:
+        """The run's hours at its slow end: the run that costs ``run_cost_usd_high`` (infinite
+        where that run would never finish)."""
+        return self.run_cost_usd_high / self.offer.price_usd_per_hour
+
+    @property
     def on_demand_price_usd_per_hour(self) -> float | None:
         """The on-demand price of this instance: its own on demand, its ``on_demand`` twin's on
         spot (None when the ranking had no on-demand offer of it)."""

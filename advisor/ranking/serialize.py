@@ -31,6 +31,8 @@ def estimate_row(est: CostEstimate) -> dict[str, Any]:
         "samples_per_dollar_low": est.samples_per_dollar_low,
         "samples_per_dollar_high": est.samples_per_dollar_high,
         "run_hours": est.run_hours,
+        "run_hours_low": est.run_hours_low,
+        "run_hours_high": _finite(est.run_hours_high),
         "run_cost_usd": est.run_cost_usd,
         "run_cost_usd_low": est.run_cost_usd_low,
         "run_cost_usd_high": _finite(est.run_cost_usd_high),
