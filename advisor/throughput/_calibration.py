@@ -38,8 +38,8 @@ __all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_case
 MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
 _PROBE_COUNTS = (1, 2, 3)
 _MIN_RESIDUALS = 20
-_FALLBACK = {"prior_unseen": "prior", "unseen3": "unseen2", "unseen2": "unseen1",
-             "seen3": "seen2", "seen2": "seen1"}
+_FALLBACK = {"prior_unseen": "prior", "roofline": "prior", "unseen3": "unseen2",
+             "unseen2": "unseen1", "seen3": "seen2", "seen2": "seen1"}
 
 
 def _model_name(workload: str) -> str:

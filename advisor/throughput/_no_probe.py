@@ -20,10 +20,11 @@ import numpy as np
 from advisor.errors import AdvisorError
 from advisor.profiling import reference_op_mixes
 from advisor.spec import Precision
+from advisor.throughput._calibration import conformal_bounds
 from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict, spec_features
 from advisor.throughput.estimate import WorkloadFeatures, peak_flops, precision_key
 from advisor.throughput.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
-from advisor.throughput.roofline import AnchoredRoofline, reference_samples
+from advisor.throughput.roofline import AnchoredRoofline, RooflineSample, reference_samples
 from pricing import AcceleratorSpec
 
 __all__ = ["NoProbePrior"]
@@ -87,15 +88,47 @@ class NoProbePrior:
             return None
 
     def _no_probe(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                  key: str | None) -> float:
-        """No probe: the operator roofline (with an op mix), the FLOPs prior, or a blend."""
+                  key: str | None) -> tuple[float, bool]:
+        """No probe: the operator roofline (with an op mix), the FLOPs prior, or a blend; and
+        whether the roofline alone answered (its intervals are its own, ``roofline_bounds``)."""
         roofline = self._roofline_log(workload, accelerator, key) if self.roofline_weight > 0 else None
         if roofline is None:
-            return self._prior(workload, accelerator, key)
+            return self._prior(workload, accelerator, key), False
         if self.roofline_weight >= 1 or not workload.flops_per_sample:
-            return roofline
+            return roofline, True
         return (self.roofline_weight * roofline
-                + (1 - self.roofline_weight) * self._prior(workload, accelerator, key))
+                + (1 - self.roofline_weight) * self._prior(workload, accelerator, key)), False
+
+    def roofline_bounds(self, coverage: float) -> dict[str, tuple[float, float]]:
+        """``{"roofline": (-half, half)}``: the wider end of the conformal bounds of the anchored
+        roofline's log residuals on each reference model's rows, predicted by the roofline
+        refitted without that model (efficiencies and anchors alike), on both sides; empty
+        when too few rows have an op mix."""
+        samples = reference_samples(self.reference_, self.specs_, reference_op_mixes())
+        def model_of(sample: RooflineSample) -> str:
+            return sample.group.split("/")[0]
+
+        residuals = []
+        for model in sorted({model_of(s) for s in samples}):
+            rest = [s for s in samples if model_of(s) != model]
+            if len(rest) < _MIN_ROOFLINE_SAMPLES:
+                continue
+            fitted = AnchoredRoofline(
+                conv_fractions=REFERENCE_CONV_FLOPS_FRACTION, kind_width=self.kind_width,
+                precision_mismatch_weight=self.precision_mismatch_weight).fit(rest)
+            for s in samples:
+                if model_of(s) == model:
+                    predicted = fitted.predict_log(
+                        s.op_mix, s.accelerator, batch_size=s.batch_size, tf32=s.tf32,
+                        precision_key=s.group.split("/")[-1])
+                    residuals.append(math.log(s.samples_per_second) - predicted)
+        if len(residuals) < _MIN_ROOFLINE_SAMPLES:
+            return {}
+        # Symmetric: with a handful of held-out models, which way their residuals lean says
+        # which models the table has, not which way a new workload's error goes.
+        low, high = conformal_bounds(residuals, coverage)
+        half = max(-low, high)
+        return {"roofline": (-half, half)}
 
     def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                key: str | None) -> float:
@@ -162,7 +195,7 @@ class NoProbePrior:
             fraction = self.fraction_.get(key or "mixed", 0.3)
             return math.log(fraction * peak / workload.flops_per_sample)
         proxy_key = precision_key(workload.precision, proxy) if workload.precision else key
-        return (self._no_probe(workload, proxy, proxy_key)
+        return (self._no_probe(workload, proxy, proxy_key)[0]
                 + math.log(peak / peak_flops(proxy, proxy_key or "mixed")))
 
     def _nearest_seen(self, peak: float, key: str) -> AcceleratorSpec | None:

@@ -2,11 +2,11 @@
 
 Fitting ``TransferModel`` with its residual calibration takes a few seconds; the fitted model
 is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file, the published
-training figures, the shipped reference operator mixes, the accelerator specs and the
-model's hyper-parameters, and refitted whenever one changes. A missing, stale or unreadable
-cache file only costs a refit. Within one process the pickled bytes are also kept in memory,
-so a second data directory (each test has its own) does not refit; every caller gets its own
-copy of the model.
+training figures, the shipped reference operator mixes, the accelerator specs, the model's
+hyper-parameters and the source of ``advisor.throughput``, and refitted whenever one
+changes. A missing, stale or unreadable cache file only costs a refit. Within one process
+the pickled bytes are also kept in memory, so a second data directory (each test has its
+own) does not refit; every caller gets its own copy of the model.
 
 A first run has two slow parts, profiling the workload with torch and fitting the model:
 ``fit_in_background`` starts the fit in another process beside the profiling, and
@@ -33,7 +33,7 @@ from pricing.files import write_cache
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model", "fit_in_background"]
 
-CACHE_VERSION = 14
+CACHE_VERSION = 16
 BACKGROUND_WAIT_S = 300.0  # a background fit that takes longer is left, and the model refitted
 
 _fitted: dict[str, bytes] = {}  # cache key -> the pickled fitted model, in this process
@@ -49,6 +49,8 @@ def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec]
     digest.update(REFERENCE_OP_MIX_JSON.read_bytes())
     digest.update(repr(sorted(accelerators.items())).encode())
     digest.update(repr(sorted(vars(model).items())).encode())
+    for source in sorted(Path(__file__).parent.glob("*.py")):  # the code that fits it
+        digest.update(source.read_bytes())
     return digest.hexdigest()[:24]
 
 

@@ -275,6 +275,7 @@ class TransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                 coverage=self.interval_coverage, ridge_alpha=self.ridge_alpha,
                 fit_factors=self._fit_factors, seed=self.random_state,
                 architectures=[self._architecture_of(a) for a in self.table_.accelerators])
+            self.residual_quantiles_.update(self.roofline_bounds(self.interval_coverage))
         return self.anchor_to(published)
 
     def _reference_parts(self) -> set[str]:
@@ -357,7 +358,9 @@ class TransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
             if result is not None:
                 return result.log_sps, residual_case(result.regression, len(columns),
                                                      unlike=unlike)
-        return self._no_probe(workload, accelerator, key), "prior" + ("" if seen else "_unseen")
+        value, roofline = self._no_probe(workload, accelerator, key)
+        # the roofline's own held-out bounds where it answered for a part with reference rows
+        return value, "roofline" if roofline and seen else "prior" + ("" if seen else "_unseen")
 
     def _architecture_of(self, name: str) -> tuple[bool, bool] | None:
         """The architecture class of an accelerator by name; None when it has no spec."""
@@ -402,8 +405,11 @@ class TransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         if case == "measured":  # this accelerator was probed on another device count
             low, high = -_measured_half_width(own), _measured_half_width(own)
         else:
+            # a published anchor's figure carries the anchor part's no-probe error: the
+            # roofline's where the workload's operators are known, else the FLOPs prior's
+            anchor_case = "roofline" if workload.op_mix is not None else "prior"
             low, high = interval(self.residual_quantiles_,
-                                 "prior" if case == "published" else case,
+                                 anchor_case if case == "published" else case,
                                  foreign_widening=self.foreign_widening)
         if case == "published":  # the anchor's no-probe error and the ratio's stack spread
             low = -math.hypot(low, self.published_spread_)

@@ -66,3 +66,21 @@ def test_evidence_for_an_offer_never_widens_its_interval(model, target: str, cou
     after = model.predict(RESNET, spec, count=count,
                           measurements=[Measurement(target, measured, rel_halfwidth=halfwidth)])
     assert _width(after) <= _width(before) * (1 + 1e-9)
+
+
+def test_no_probe_roofline_predictions_carry_their_own_held_out_bounds(model) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from advisor.profiling import reference_op_mixes
+
+    low, high = model.residual_quantiles_["roofline"]
+    assert low == -high  # symmetric: three held-out models say nothing of a new one's sign
+    prior_low, prior_high = model.residual_quantiles_["prior"]
+    assert high - low < prior_high - prior_low  # narrower than the FLOPs prior's
+    with_ops = replace(RESNET, op_mix=reference_op_mixes()["resnet50/mixed"],
+                       batch_size_per_device=256)
+    est = model.predict(with_ops, SPECS["H100-SXM"])
+    assert est.basis is Basis.PREDICTED
+    assert math.log(_width(est)) == pytest.approx(high - low)
+    without_ops = model.predict(RESNET, SPECS["H100-SXM"])  # the FLOPs prior's bounds
+    assert _width(without_ops) > _width(est)
