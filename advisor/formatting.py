@@ -3,9 +3,12 @@ the same everywhere."""
 
 from __future__ import annotations
 
+import math
+
 __all__ = ["fmt_compact", "fmt_count", "fmt_money", "fmt_number", "fmt_usd", "fmt_usd_pair",
            "fmt_usd_small"]
 
+_SIGNIFICANT_BELOW_USD_1 = 3  # fmt_usd's figures for amounts under a dollar
 _MAX_USD_DECIMALS = 8  # how far fmt_usd_pair goes to tell two amounts apart
 
 
@@ -24,8 +27,15 @@ def fmt_number(value: float) -> str:
 
 
 def fmt_usd(value: float) -> str:
-    """US dollars to the cent with thousands separators, no sign (1,234.56 / 3.63 / 0.02)."""
-    return f"{value:,.2f}"
+    """US dollars with thousands separators, no sign: to the cent from $1 up (1,234.56 /
+    3.63), three significant figures below, zeros past the cents dropped (0.523 / 0.0213 /
+    0.50 / 0.004), so cheap runs that differ read differently."""
+    magnitude = abs(value)
+    if magnitude == 0 or magnitude >= 1 or not math.isfinite(value):
+        return f"{value:,.2f}"
+    decimals = _SIGNIFICANT_BELOW_USD_1 - 1 - math.floor(math.log10(magnitude))
+    whole, _, fraction = f"{value:.{max(decimals, 2)}f}".partition(".")
+    return f"{whole}.{fraction[:2]}{fraction[2:].rstrip('0')}"
 
 
 def fmt_money(value: float) -> str:

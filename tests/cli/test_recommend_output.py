@@ -106,8 +106,9 @@ def test_run_cost_is_shown_to_the_cent(calls: list[Path], mlp_rec: Recommendatio
     assert len(rows) == 5
     shown = [group.best for group in group_regions(mlp_rec.ranked)]
     for cells, est in zip(rows, shown, strict=False):
-        assert cells[-2] == f"{est.run_cost_usd:,.2f}"  # run $, not whole dollars ("0")
-        assert est.run_cost_usd < 1
+        # run $, not whole dollars ("0"), and under $1 three significant figures (not "0.02")
+        assert cells[-2] == fmt_usd(est.run_cost_usd)
+        assert est.run_cost_usd < 1 and len(cells[-2].replace(".", "").lstrip("0")) >= 2
 
 
 @pytest.mark.parametrize("columns", [

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+import pytest
 from report_samples import GENERATED_AT, sample_recommendation
 
+from advisor.ranking.decision import headline
 from reports.formatting import fmt_money, fmt_usd
 from reports.recommendation import render_recommendation_html
 
@@ -39,4 +42,32 @@ def test_no_whole_dollar_run_cost_in_the_ranking() -> None:
 
 def test_money_signs_and_separators() -> None:
     assert [fmt_money(v) for v in (3.634, 1234.5, -1200.0, 0.004)] == [
-        "$3.63", "$1,234.50", "-$1,200.00", "$0.00"]
+        "$3.63", "$1,234.50", "-$1,200.00", "$0.004"]
+
+
+@pytest.mark.parametrize(("usd", "text"), [
+    (1234.5, "$1,234.50"),      # from $1 up: cents with separators
+    (1.0, "$1.00"),
+    (0.9996, "$1.00"),          # rounds up into the dollars
+    (0.523, "$0.523"),          # below $1: three significant figures
+    (0.5, "$0.50"),             # zeros past the cents dropped, never below the cents
+    (0.0213, "$0.0213"),        # the MLP run: was $0.02
+    (0.0261, "$0.0261"),
+    (0.02, "$0.02"),
+    (0.004, "$0.004"),          # was $0.00
+    (0.00012345, "$0.000123"),
+    (3e-9, "$0.000000003"),
+    (0.0, "$0.00"),
+    (-0.0213, "-$0.0213"),
+])
+def test_money_below_a_dollar_keeps_three_significant_figures(usd: float, text: str) -> None:
+    assert fmt_money(usd) == text
+    assert fmt_usd(abs(usd)) == text.lstrip("-$")
+
+
+def test_a_cheap_run_headline_range_differs() -> None:
+    rec = sample_recommendation()
+    pick = replace(rec.ranked[0], run_cost_usd=0.0235, run_cost_usd_low=0.0213,
+                   run_cost_usd_high=0.0261)
+    line = headline(replace(rec, ranked=(pick, *rec.ranked[1:])))
+    assert "run $0.0235 ($0.0213 to $0.0261)" in line
