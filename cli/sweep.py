@@ -84,10 +84,11 @@ def _money(usd: float) -> str:
 
 
 def _render_status(status: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from cli.render import console as make_console
+
+    console = make_console()  # piped: $COLUMNS wide, else 140, as the README says
     console.print(f"sweep [bold]{status.study}[/] ({status.direction}), trials charged at "
                   f"{_money(status.price_usd_per_hour)}/h ({status.instance})")
     table = Table()
@@ -121,12 +122,13 @@ def _render_status(status: Any) -> None:
 
 def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[Any, Any]:
     """A progress bar on stderr, shown from the first update on (after every check passed)."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from cli.render import console
 
     progress = Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[info]}"), transient=False,
-                        console=Console(stderr=True))
+                        console=console(stderr=True))
     task = progress.add_task("sweep", total=max_trials, info="starting")
     cap = f" of ${max_usd:g}" if max_usd is not None else ""
 
@@ -298,8 +300,36 @@ def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
         _fail(f"worker stopped: {result.stop_reason}")
 
 
+def _render_listing(listings: list[Any], storage: str | None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from advisor.storage import default_storage_url
+    from advisor.sweep.database import shown_url
+    from cli.render import console as make_console
+    from cli.render import printable
+
+    out = make_console()
+    where = shown_url(storage or default_storage_url())
+    if not listings:
+        out.print(f"no studies in {printable(where)}; pass --storage URL if they live elsewhere",
+                  markup=False)
+        return
+    table = Table()
+    for name in ("study", "direction", "trials", "by state", "spent", "instance"):
+        table.add_column(name, justify="right" if name in ("trials", "spent") else "left")
+    for row in listings:
+        states = ", ".join(f"{state} {n}" for state, n in row.trials_by_state.items())
+        table.add_row(*(escape(printable(cell)) for cell in (
+            row.study, row.direction, str(row.trials), states, _money(row.spent_usd),
+            row.instance)))
+    out.print(table)
+    out.print(f"{len(listings)} stud{'y' if len(listings) == 1 else 'ies'} in "
+              f"{printable(where)}; one in full: advisor sweep status STUDY", markup=False)
+
+
 @sweep.command("status")
-@click.argument("study")
+@click.argument("study", required=False)
 @storage_option()
 @json_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -307,17 +337,35 @@ def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write one row per trial (state, objective, dollars) to this CSV file.")
 @handle_errors
-def status(study: str, storage: str | None, as_json: bool, html_path: Path | None,
+def status(study: str | None, storage: str | None, as_json: bool, html_path: Path | None,
            csv_path: Path | None) -> None:
-    """Trials by state, best trial, dollars by state, pruning savings and bytes cleaned.
+    """Trials by state, best trial, dollars by state, pruning savings and bytes cleaned; with
+    no STUDY, every study in the storage (name, trials, spend).
 
     \b
     Examples:
+      advisor sweep status                          list the studies
       advisor sweep status digits-mlp --json
       advisor sweep status digits-mlp --html review.html --csv trials.csv
+
+    \b
+    Exit status: 0 done; 2 bad input (an unknown study, a bad --storage).
     """
     from advisor.sweep import load_status
     from reports.output import check_output_path
+
+    if study is None:
+        if html_path is not None or csv_path is not None:
+            raise click.UsageError("--html and --csv report one study: name it "
+                                   "(advisor sweep status STUDY --html FILE)")
+        from advisor.sweep.status import list_studies
+
+        listings = list_studies(storage_url=storage)
+        if as_json:
+            click.echo(json.dumps([row.to_json() for row in listings], indent=2))
+        else:
+            _render_listing(listings, storage)
+        return
 
     for path, option in ((html_path, "--html"), (csv_path, "--csv")):
         if path is not None:  # before the work; the writers create missing folders

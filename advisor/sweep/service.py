@@ -16,7 +16,7 @@ from advisor.sweep.heartbeat import charge_stale_trial, fail_stale_trials
 from advisor.sweep.state import read_settings
 from advisor.sweep.timestamps import check_study_clock
 
-__all__ = ["cleanup_stored_study", "load_stored_study", "open_stored_study"]
+__all__ = ["cleanup_stored_study", "load_stored_study", "open_stored_studies", "open_stored_study"]
 
 
 def _load(study_name: str, storage: optuna.storages.RDBStorage, url: str) -> optuna.Study:
@@ -39,6 +39,15 @@ def open_stored_study(study_name: str, storage_url: str | None = None) -> optuna
     """
     url = storage_url or default_storage_url()
     return _load(study_name, open_rdb_storage(url, origin=storage_origin(None, storage_url)), url)
+
+
+def open_stored_studies(storage_url: str | None = None) -> list[optuna.Study]:
+    """Every study in the storage, by name, as it is (failing nothing: for listings)."""
+    url = storage_url or default_storage_url()
+    storage = open_rdb_storage(url, origin=storage_origin(None, storage_url))
+    names = sorted(s.study_name for s in optuna.get_all_study_summaries(
+        storage, include_best_trial=False))
+    return [_load(name, storage, url) for name in names]
 
 
 def load_stored_study(study_name: str, storage_url: str | None = None) -> optuna.Study:

@@ -22,7 +22,8 @@ from advisor.sweep.ledger import usd_by_worker
 from advisor.sweep.state import instances_of, read_settings, read_stop, trial_record
 from advisor.sweep.stops import render_stop_reason
 
-__all__ = ["SweepStatus", "load_status", "pruning_savings_usd", "sweep_status"]
+__all__ = ["StudyListing", "SweepStatus", "list_studies", "load_status", "pruning_savings_usd",
+           "sweep_status"]
 
 
 @dataclass(frozen=True)
@@ -140,3 +141,43 @@ def load_status(study_name: str, *, storage_url: str | None = None) -> SweepStat
     from advisor.sweep.service import load_stored_study
 
     return sweep_status(load_stored_study(study_name, storage_url))
+
+
+@dataclass(frozen=True)
+class StudyListing:
+    """One study of a storage as ``advisor sweep status`` with no name lists it: its trials
+    (in all, and by state) and ``spent_usd`` as :class:`SweepStatus` counts it."""
+
+    study: str
+    direction: str
+    trials: int
+    trials_by_state: dict[str, int]
+    spent_usd: float
+    instance: str
+    stop_reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict of every field."""
+        return asdict(self)
+
+
+def _listing(study: optuna.Study) -> StudyListing:
+    if len(study.directions) > 1:  # not an advisor sweep: Optuna's own, at price 0
+        by_state: dict[str, int] = {}
+        for t in study.get_trials(deepcopy=False):
+            by_state[t.state.name.lower()] = by_state.get(t.state.name.lower(), 0) + 1
+        return StudyListing(study.study_name, "/".join(d.name.lower() for d in study.directions),
+                            sum(by_state.values()), dict(sorted(by_state.items())), 0.0,
+                            "local", "")
+    status = sweep_status(study)
+    return StudyListing(status.study, status.direction, sum(status.trials_by_state.values()),
+                        status.trials_by_state, status.spent_usd, status.instance,
+                        status.stop_reason)
+
+
+def list_studies(*, storage_url: str | None = None) -> list[StudyListing]:
+    """Every study in the storage, by name, with its trials and spend (none: empty). Read
+    as stored: trials of dead workers still count as running (``load_status`` fails them)."""
+    from advisor.sweep.service import open_stored_studies
+
+    return [_listing(study) for study in open_stored_studies(storage_url)]
