@@ -326,6 +326,17 @@ def show_probe(probe_id: str, as_json: bool) -> None:
         out.print(f"{key}: {escape(printable(row[key]))}")
 
 
+def _store_orphan_results(local: Any) -> list[str]:
+    """Store what local probes whose 'advisor probe' died finished; their probe ids."""
+    results = local.orphan_results()
+    if not results:
+        return []
+    store = _store()
+    for result in results:
+        store.record(result)
+    return [r.probe_id for r in results]
+
+
 @probes.command("gc")
 @click.option("--dry-run", is_flag=True, help="List what would be terminated, terminate nothing.")
 @click.option("--aws-region", "aws_regions", multiple=True, metavar="REGION",
@@ -338,11 +349,14 @@ def gc_probes(dry_run: bool, aws_regions: tuple[str, ...], gcp_project: str | No
     """Terminate every probe resource past its expiry (local processes always; clouds asked).
 
     Every probe resource is tagged advisor-probe-id and advisor-expires-at; this ends the
-    ones a crashed or interrupted 'advisor probe' left behind.
+    ones a crashed or interrupted 'advisor probe' left behind. A local probe whose 'advisor
+    probe' is gone (killed) is ended at once, and a result it finished is stored first.
     """
     from probes.launchers import Launcher, make_launcher
 
-    launchers: list[Launcher] = [make_launcher("local", work_dir=data_dir() / "probe-runs")]
+    local = make_launcher("local", work_dir=data_dir() / "probe-runs")
+    launchers: list[Launcher] = [local]
+    stored = [] if dry_run else _store_orphan_results(local)
     if aws_regions:
         launchers.append(make_launcher("aws", regions=list(aws_regions)))
     if gcp_project:
@@ -351,8 +365,11 @@ def gc_probes(dry_run: bool, aws_regions: tuple[str, ...], gcp_project: str | No
     now = datetime.now(UTC)
     ended = {launcher.name: launcher.gc(now, dry_run=dry_run) for launcher in launchers}
     if as_json:
-        echo_json({"dry_run": dry_run, "expired": ended})
+        echo_json({"dry_run": dry_run, "expired": ended, "stored": stored})
         return
+    if stored:
+        console().print(f"local: stored the finished result of {', '.join(stored)} (its "
+                        "'advisor probe' was gone)")
     verb = "would terminate" if dry_run else "terminated"
     for name, ids in ended.items():
         console().print(f"{name}: {verb} {len(ids)}" + (f": {', '.join(ids)}" if ids else ""))

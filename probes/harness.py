@@ -327,10 +327,13 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m probes.harness REQUEST.json RESULT.json``: exit 0 whenever a result was written."""
     import os
 
+    from probes.parent_watch import exit_with_parent, parent_pid_from_env, writing_result
+
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
         print("usage: python -m probes.harness REQUEST.json RESULT.json", file=sys.stderr)
         return 2
+    exit_with_parent(parent_pid_from_env())  # a local probe: ends with its launcher
     with open(args[0]) as handle:
         request = ProbeRequest.from_json(handle.read())
     if request.recipe.base_dir:  # DataLoader workers started by spawn import the entrypoint too
@@ -338,9 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     result = run_probe(request, prefer_device=os.environ.get("ADVISOR_PROBE_DEVICE") or None,
                        cap_cpu_memory=True)
     tmp = args[1] + ".tmp"
-    with open(tmp, "w") as handle:
+    with writing_result(), open(tmp, "w") as handle:
         handle.write(result.to_json())
-    os.replace(tmp, args[1])
+        handle.flush()
+        os.replace(tmp, args[1])
     return 0
 
 

@@ -1,8 +1,11 @@
 """The local launcher: the harness in a subprocess on this machine (offer key ``local``).
 
 Each probe gets a folder under ``work_dir`` with the request, the result, a log and
-``meta.json`` (pid, process start time, expiry) that ``gc`` reads to find strays. The child
-runs in its own session so terminate ends it and anything it started.
+``meta.json`` (pid, process start time, expiry, and the launching process's pid and start
+time) that ``gc`` reads to find strays. The child runs in its own session so terminate ends it
+and anything it started; it also ends itself once its launcher is gone
+(``probes.parent_watch``), and ``gc`` ends at once a probe whose launcher is gone, handing
+back a result it finished (:meth:`LocalLauncher.orphan_results`) for the store.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 
 from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed, LaunchHandle, log_tail
+from probes.parent_watch import PARENT_PID_ENV
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["LocalLauncher"]
@@ -85,6 +89,7 @@ class LocalLauncher(Launcher):
         env = {**os.environ, **self.env}
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        env[PARENT_PID_ENV] = str(os.getpid())  # the harness ends with this process
         started = self.clock()
         try:
             with open(folder / "harness.log", "wb") as log:
@@ -100,7 +105,8 @@ class LocalLauncher(Launcher):
                                f"{exc}") from exc
         expires = self.expiry_for(request)
         meta = {"pid": proc.pid, "ticks": _start_ticks(proc.pid), "probe_id": request.probe_id,
-                "expires_at": expires.timestamp()}
+                "expires_at": expires.timestamp(), "parent_pid": os.getpid(),
+                "parent_ticks": _start_ticks(os.getpid())}
         (folder / "meta.json").write_text(json.dumps(meta))
         self._procs[request.probe_id] = proc
         return LaunchHandle(request.probe_id, self.name, str(proc.pid), "local", started, expires,
@@ -170,10 +176,29 @@ class LocalLauncher(Launcher):
         return [str(m["probe_id"]) for _, m in self._tagged()
                 if _pid_alive(int(m["pid"]), str(m["ticks"]))]
 
+    @staticmethod
+    def _orphaned(meta: dict[str, Any]) -> bool:
+        """The process that launched the probe is gone (nobody will store its result)."""
+        parent = meta.get("parent_pid")
+        return parent is not None and not _pid_alive(int(parent), str(meta.get("parent_ticks",
+                                                                                 "")))
+
+    def orphan_results(self) -> list[ProbeResult]:
+        """Results that probes whose launcher is gone finished writing, never stored by it
+        (``advisor probes gc`` stores them before ending the probes)."""
+        found = []
+        for folder, meta in self._tagged():
+            path = folder / "result.json"
+            if self._orphaned(meta) and path.is_file():
+                with contextlib.suppress(OSError, ValueError, ProbeError):
+                    found.append(ProbeResult.from_json(path.read_text()))
+        return found
+
     def gc(self, now: datetime, *, dry_run: bool = False) -> list[str]:
+        """End every probe past its expiry and, at once, every probe whose launcher is gone."""
         ended = []
         for folder, meta in self._tagged():
-            if float(meta["expires_at"]) >= now.timestamp():
+            if float(meta["expires_at"]) >= now.timestamp() and not self._orphaned(meta):
                 continue
             ended.append(f"pid {meta['pid']} ({meta['probe_id']})")
             if not dry_run:

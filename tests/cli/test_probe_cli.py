@@ -313,4 +313,4 @@ def test_probes_list_says_when_the_filter_matches_nothing() -> None:
 def test_probes_gc_dry_run() -> None:
     code, out, _ = _run("probes", "gc", "--dry-run", "--json")
     assert code == 0
-    assert json.loads(out) == {"dry_run": True, "expired": {"local": []}}
+    assert json.loads(out) == {"dry_run": True, "expired": {"local": []}, "stored": []}
