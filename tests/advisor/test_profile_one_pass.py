@@ -16,7 +16,7 @@ from advisor.profiling.op_profile import OpClass, cached_op_mix, op_mix_for_spec
 from advisor.profiling.profile import (
     _measure,
     _trace_batches,
-    _traced,
+    _with_memory,
     profile_workload,
     recipe_for,
 )
@@ -47,7 +47,8 @@ def _spec(builtin: str, options: dict[str, Any], *, precision: str,
     _spec("gpt2", {"hidden": 64, "layers": 2, "heads": 4, "seq_len": 32, "vocab": 128},
           precision="bf16", batch_size=4),
     # bf16 convolutions and batch norm at batches 2, 4 and 16, 32 (four steady steps)
-    _spec("resnet50", {"image_size": 32, "num_classes": 10}, precision="bf16", batch_size=32),
+    pytest.param(_spec("resnet50", {"image_size": 32, "num_classes": 10}, precision="bf16",
+                       batch_size=32), marks=pytest.mark.slow),
 ], ids=["mlp-fp32", "gpt2-bf16", "resnet50-bf16"])
 def test_one_pass_equals_separate_traces(spec: WorkloadSpec) -> None:
     recipe = recipe_for(spec, samples_per_device=spec.batch_size)
@@ -58,9 +59,10 @@ def test_one_pass_equals_separate_traces(spec: WorkloadSpec) -> None:
                               batch_sizes=_trace_batches(spec.batch_size))
     assert one.memory == memory  # lines, traced peaks, what held them, notes: exactly
     assert one.op_mix == trace_op_mix(recipe, spec.precision)
-    separate = _traced(spec, _measure(recipe_for(spec, samples_per_device=2), spec.precision,
-                                      name=spec.name))
+    separate = _with_memory(spec, _measure(recipe_for(spec, samples_per_device=2),
+                                           spec.precision, name=spec.name), memory)
     assert asdict(profile_workload(spec)) == asdict(separate)
+    assert cached_op_mix(spec) == one.op_mix  # written by the same pass
 
 
 def test_a_cold_profile_builds_once_and_writes_both_caches(monkeypatch: pytest.MonkeyPatch) -> None:
