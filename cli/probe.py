@@ -153,6 +153,11 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
         1  a probe did not end ok (oom, timeout, launch_failed, error,
            wrong_device); every result is still stored and printed (the
            table, or the --json document)
+        3  every probe ended ok, but one did not settle: its samples/s
+           95% half-width stayed over the target when the time box ended
+           ('ok unsettled' in the table, "stable": false in --json); the
+           result is stored and used, with its wide interval; a longer
+           --time-box settles it
         2  nothing was started: bad input, a missing setting, or an
            estimate over --max-usd
       130  interrupted (Ctrl-C): the running probe was ended and recorded
@@ -209,14 +214,27 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
     _exit_if_any_failed(results)
 
 
+_EXIT_UNSETTLED = 3  # measured, but the samples/s interval stayed wider than the target
+
+
 def _exit_if_any_failed(results: list[ProbeResult]) -> None:
-    """Exit 1, with one line on stderr, when any probe did not end ``ok`` (all are stored)."""
+    """Exit 1, with one line on stderr, when any probe did not end ``ok`` (all are stored);
+    else exit 3, with one line, when an ok probe did not settle (``stable`` false)."""
     failed = [r for r in results if r.status is not ProbeStatus.OK]
     if failed:
         which = ", ".join(f"{r.probe_id} {r.status}" for r in failed)
         click.echo(f"{len(failed)} of {len(results)} probes did not end ok ({which}); "
                    "their results are stored", err=True)
         click.get_current_context().exit(1)
+    unsettled = [r for r in results if not r.stable]
+    if unsettled:
+        which = ", ".join(
+            f"{r.probe_id} ±{r.rel_halfwidth:.1%}" if r.rel_halfwidth is not None
+            else r.probe_id for r in unsettled)
+        click.echo(f"{len(unsettled)} of {len(results)} probes measured but did not settle "
+                   f"({which} samples/s at 95%); stored with their wide intervals; a longer "
+                   "--time-box settles them", err=True)
+        click.get_current_context().exit(_EXIT_UNSETTLED)
 
 
 def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool) -> tuple[str, ...]:

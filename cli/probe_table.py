@@ -35,7 +35,9 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
     """The texts of one row, escapes from stored data shown escaped."""
     halfwidth = row["rel_halfwidth"]
     cells = {
-        "probe": row["probe_id"], "offer": row["offer_key"], "status": row["status"],
+        "probe": row["probe_id"], "offer": row["offer_key"],
+        "status": (f"{row['status']} unsettled"  # measured, interval over the target: exit 3
+                   if row["status"] == "ok" and not row.get("stable", True) else row["status"]),
         "device": row.get("accelerator") or row["device"],
         "batch": str(row["batch_size"]), "samples/s": _num(row["samples_per_second"]),
         "±95%": f"{halfwidth:.1%}" if halfwidth is not None else "-",

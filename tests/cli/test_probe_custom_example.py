@@ -30,7 +30,7 @@ def test_probe_of_the_custom_example_measures_its_input_pipeline(
                     f"  options: {json.dumps(options)}\nbatch_size: 8\ndata: {{samples: 1000}}\n")
     result = CliRunner().invoke(advisor, ["probe", str(path), "--on", "local", "--time-box", "5",
                                           "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code in (0, 3), result.output  # 3: ok, not settled in a short box
     (row,) = json.loads(result.stdout)["probes"]
     assert row["status"] == "ok"
     assert row["input_bound_ratio"] is not None

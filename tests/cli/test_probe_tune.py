@@ -34,7 +34,7 @@ def _spec(tmp_path: Path, spec: dict[str, object]) -> str:
 def test_tune_prints_the_tuning_table_after_the_probe_table(tmp_path: Path) -> None:
     done = CliRunner().invoke(advisor, ["probe", _spec(tmp_path, TINY), "--on", "local",
                                         "--tune", "--time-box", "6"], env={"COLUMNS": "200"})
-    assert done.exit_code == 0, done.output
+    assert done.exit_code in (0, 3), done.output  # 3: ok, not settled in a short box
     assert "tuning of probe" in done.output and "batch 32" in done.output
     assert "needs a convergence check" in done.output
     assert "not applicable: memory_format" in done.output  # an MLP has no convolutions
@@ -44,7 +44,7 @@ def test_tune_json_carries_the_rows_and_the_stored_probe_shows_them(tmp_path: Pa
     runner = CliRunner()
     done = runner.invoke(advisor, ["probe", _spec(tmp_path, TINY), "--on", "local", "--tune",
                                    "--time-box", "6", "--json"])
-    assert done.exit_code == 0, done.output
+    assert done.exit_code in (0, 3), done.output  # 3: ok, not settled in a short box
     (row,) = json.loads(done.stdout)["probes"]
     rows = row["tuning"]["rows"]
     assert rows[0]["kind"] == "baseline" and rows[0]["status"] == "measured"
@@ -69,7 +69,7 @@ def test_the_custom_example_tunes_num_workers_over_its_real_loader(tmp_path: Pat
                 "dataset_samples": 256, "loader_workers": 2, "data_dir": str(tmp_path / "d")}}}
     done = CliRunner().invoke(advisor, ["probe", _spec(tmp_path, spec), "--on", "local",
                                         "--tune", "--time-box", "30", "--json"])
-    assert done.exit_code == 0, done.output
+    assert done.exit_code in (0, 3), done.output  # 3: ok, not settled in a short box
     rows = json.loads(done.stdout)["probes"][0]["tuning"]["rows"]
     workers = [r for r in rows if r["knob"] == "num_workers"]
     assert workers and all(r["config"]["cached_input"] is False for r in workers)
