@@ -79,6 +79,12 @@ def charged_objective(objective: Objective, spec: SweepSpec, price: float, *,
         except Exception as exc:  # noqa: BLE001 - recorded, then Optuna fails the trial
             fail(trial, exc)
             raise
+        except BaseException as exc:  # noqa: BLE001 - GeneratorExit, a user's own subclass
+            # Optuna catches Exceptions only: any other would leave the trial RUNNING and end
+            # the worker with a traceback; it fails this trial like any error instead
+            failure = TrialFailure(f"objective raised {type(exc).__name__}: {first_line(exc)}")
+            fail(trial, failure)
+            raise failure from None
         finally:
             wall = max(clock() - started, 0.0)
             state = record_charge(trial.study, trial, TrialCharge(

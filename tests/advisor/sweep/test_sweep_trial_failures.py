@@ -135,3 +135,25 @@ def test_sigint_to_a_running_sweep_records_the_trial_and_exits_130(tmp_path: Pat
     assert [t.state for t in trials] == [TrialState.COMPLETE, TrialState.FAIL]
     assert trials[1].user_attrs[ERROR_ATTR] == "interrupted (Ctrl-C)"
     assert trials[1].user_attrs[COST_ATTR] >= 0.3  # $1 a second, ran 0.3 s or more
+
+
+@pytest.mark.parametrize("raised", [
+    "GeneratorExit('closed')",           # a generator's close() escaping the objective
+    "type('Halt', (BaseException,), {})('stop here')",  # the user's own BaseException
+])
+def test_a_base_exception_in_the_objective_fails_only_its_trial(tmp_path: Path,
+                                                                raised: str) -> None:
+    # Optuna catches Exception only: the trial stayed RUNNING and the worker died
+    (tmp_path / "halts.py").write_text(
+        "def objective(trial):\n"
+        "    x = trial.params['x']\n"
+        f"    if trial.number == 1:\n        raise {raised}\n"
+        "    return x\n")
+    path = write_sweep(tmp_path, entrypoint="halts:objective", budget={"max_trials": 3})
+    result = run_worker(load_sweep_spec(path))
+    trials = _trials(tmp_path)
+    assert [t.state for t in trials] == [TrialState.COMPLETE, TrialState.FAIL,
+                                         TrialState.COMPLETE]
+    error = trials[1].user_attrs[ERROR_ATTR]
+    assert error.startswith("objective raised ") and COST_ATTR in trials[1].user_attrs
+    assert result.stop_reason == "max_trials reached (3 of 3)"
