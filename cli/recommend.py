@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import click
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -167,10 +167,24 @@ def _legend(rec: Recommendation, shown: Sequence[OfferGroup] | None, top: int) -
     return lines
 
 
+def _hanging(out: Console, text: str, *, lead: str = "", hang: int = 4,
+             style: str = "") -> None:
+    """Print ``lead`` (styled) and ``text`` (control characters from data shown escaped)
+    wrapped to the console, continuation lines indented by ``hang`` columns (a wrapped line
+    never restarts at column 0)."""
+    lines = textwrap.wrap(lead + printable(text), width=out.width,
+                          subsequent_indent=" " * min(hang, out.width // 3),
+                          break_on_hyphens=False) or [lead]  # a word past the width folds
+    first = Text(lines[0][:len(lead)], style=style or "") + Text(lines[0][len(lead):])
+    out.print(first, soft_wrap=True)
+    for line in lines[1:]:
+        out.print(Text(line), soft_wrap=True)
+
+
 def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
             out: Console | None = None) -> None:
     out = out or console()
-    out.print(Text(headline(rec), style="bold"))
+    _hanging(out, headline(rec), hang=6)
     table, dropped = ranking_table(rec, top, width=out.width, all_regions=all_regions)
     out.print(table)
     if dropped:
@@ -180,26 +194,26 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
     grouped = ("" if all_regions or len(groups) == len(rec.ranked) else
                f" as {len(groups):,} choices (one row each, in its best region; '+N' more "
                "regions offer it; --all-regions lists every row)")
-    out.print(f"{len(rec.ranked)} offers ranked{grouped}, {len(rec.rejected)} rejected.")
+    _hanging(out, f"{len(rec.ranked)} offers ranked{grouped}, {len(rec.rejected)} rejected.")
     for line in _legend(rec, groups[:top] if not all_regions else None, top):
-        out.print(line)
+        _hanging(out, line)
     kinds = Counter(r.kind for r in rec.rejected)
     for kind, n in kinds.most_common(6):
         example = next(r for r in rec.rejected if r.kind is kind)
         which = (f"e.g. {example.offer.key}; --json lists each" if n > 1
                  else example.offer.key)
-        out.print(f"  rejected {n:>4}: {escape(example.reason)} ({escape(which)})")
+        _hanging(out, f"  rejected {n:>4}: {example.reason} ({which})", hang=17)
     if rec.could_be_better:
         out.print("could be better (the optimistic end beats the pick; a probe settles it):")
         for opp in rec.could_be_better:
-            out.print(f"  - {escape(describe_opportunity(opp))}")
+            _hanging(out, f"  - {describe_opportunity(opp)}")
     for warning in rec.warnings:
-        out.print(f"[yellow]warning:[/] {escape(warning)}")
+        _hanging(out, warning, lead="warning: ", hang=9, style="yellow")
     for line in rec.advice:
-        out.print(f"[green]advice:[/] {escape(line)}")
+        _hanging(out, line, lead="advice: ", hang=8, style="green")
     out.print("assumptions:")
     for line in rec.assumptions:
-        out.print(f"  - {escape(line)}")
+        _hanging(out, f"  - {line}")
 
 
 def _status_message(model_yaml: Path) -> tuple[str, bool]:

@@ -269,3 +269,12 @@ def test_skipped_numbers_and_the_spot_band_are_explained(calls: list[Path],
     assert "spot X% = the instance type's published monthly interruption band" in out
     _, every_row, _ = _run("recommend", str(MLP_YAML), "--all-regions", env={"COLUMNS": "200"})
     assert "# = the offer's place" not in every_row  # 1, 2, 3, ... needs no word
+
+
+def test_wrapped_lines_hang_instead_of_restarting_at_column_0(calls: list[Path]) -> None:
+    code, out, _ = _run("recommend", str(MLP_YAML), env={"COLUMNS": "90"})
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("pick: ") and len(lines[0]) <= 90
+    assert lines[1].startswith("      ") and lines[1].strip()  # the headline goes on, indented
+    bullets = lines[lines.index("assumptions:") + 1:]
+    assert all(line.startswith(("  - ", "    ")) for line in bullets)  # no line at column 0
