@@ -260,14 +260,19 @@ def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *, as_js
     from probes.orchestrate import ProbeEvent, run_probes
 
     store = _store()
+    err = console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console(stderr=True), transient=as_json) as progress:
+                  console=err, transient=as_json) as progress:
         tasks = {r.probe_id: progress.add_task(f"{r.offer_key}: waiting", total=1)
                  for r in requests}
 
         def on_event(event: ProbeEvent) -> None:
             task = tasks[event.request.probe_id]
             text = f"{event.request.offer_key}: {event.stage} {event.detail}".rstrip()
+            if event.stage == "progress":  # a tune's configuration: one plain line when piped
+                text = f"{event.request.offer_key}: tune: {escape(printable(event.detail))}"
+                if not err.is_terminal:
+                    click.echo(f"tune: {printable(event.detail)}", err=True)
             if event.result is not None:
                 res = event.result
                 speed = (f", {fmt_number(res.samples_per_second)} samples/s"

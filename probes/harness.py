@@ -64,7 +64,8 @@ class Harness:
     lucky handful of samples; ``max_batch`` bounds the largest-batch search. Without a
     ``device`` the harness detects one (``prefer_device``: cpu, cuda, xla, hpu, neuron);
     ``cap_cpu_memory`` makes allocations past the memory cap fail on the CPU (for the
-    harness's own process only: it caps the whole process).
+    harness's own process only: it caps the whole process). ``progress`` is given one line
+    per tune configuration (``probes.progress``).
     """
 
     def __init__(
@@ -80,8 +81,10 @@ class Harness:
         max_batch: int = 1 << 16,
         prefer_device: str | None = None,
         cap_cpu_memory: bool = False,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
         self.request = request
+        self._progress = progress
         self._prefer_device = prefer_device
         self._cap_cpu_memory = cap_cpu_memory
         self._workload = workload
@@ -211,7 +214,7 @@ class Harness:
             from probes.tune import Tuner
 
             return Tuner(request, device, workload=self._workload, labels=base,
-                         clock=self._clock).run()
+                         clock=self._clock, progress=self._progress).run()
         try:
             workload = self._prepare(device)
         except Exception as exc:  # noqa: BLE001 - building the user's model may raise anything
@@ -328,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     import os
 
     from probes.parent_watch import exit_with_parent, parent_pid_from_env, writing_result
+    from probes.progress import PROGRESS_ENV, progress_writer
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
@@ -339,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     if request.recipe.base_dir:  # DataLoader workers started by spawn import the entrypoint too
         sys.path.insert(0, request.recipe.base_dir)
     result = run_probe(request, prefer_device=os.environ.get("ADVISOR_PROBE_DEVICE") or None,
-                       cap_cpu_memory=True)
+                       cap_cpu_memory=True,
+                       progress=progress_writer(os.environ.get(PROGRESS_ENV)))
     tmp = args[1] + ".tmp"
     with writing_result(), open(tmp, "w") as handle:
         handle.write(result.to_json())

@@ -36,7 +36,8 @@ LauncherFor = Callable[[ProbeRequest], Launcher]
 
 @dataclass(frozen=True)
 class ProbeEvent:
-    """Progress of one probe: ``stage`` is launching, running, done; ``result`` when done."""
+    """Progress of one probe: ``stage`` is launching, running, progress (``detail``: one line
+    the harness reported, e.g. a tune's configuration), done; ``result`` when done."""
 
     request: ProbeRequest
     stage: str
@@ -126,7 +127,8 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
             result = ProbeResult.failure(request, ProbeStatus.LAUNCH_FAILED, str(exc))
         else:
             notify(ProbeEvent(request, "running", f"{handle.resource_id} in {handle.location}"))
-            result = checked(launcher.wait(handle, request), request.accelerator)
+            result = checked(launcher.wait(handle, request, on_progress=lambda line: notify(
+                ProbeEvent(request, "progress", line))), request.accelerator)
     except KeyboardInterrupt as exc:
         what = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
         result = ProbeResult.failure(request, ProbeStatus.ERROR, f"interrupted by {what}")

@@ -13,6 +13,8 @@ Contract every launcher keeps (checked by one contract test suite over all of th
   an already-gone resource. Callers call it in ``finally``.
 - ``gc(now)`` terminates every tagged resource whose expiry is past (``dry_run`` lists them).
 - ``live_probe_ids()`` lists probe ids of tagged resources still running (for gc and tests).
+- ``progress(handle)`` returns the harness's progress lines not returned before (a local
+  probe's tune: one a configuration); launchers that cannot see them return [].
 
 Launchers are not thread-safe; use one per thread. Cloud errors are translated to
 ``ProbeError`` here, at the edge. Clocks and sleeps are injected so faults test fast.
@@ -171,19 +173,34 @@ class Launcher(abc.ABC):
         del handle
         return ""
 
-    def wait(self, handle: LaunchHandle, request: ProbeRequest) -> ProbeResult:
-        """Poll until the result arrives, the resource dies, or the deadline passes.
+    def progress(self, handle: LaunchHandle) -> list[str]:
+        """The harness's progress lines since the previous call (none by default)."""
+        del handle
+        return []
+
+    def wait(self, handle: LaunchHandle, request: ProbeRequest, *,
+             on_progress: Callable[[str], None] | None = None) -> ProbeResult:
+        """Poll until the result arrives, the resource dies, or the deadline passes, giving
+        ``on_progress`` each progress line as it is seen.
 
         Never terminates (the caller does, in ``finally``); returns a ``timeout`` or
         ``error`` result instead of raising for the probe's own faults.
         """
         deadline = handle.started_s + self.boot_s(request.offer_key) + request.max_run_s + self.grace_s
+        def forward() -> None:
+            for line in self.progress(handle):
+                if on_progress is not None:
+                    on_progress(line)
+
         while True:
+            forward()
             result = self.poll(handle)
             if result is not None:
+                forward()  # the lines written since, before the result
                 return result
             if not self.is_alive(handle):
                 result = self.poll(handle)  # it may have written just before ending
+                forward()
                 if result is not None:
                     return result
                 detail = self.failure_detail(handle)

@@ -1,6 +1,7 @@
 """The local launcher: the harness in a subprocess on this machine (offer key ``local``).
 
-Each probe gets a folder under ``work_dir`` with the request, the result, a log and
+Each probe gets a folder under ``work_dir`` with the request, the result, a log, the
+harness's progress lines (``progress.log``, ``probes.progress``) and
 ``meta.json`` (pid, process start time, expiry, and the launching process's pid and start
 time) that ``gc`` reads to find strays. The child runs in its own session so terminate ends it
 and anything it started; it also ends itself once its launcher is gone
@@ -24,6 +25,7 @@ from typing import Any
 from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed, LaunchHandle, log_tail
 from probes.parent_watch import PARENT_PID_ENV
+from probes.progress import PROGRESS_ENV, ProgressReader
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["LocalLauncher"]
@@ -74,6 +76,7 @@ class LocalLauncher(Launcher):
         self.python = python
         self.env = dict(env or {})
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._progress: dict[str, ProgressReader] = {}
 
     def _dir(self, probe_id: str) -> Path:
         return self.work_dir / probe_id
@@ -90,6 +93,7 @@ class LocalLauncher(Launcher):
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         env[PARENT_PID_ENV] = str(os.getpid())  # the harness ends with this process
+        env[PROGRESS_ENV] = str(folder / "progress.log")
         started = self.clock()
         try:
             with open(folder / "harness.log", "wb") as log:
@@ -109,6 +113,7 @@ class LocalLauncher(Launcher):
                 "parent_ticks": _start_ticks(os.getpid())}
         (folder / "meta.json").write_text(json.dumps(meta))
         self._procs[request.probe_id] = proc
+        self._progress[request.probe_id] = ProgressReader(folder / "progress.log")
         return LaunchHandle(request.probe_id, self.name, str(proc.pid), "local", started, expires,
                             {"folder": str(folder)})
 
@@ -117,6 +122,12 @@ class LocalLauncher(Launcher):
         if not path.exists():
             return None
         return ProbeResult.from_json(path.read_text())
+
+    def progress(self, handle: LaunchHandle) -> list[str]:
+        """Lines the harness appended to the probe folder's ``progress.log`` since the last
+        call (a tune: one a configuration)."""
+        reader = self._progress.get(handle.probe_id)
+        return reader.new_lines() if reader is not None else []
 
     def is_alive(self, handle: LaunchHandle) -> bool:
         proc = self._procs.get(handle.probe_id)
@@ -133,6 +144,7 @@ class LocalLauncher(Launcher):
 
     def terminate(self, handle: LaunchHandle) -> None:
         self._kill(handle.probe_id)
+        self._progress.pop(handle.probe_id, None)
         shutil.rmtree(self._dir(handle.probe_id), ignore_errors=True)
 
     def _kill(self, probe_id: str) -> None:

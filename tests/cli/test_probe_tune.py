@@ -75,3 +75,16 @@ def test_the_custom_example_tunes_num_workers_over_its_real_loader(tmp_path: Pat
     assert workers and all(r["config"]["cached_input"] is False for r in workers)
     assert any(r["status"] == "measured" for r in workers)
     assert any(r["knob"] == "input" and r["status"] == "measured" for r in rows)
+
+
+def test_a_piped_tune_prints_one_progress_line_per_row_on_stderr(tmp_path: Path) -> None:
+    # CliRunner's stderr is not a terminal: each configuration the harness child measures is
+    # one plain line as it ends, and stdout stays one JSON document.
+    done = CliRunner().invoke(advisor, ["probe", _spec(tmp_path, TINY), "--on", "local",
+                                        "--tune", "--time-box", "6", "--json"])
+    assert done.exit_code in (0, 3), done.output  # 3: ok, not settled in a short box
+    rows = json.loads(done.stdout)["probes"][0]["tuning"]["rows"]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("tune: ")]
+    assert len(lines) == len(rows), done.stderr
+    assert lines[0].startswith("tune: baseline measured 1.00x (1 of up to ")
+    assert all(f"({i} of up to " in line for i, line in enumerate(lines, 1))
