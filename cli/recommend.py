@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from advisor.errors import AdvisorError
 from advisor.ranking import (
     CostEstimate,
     OfferGroup,
@@ -216,35 +216,26 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
         _hanging(out, f"  - {line}")
 
 
-def _status_message(model_yaml: Path) -> tuple[str, bool]:
-    """'profiling NAME with torch ...' when the profile is not cached yet (seconds of work:
-    said even when stderr is piped), else 'ranking ...' (a spinner on a terminal only)."""
-    from advisor.profiling import needs_measuring
-    from advisor.spec import load_workload_spec
-
-    try:
-        spec = load_workload_spec(model_yaml)
-    except AdvisorError:  # recommend_for_file reports it in a moment
-        return f"ranking offers for {model_yaml} ...", False
-    if needs_measuring(spec):
-        return (f"profiling {printable(spec.name)} with torch (first run for this model; "
-                "cached afterwards) ..."), True
-    return f"ranking offers for {printable(spec.name)} ...", False
-
-
 def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
                   rank_by: RankBy = RankBy.CONSERVATIVE,
                   tuned: TunedPolicy = TunedPolicy.OFF) -> Recommendation:
     """``advisor.ranking.service.recommend_for_file`` with a status line on stderr: a spinner
-    on a terminal; where stderr is piped, one plain line when a new model is profiled (seconds
-    of work), nothing otherwise. What the user's model code prints goes to stderr."""
+    on a terminal; where stderr is piped, one plain line when the seconds of work start (a
+    new model is profiled), nothing otherwise. What the user's model code prints goes to
+    stderr."""
     from advisor.ranking import service
 
-    message, slow = _status_message(model_yaml)
     # the user's build() and step may print: stdout keeps only the table or the JSON
-    with status(message, when_piped=slow), contextlib.redirect_stdout(sys.stderr):
+    with status(f"ranking offers for {model_yaml} ...") as spinner, \
+            contextlib.redirect_stdout(sys.stderr):
+        def progress(line: str) -> None:
+            if spinner is None:  # stderr is piped: one plain line
+                click.echo(printable(line), err=True)
+            else:
+                spinner.update(escape(printable(line)))
+
         return service.recommend_for_file(model_yaml, include_flagged=include_flagged,
-                                          rank_by=rank_by, tuned=tuned)
+                                          rank_by=rank_by, tuned=tuned, progress=progress)
 
 
 @click.command()

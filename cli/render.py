@@ -15,6 +15,7 @@ import click
 from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.measure import Measurement
+from rich.status import Status
 
 from reports.formatting import fmt_compact, fmt_money, fmt_number, fmt_usd
 
@@ -77,10 +78,11 @@ def echo_written(files: Iterable[tuple[str, Path]]) -> None:
         click.echo(f"wrote {kind:<7} {path}", err=True)
 
 
-def status(message: str, *, when_piped: bool = False) -> AbstractContextManager[object]:
-    """A transient spinner with ``message`` on stderr while long work runs. When stderr is not
-    a terminal (pipes, files, CI): nothing, so logs stay clean, or, with ``when_piped`` (work
-    of many seconds that would look like a hang), ``message`` once as a plain line."""
+def status(message: str, *, when_piped: bool = False) -> AbstractContextManager[Status | None]:
+    """A transient spinner with ``message`` on stderr while long work runs (entering gives the
+    spinner, to update; None where there is none). When stderr is not a terminal (pipes,
+    files, CI): nothing, so logs stay clean, or, with ``when_piped`` (work of many seconds
+    that would look like a hang), ``message`` once as a plain line."""
     err = console(stderr=True)
     if not err.is_terminal:
         if when_piped:

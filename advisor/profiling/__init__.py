@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from advisor._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from advisor.profiling._spec_files import recipe_for
     from advisor.profiling.memory_trace import trace_peak_bytes
     from advisor.profiling.op_names import step_op_names
     from advisor.profiling.op_profile import (
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
         op_mix_for_spec,
         reference_op_mixes,
     )
-    from advisor.profiling.profile import WorkloadProfile, needs_measuring, profile_workload, recipe_for
+    from advisor.profiling.profile import WorkloadProfile, needs_measuring, profile_workload
     from advisor.profiling.runtime_overhead import overhead_for_accelerator, overhead_for_vendor
 
 __all__ = [
@@ -58,7 +59,7 @@ _HOME = {
     "overhead_for_accelerator": "runtime_overhead",
     "overhead_for_vendor": "runtime_overhead",
     "profile_workload": "profile",
-    "recipe_for": "profile",
+    "recipe_for": "_spec_files",
     "reference_op_mixes": "op_profile",
     "step_op_names": "op_names",
     "trace_peak_bytes": "memory_trace",

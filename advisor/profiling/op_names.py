@@ -84,7 +84,7 @@ def step_op_names(spec: WorkloadSpec, *, use_cache: bool = True) -> frozenset[st
     """The aten operator names one training step of ``spec`` calls, cached by its fingerprint;
     None when torch is missing, the step does not trace, or tracing takes longer than
     ``profile.timeout_s`` (nothing is cached then). A process traces each spec once."""
-    from advisor.profiling.profile import recipe_for
+    from advisor.profiling._spec_files import recipe_for
 
     key = (spec.fingerprint(), spec.source_dir)
     cached = (_MEMO.get(key) or cached_step_op_names(spec)) if use_cache else None

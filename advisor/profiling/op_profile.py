@@ -325,7 +325,7 @@ def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
 
     Raises AdvisorError when it cannot be traced (see ``trace_op_mix``).
     """
-    from advisor.profiling.profile import recipe_for
+    from advisor.profiling._spec_files import recipe_for
 
     cached = cached_op_mix(spec) if use_cache else None
     if cached is not None:
@@ -349,7 +349,7 @@ def store_op_mix(spec: WorkloadSpec, mix: OpMix) -> None:
 
 
 def _cache_file(spec: WorkloadSpec) -> Path | None:
-    from advisor.profiling.profile import profile_cache_file
+    from advisor.profiling._spec_files import profile_cache_file
 
     return profile_cache_file(f"{spec.fingerprint()}.ops.json")
 

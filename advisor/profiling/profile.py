@@ -16,18 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.profiling._spec_files import profile_cache_file, recipe_for
 from advisor.profiling._torch_counting import StepCount, count_step, parameters
 from advisor.profiling.fake_step import STEP_ERRORS, fake_build, fake_grouped_mm
 from advisor.profiling.memory_trace import TracedMemory
 from advisor.profiling.op_profile import OpMix, cached_op_mix, store_op_mix
 from advisor.profiling.step_trace import trace_training_step
 from advisor.spec import Precision, WorkloadSpec
-from advisor.storage import data_dir, profile_cache_dir
-from pricing.files import warn_cache_unwritable, write_cache
+from pricing.files import write_cache
 from probes.errors import ProbeError
 from probes.workload import WorkloadRecipe, build_workload, first_line
 
-__all__ = ["MemoryBasis", "WorkloadProfile", "needs_measuring", "profile_workload", "recipe_for"]
+__all__ = ["MemoryBasis", "WorkloadProfile", "needs_measuring", "profile_workload"]
 
 _CACHE_VERSION = 5  # 5: trace_problem; 4: FLOPs and activations at batches 2 and 4
 _FP32_BYTES = 4
@@ -94,14 +94,6 @@ class WorkloadProfile:
         return total / _GIB
 
 
-def recipe_for(spec: WorkloadSpec, *, samples_per_device: int) -> WorkloadRecipe:
-    """The plain recipe that builds ``spec``'s model with ``samples_per_device`` per step."""
-    return WorkloadRecipe(
-        builtin=spec.model.builtin, entrypoint=spec.model.entrypoint,
-        options=dict(spec.model.options), batch_size=samples_per_device,
-        precision=str(spec.precision), base_dir=spec.source_dir)
-
-
 def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadProfile:
     """Measure (or read from the cache) what one training sample of ``spec`` costs.
 
@@ -141,16 +133,6 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     if op_mix is not None:
         store_op_mix(spec, op_mix)
     return profile
-
-
-def profile_cache_file(name: str) -> Path | None:
-    """``name`` in the profile cache folder; None (with one warning line) when the folder
-    cannot be created (a read-only or full ADVISOR_HOME): profiles are then not cached."""
-    try:
-        return profile_cache_dir() / name
-    except OSError as exc:
-        warn_cache_unwritable(data_dir() / "profiles", exc)
-        return None
 
 
 def _override_is_complete(spec: WorkloadSpec) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -56,14 +57,20 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog, *,
 
 def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
                        rank_by: RankBy = RankBy.CONSERVATIVE,
-                       tuned: TunedPolicy = TunedPolicy.OFF) -> Recommendation:
+                       tuned: TunedPolicy = TunedPolicy.OFF,
+                       progress: Callable[[str], None] | None = None) -> Recommendation:
     """``advisor recommend``: spec from ``path``, current catalog, cached profile and
-    operator mix, and the stored probes of this workload (measured throughput and findings)."""
+    operator mix, and the stored probes of this workload (measured throughput and findings).
+    ``progress`` hears one line when the seconds of work start: profiling a new model."""
     spec = load_workload_spec(Path(path))
     catalog = current_catalog()
-    if needs_measuring(spec):  # seconds of torch work: fit a missing model beside it
+    measuring = needs_measuring(spec)
+    if measuring:  # seconds of torch work: fit a missing model beside it
         fit_in_background(catalog.accelerators)
     evidence = stored_probe_evidence(spec, catalog, tuned=tuned)
+    if measuring and progress is not None:
+        progress(f"profiling {spec.name} with torch (first run for this model; cached "
+                 "afterwards) ...")
     limit = spec.profile.timeout_s
     with time_limit(limit, f"{spec.name}: profiling the model took more than {limit:g} s "
                            "(profile.timeout_s in model.yaml): its build function or one "

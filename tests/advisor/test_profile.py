@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.profiling.profile import MemoryBasis, WorkloadProfile, profile_workload, recipe_for
+from advisor.profiling import recipe_for
+from advisor.profiling.profile import MemoryBasis, WorkloadProfile, profile_workload
 from advisor.spec import Precision, WorkloadSpec, load_workload_spec, parse_workload_spec
 from advisor.storage import profile_cache_dir
 

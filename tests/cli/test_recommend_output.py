@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -168,14 +169,26 @@ def test_left_out_columns_are_named(calls: list[Path]) -> None:
 
 # --- progress (defect 4) ---------------------------------------------------------------------
 
-def test_profiling_shows_a_status_on_a_terminal(calls: list[Path]) -> None:
+@pytest.fixture()
+def profiling(mlp_rec: Recommendation, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``recommend_for_file`` says it is profiling a new model, then returns ``mlp_rec``."""
+    def fake(path: Path, *, progress: Any = None, **_kw: object) -> Recommendation:
+        if progress is not None:
+            progress("profiling mlp-mnist with torch (first run for this model; cached "
+                     "afterwards) ...")
+        return mlp_rec
+
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", fake)
+
+
+def test_profiling_shows_a_status_on_a_terminal(profiling: None) -> None:
     code, out, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "1"})
     assert code == 0, err
     assert "profiling mlp-mnist with torch" in err
     assert json.loads(out)["workload"] == "mlp-mnist"  # nothing extra on stdout
 
 
-def test_piped_profiling_is_said_in_one_plain_line(calls: list[Path]) -> None:
+def test_piped_profiling_is_said_in_one_plain_line(profiling: None) -> None:
     # seconds of silence in a log look like a hang: the slow first run says what it does
     code, out, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "0"})
     assert code == 0
@@ -184,22 +197,20 @@ def test_piped_profiling_is_said_in_one_plain_line(calls: list[Path]) -> None:
     assert json.loads(out)["workload"] == "mlp-mnist"
 
 
-def test_piped_ranking_of_a_cached_profile_says_nothing(calls: list[Path]) -> None:
-    from advisor.storage import profile_cache_dir
-
-    spec = load_workload_spec(MLP_YAML)
-    (profile_cache_dir() / f"{spec.fingerprint()}.json").write_text("{}")
+def test_piped_ranking_without_profiling_says_nothing(calls: list[Path]) -> None:
     code, _, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "0"})
     assert code == 0 and err == ""
 
 
-def test_a_cached_profile_is_not_announced_as_profiling(calls: list[Path]) -> None:
-    from advisor.storage import profile_cache_dir
+def test_the_service_says_profiling_once_when_the_profile_is_not_cached() -> None:
+    from advisor.ranking.service import recommend_for_file
 
-    spec = load_workload_spec(MLP_YAML)
-    (profile_cache_dir() / f"{spec.fingerprint()}.json").write_text("{}")
-    code, _, err = _run("recommend", str(MLP_YAML), "--json", env={"TTY_COMPATIBLE": "1"})
-    assert code == 0 and "profiling" not in err and "ranking offers for mlp-mnist" in err
+    heard: list[str] = []
+    recommend_for_file(MLP_YAML, progress=heard.append)
+    assert heard == ["profiling mlp-mnist with torch (first run for this model; cached "
+                     "afterwards) ..."]
+    recommend_for_file(MLP_YAML, progress=heard.append)  # cached now: nothing to say
+    assert len(heard) == 1
 
 
 # --- one row per choice, the headline, --rank-by (issue 15) ----------------------------------

@@ -13,7 +13,7 @@ import pytest
 import torch
 from probe_helpers import FakeClock
 
-from advisor.profiling.profile import recipe_for
+from advisor.profiling import recipe_for
 from advisor.spec import load_workload_spec
 from probes.devices import CpuDevice
 from probes.harness import run_probe
