@@ -38,7 +38,6 @@ def tune_options(command: _Command) -> _Command:
 
 _COLUMNS = ("knob", "setting", "samples/s", "±95%", "speed-up", "samples/$", "numerics", "note")
 _TOP_OPERATORS = 5
-_DRIFT_WARNING = 0.10  # baseline again vs first, relative, past which the table warns
 
 
 def _cells(row: TuneRow, price_usd_per_hour: float) -> list[str]:
@@ -84,11 +83,6 @@ def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
             caveat = "; needs a convergence check" if tuned.changes_numerics else ""
             lines.append(f"tuned{' (numerics allowed)' if allowed else ''}: {tuned.setting}: "
                          f"{tuned.speedup or 1.0:.2f}x the baseline{caveat}")
-    drift = report.drift
-    if drift is not None and abs(drift - 1.0) > _DRIFT_WARNING:
-        lines.append(f"warning: the baseline ran at {drift:.2f}x its first speed after the "
-                     "trials: the machine's speed changed meanwhile (other work on it?); a knob "
-                     "counts only when it beats both baselines")
     gains = report.numerics_gains()
     if gains and not report.allow_numerics:
         shown = ", ".join(f"{r.setting} {r.speedup or 1.0:.2f}x" for r in gains)
@@ -112,7 +106,8 @@ def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
 
 def print_tuning(result: ProbeResult, *, price_usd_per_hour: float) -> None:
     """Print ``result``'s tuning (nothing when it has none): the table of rows with samples
-    per dollar at ``price_usd_per_hour`` (``-`` when free), then the summary lines."""
+    per dollar at ``price_usd_per_hour`` (``-`` when free), then the summary lines (its
+    warnings, the drift among them, are ``cli.probe_table.print_warnings``'s)."""
     report = result.tuning
     if report is None:
         return

@@ -13,7 +13,7 @@ from advisor.storage import data_dir, default_storage_url
 from cli._tune_table import print_tuning, tune_options
 from cli.errors import handle_errors
 from cli.options import PositiveNumber, json_option, spec_file_argument
-from cli.probe_table import probe_table
+from cli.probe_table import print_warnings, probe_table
 from cli.render import console, echo_json, fmt_number, printable
 from probes.errors import ProbeError
 from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S
@@ -208,9 +208,11 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
                    "probes": rows})
     else:
         probe_table(rows, f"probes of {spec.name} (spent ${spent:.4f} of an estimated "
-                          f"${batch.describe_estimate()})")
+                          f"${batch.describe_estimate()})", warnings_follow=True)
         for target, result in zip(targets, results, strict=True):
             print_tuning(result, price_usd_per_hour=target.price_usd_per_hour)
+        for result in results:
+            print_warnings(result)
     _exit_if_any_failed(results)
 
 
@@ -338,10 +340,11 @@ def show_probe(probe_id: str, as_json: bool) -> None:
     if as_json:
         echo_json(row)
         return
-    probe_table([row], f"probe {probe_id}")
+    probe_table([row], f"probe {probe_id}", warnings_follow=True)
     from advisor.ranking import offer_price
 
     print_tuning(result, price_usd_per_hour=offer_price(result.offer_key))
+    print_warnings(result)
     out = console()
     for key in ("workload_fingerprint", "device", "accelerator", "precision", "measured_steps",
                 "warmup_steps", "stable", "utilization_pct", "largest_batch_that_fits",

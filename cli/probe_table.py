@@ -12,8 +12,11 @@ from rich.table import Table
 from rich.text import Text
 
 from cli.render import console, fmt_number, min_width, printable
+from probes.findings import FindingKind
+from probes.probe_warnings import probe_warnings
+from probes.types import ProbeResult
 
-__all__ = ["probe_table"]
+__all__ = ["print_warnings", "probe_table"]
 
 
 def _num(value: float | None, fmt: str = "") -> str:
@@ -103,9 +106,10 @@ def _layout(title: str, cells: list[dict[str, str]], width: int) -> tuple[Table 
     return _entries(title, cells), []
 
 
-def probe_table(rows: list[dict[str, Any]], title: str) -> None:
+def probe_table(rows: list[dict[str, Any]], title: str, *, warnings_follow: bool = False) -> None:
     """Print probe rows (as ``advisor probe --json`` gives them) as a table that fits the
-    console, then each probe's error and findings."""
+    console, then each probe's error and findings; with ``warnings_follow`` the error and the
+    input-bound finding are left to ``print_warnings``, which the caller calls next."""
     out = console()
     table, dropped = _layout(title, [_cells(row) for row in rows], out.width)
     out.print(table)
@@ -113,10 +117,20 @@ def probe_table(rows: list[dict[str, Any]], title: str) -> None:
         out.print(f"({', '.join(dropped)} left out to fit {out.width} columns; "
                   "--json has every column)")
     for row in rows:
-        if row["error"]:
+        if row["error"] and not warnings_follow:
             out.print(f"[bold]{escape(printable(row['probe_id']))}[/bold] {row['status']}: "
                       f"{escape(printable(row['error']))}")
         for finding in row.get("findings", []):
+            if warnings_follow and finding["kind"] == FindingKind.INPUT_BOUND:
+                continue
             text = f"{finding['advice']} ({finding['evidence']}; {finding['expected_gain']})"
             out.print(f"[bold]{escape(printable(row['probe_id']))}[/bold] {finding['kind']}: "
                       f"{escape(printable(text))}")
+
+
+def print_warnings(result: ProbeResult) -> None:
+    """Print ``result``'s warnings (``probes.probe_warnings``, the ones probe.html shows), one
+    ``warning: PROBE_ID: ...`` line each."""
+    out = console()
+    for text in probe_warnings(result):
+        out.print(escape(f"warning: {printable(result.probe_id)}: {printable(text)}"))

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from probes.probe_warnings import probe_warnings
 from probes.step_profile import StepProfile
 from probes.tune_report import RowKind, RowStatus, TuneRow
 from probes.types import ProbeResult
@@ -153,7 +154,8 @@ def _num(value: float | None, fmt: str = "") -> str:
 
 def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
                       generated_at: datetime) -> str:
-    """The whole page of a tuned probe as one HTML document."""
+    """The whole page of a tuned probe as one HTML document, with every warning the CLI
+    prints for it (``probes.probe_warnings``)."""
     report = result.tuning
     assert report is not None
     rows = report.rows
@@ -171,6 +173,7 @@ def render_probe_html(result: ProbeResult, *, price_usd_per_hour: float,
         for op in profile.top_operators]
     return render(
         "probe.html.j2", result=result, report=report, tuned=tuned,
+        warnings=probe_warnings(result),
         tuned_index=next((i for i, r in enumerate(rows) if r is tuned), None),
         baseline_speed=_num(rows[0].samples_per_second), measured=len(report.measured()),
         speedups=bar_chart(_speedup_bars(rows), x_label="speed-up (x the baseline)",

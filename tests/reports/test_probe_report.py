@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -116,3 +117,31 @@ def test_the_cli_writes_the_report_of_a_stored_probe(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     paths = json.loads(done.stdout)
     assert Path(paths["html"]).exists() and Path(paths["profile_csv"]).exists()
+
+
+def _drifted_unsettled_sample() -> ProbeResult:
+    """The sample tune, its baseline slowed to 0.10x after the trials, its samples/s unsettled
+    and held back by its loader."""
+    sample = tuned_sample("drift0001")
+    assert sample.tuning is not None
+    again = _row(RowKind.RECHECK, None, BASE, 10.0)
+    rows = (*sample.tuning.rows[:5], replace(again, setting="the baseline again"),
+            *sample.tuning.rows[5:])
+    return replace(sample, stable=False, rel_halfwidth=0.418, input_bound_ratio=2.5,
+                   tuning=replace(sample.tuning, rows=rows))
+
+
+def test_every_warning_the_cli_prints_for_a_probe_is_in_its_html(tmp_path: Path) -> None:
+    ProbeStore(default_storage_url()).record(_drifted_unsettled_sample())
+    runner = CliRunner()
+    shown = runner.invoke(advisor, ["probes", "show", "drift"], env={"COLUMNS": "400"})
+    assert shown.exit_code == 0, shown.output
+    warnings = [line[line.index("warning: "):].strip() for line in shown.output.splitlines()
+                if "warning: " in line]
+    assert any("0.10x its first speed" in w for w in warnings), shown.output  # the drift
+    assert any("±41.8%" in w for w in warnings) and any("input-bound" in w for w in warnings)
+    done = runner.invoke(advisor, ["report", "probe", "drift", "--out", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    page = html.unescape((tmp_path / "probe.html").read_text())
+    for warning in warnings:
+        assert warning.replace("warning: drift0001: ", "warning: ") in page, warning
