@@ -78,15 +78,12 @@ def echo_written(files: Iterable[tuple[str, Path]]) -> None:
         click.echo(f"wrote {kind:<7} {path}", err=True)
 
 
-def status(message: str, *, when_piped: bool = False) -> AbstractContextManager[Status | None]:
+def status(message: str) -> AbstractContextManager[Status | None]:
     """A transient spinner with ``message`` on stderr while long work runs (entering gives the
-    spinner, to update; None where there is none). When stderr is not a terminal (pipes,
-    files, CI): nothing, so logs stay clean, or, with ``when_piped`` (work of many seconds
-    that would look like a hang), ``message`` once as a plain line."""
+    spinner, to update); nothing at all (None) when stderr is not a terminal (pipes, files,
+    CI), so logs stay clean."""
     err = console(stderr=True)
     if not err.is_terminal:
-        if when_piped:
-            click.echo(message, err=True)
         return nullcontext()
     return err.status(escape(message))
 
