@@ -167,24 +167,24 @@ def _legend(rec: Recommendation, shown: Sequence[OfferGroup] | None, top: int) -
     return lines
 
 
-def _hanging(out: Console, text: str, *, lead: str = "", hang: int = 4,
-             style: str = "") -> None:
-    """Print ``lead`` (styled) and ``text`` (control characters from data shown escaped)
-    wrapped to the console, continuation lines indented by ``hang`` columns (a wrapped line
-    never restarts at column 0)."""
+def _hanging(out: Console, text: str, *, lead: str = "", hang: int = 4, lead_style: str = "",
+             text_style: str = "") -> None:
+    """Print ``lead`` and ``text`` (control characters from data shown escaped) wrapped to
+    the console, continuation lines indented by ``hang`` columns (a wrapped line never
+    restarts at column 0)."""
     lines = textwrap.wrap(lead + printable(text), width=out.width,
                           subsequent_indent=" " * min(hang, out.width // 3),
                           break_on_hyphens=False) or [lead]  # a word past the width folds
-    first = Text(lines[0][:len(lead)], style=style or "") + Text(lines[0][len(lead):])
-    out.print(first, soft_wrap=True)
+    out.print(Text(lines[0][:len(lead)], style=lead_style)
+              + Text(lines[0][len(lead):], style=text_style), soft_wrap=True)
     for line in lines[1:]:
-        out.print(Text(line), soft_wrap=True)
+        out.print(Text(line, style=text_style), soft_wrap=True)
 
 
 def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
             out: Console | None = None) -> None:
     out = out or console()
-    _hanging(out, headline(rec), hang=6)
+    _hanging(out, headline(rec), hang=6, text_style="bold")
     table, dropped = ranking_table(rec, top, width=out.width, all_regions=all_regions)
     out.print(table)
     if dropped:
@@ -208,9 +208,9 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
         for opp in rec.could_be_better:
             _hanging(out, f"  - {describe_opportunity(opp)}")
     for warning in rec.warnings:
-        _hanging(out, warning, lead="warning: ", hang=9, style="yellow")
+        _hanging(out, warning, lead="warning: ", hang=9, lead_style="yellow")
     for line in rec.advice:
-        _hanging(out, line, lead="advice: ", hang=8, style="green")
+        _hanging(out, line, lead="advice: ", hang=8, lead_style="green")
     out.print("assumptions:")
     for line in rec.assumptions:
         _hanging(out, f"  - {line}")
