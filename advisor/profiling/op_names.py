@@ -19,10 +19,10 @@ from typing import Any
 
 from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
-from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
+from advisor.profiling.fake_step import FakeStep, run_fake_steps
+from advisor.profiling.op_profile import TRACE_ERRORS, trace_error
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
-from probes.errors import ProbeError
 from probes.workload import WorkloadRecipe
 
 __all__ = ["cached_step_op_names", "load_op_names", "step_op_names", "trace_op_names"]
@@ -74,9 +74,8 @@ def trace_op_names(recipe: WorkloadRecipe, precision: Precision) -> frozenset[st
     try:
         run_fake_steps(recipe, precision, (_TRACE_BATCH,), device="cpu", foreach=False,
                        observers=[recorder], on_phase=on_phase)
-    except (*STEP_ERRORS, ProbeError) as exc:
-        raise AdvisorError(f"cannot trace the step's operators on fake tensors: "
-                           f"{type(exc).__name__}: {str(exc).strip()[:200]}") from exc
+    except TRACE_ERRORS as exc:
+        raise trace_error(exc) from exc
     return frozenset(recorder.names)
 
 

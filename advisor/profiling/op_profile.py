@@ -32,7 +32,7 @@ from pricing.files import write_cache
 from probes.errors import ProbeError
 from probes.workload import WorkloadRecipe
 
-__all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "OpClass",
+__all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "TRACE_ERRORS", "OpClass",
            "OpCollector", "OpCost", "OpMix", "cached_op_mix", "classify_op", "load_op_mix", "op_mix_for_spec",
            "reference_op_mixes", "store_op_mix", "trace_error", "trace_op_mix",
            "write_reference_op_mixes"]
@@ -181,7 +181,7 @@ def classify_op(name: str) -> OpClass | None:
 
 # --- tracing with torch (imported lazily) ------------------------------------------------
 
-_TRACE_ERRORS = (*STEP_ERRORS, ProbeError)
+TRACE_ERRORS = (*STEP_ERRORS, ProbeError)  # what a traced step may raise
 
 
 def _recorder_class() -> type:
@@ -287,7 +287,7 @@ def trace_op_mix(recipe: WorkloadRecipe, precision: Precision) -> OpMix:
     try:
         run_fake_steps(recipe, precision, TRACE_BATCHES, device="cuda", foreach=True,
                        observers=[collector.mode()], on_phase=collector.on_phase)
-    except _TRACE_ERRORS as exc:
+    except TRACE_ERRORS as exc:
         raise trace_error(exc) from exc
     mix = collector.result()
     assert mix is not None  # both steps ran, or run_fake_steps raised
