@@ -232,37 +232,32 @@ def filter_offers(
     exclude = _accelerator_set(cons.accelerators_exclude, accelerators, "exclude")
     kind = RejectionKind
     none: dict[str, float | int | str] = {}
-    # (fails, kind, figures it compared), first failure wins
-    checks: list[tuple[Callable[[InstanceOffer], bool], RejectionKind,
-                       Callable[[InstanceOffer], dict[str, float | int | str]]]] = [
-        (lambda o: bool(cons.clouds) and o.cloud not in cons.clouds, kind.CLOUD, lambda _: none),
-        (lambda o: bool(cons.regions) and o.region not in cons.regions, kind.REGION,
+    max_count = cons.max_accelerators
+    # (applies: the spec sets the constraint, fails, kind, figures it compared); a rule that
+    # does not apply is dropped before the per-offer loop; the first failure wins
+    rules: list[tuple[bool, Callable[[InstanceOffer], bool], RejectionKind,
+                      Callable[[InstanceOffer], dict[str, float | int | str]]]] = [
+        (bool(cons.clouds), lambda o: o.cloud not in cons.clouds, kind.CLOUD, lambda _: none),
+        (bool(cons.regions), lambda o: o.region not in cons.regions, kind.REGION,
          lambda _: none),
-        (lambda o: bool(include) and o.accelerator not in include,
-         kind.ACCELERATOR_NOT_INCLUDED, lambda _: none),
-        (lambda o: o.accelerator in exclude, kind.ACCELERATOR_EXCLUDED, lambda _: none),
-        (lambda o: cons.spot is SpotPolicy.NEVER and o.market is Market.SPOT,
+        (bool(include), lambda o: o.accelerator not in include, kind.ACCELERATOR_NOT_INCLUDED,
+         lambda _: none),
+        (bool(exclude), lambda o: o.accelerator in exclude, kind.ACCELERATOR_EXCLUDED,
+         lambda _: none),
+        (cons.spot is SpotPolicy.NEVER, lambda o: o.market is Market.SPOT,
          kind.SPOT_NOT_ALLOWED, lambda _: none),
-        (lambda o: cons.spot is SpotPolicy.ONLY and o.market is Market.ON_DEMAND,
+        (cons.spot is SpotPolicy.ONLY, lambda o: o.market is Market.ON_DEMAND,
          kind.ON_DEMAND_LEFT_OUT, lambda _: none),
-        (lambda o: not accelerators[o.accelerator].training, kind.INFERENCE_ONLY,
+        (True, lambda o: not accelerators[o.accelerator].training, kind.INFERENCE_ONLY,
          lambda _: none),
-        (lambda o: cons.max_accelerators is not None and o.accelerator_count > cons.max_accelerators,
-         kind.TOO_MANY_ACCELERATORS, lambda _: {"max_accelerators": cons.max_accelerators or 0}),
-        (lambda o: spec.batch_size < o.accelerator_count, kind.BATCH_TOO_SMALL,
+        (max_count is not None, lambda o: o.accelerator_count > (max_count or 0),
+         kind.TOO_MANY_ACCELERATORS, lambda _: {"max_accelerators": max_count or 0}),
+        (True, lambda o: spec.batch_size < o.accelerator_count, kind.BATCH_TOO_SMALL,
          lambda _: {"batch_size": spec.batch_size}),
-        (lambda o: bool(o.flagged) and not include_flagged, kind.PRICE_FLAGGED,
+        (not include_flagged, lambda o: bool(o.flagged), kind.PRICE_FLAGGED,
          lambda o: {"flag": o.flagged}),
     ]
-    # a constraint the spec does not set checks nothing: drop it before the per-offer loop
-    unset = {kind.CLOUD: not cons.clouds, kind.REGION: not cons.regions,
-             kind.ACCELERATOR_NOT_INCLUDED: not include,
-             kind.ACCELERATOR_EXCLUDED: not exclude,
-             kind.SPOT_NOT_ALLOWED: cons.spot is not SpotPolicy.NEVER,
-             kind.ON_DEMAND_LEFT_OUT: cons.spot is not SpotPolicy.ONLY,
-             kind.TOO_MANY_ACCELERATORS: cons.max_accelerators is None,
-             kind.PRICE_FLAGGED: include_flagged}
-    checks = [check for check in checks if not unset.get(check[1], False)]
+    checks = [(fails, k, figures) for applies, fails, k, figures in rules if applies]
     kept, rejected = [], []
     for offer in offers:
         failed = next(((k, figures) for fails, k, figures in checks if fails(offer)), None)
