@@ -163,8 +163,6 @@ def interval(quantiles: Mapping[str, tuple[float, float]], case: str, *,
     the nearest case with fewer probes that has them (an ``_unlike`` case then the case as
     if alike); vendors absent from the reference (``foreign``) get the bounds of an unseen
     target unlike its probes, widened by ``foreign_widening``."""
-    if case == "measured":
-        return -MEASURED_HALF_WIDTH, MEASURED_HALF_WIDTH
     if case == "foreign":
         low, high = interval(quantiles, "unseen3_unlike", foreign_widening=1.0)
         return low * foreign_widening, high * foreign_widening
