@@ -6,6 +6,15 @@ from pricing.accelerators import (
     load_accelerators,
     matching_accelerators,
 )
+from pricing.billing import (
+    BILLING_RULES,
+    BillingRule,
+    billed_usd,
+    billing_rule,
+    samples_per_usd,
+    seconds_for_usd,
+    usd,
+)
 from pricing.catalog import Catalog, load_catalog, read_offers_csv, shipped_catalog
 from pricing.devices import accelerator_for_device
 from pricing.errors import PricingError, UnknownNameError
@@ -21,7 +30,9 @@ from pricing.spot import (
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
 __all__ = [
+    "BILLING_RULES",
     "SHIPPED_DATA_DIR",
+    "BillingRule",
     "AcceleratorSpec",
     "Catalog",
     "Cloud",
@@ -34,13 +45,18 @@ __all__ = [
     "SpotTerms",
     "UnknownNameError",
     "accelerator_for_device",
+    "billed_usd",
+    "billing_rule",
     "canonical_accelerator_name",
     "load_accelerators",
     "load_catalog",
     "matching_accelerators",
     "read_offers_csv",
+    "samples_per_usd",
+    "seconds_for_usd",
     "shipped_catalog",
     "shipped_spot_data",
     "spot_risk",
     "spot_terms",
+    "usd",
 ]
