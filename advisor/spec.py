@@ -5,14 +5,14 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from advisor._fields import MAX_NAME_CHARS, Fields, load_yaml_mapping, shown
 from pricing import Cloud
-from probes.models import ModelOptionError, check_builtin_options
+from probes.models import BUILTIN_MODELS, ModelOptionError, check_builtin_options
+from probes.vocabulary import ENTRYPOINT_PATTERN, Precision
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -27,9 +27,6 @@ __all__ = [
     "load_workload_spec",
     "parse_workload_spec",
 ]
-
-BUILTIN_MODELS = ("resnet50", "bert", "gpt2", "mlp")
-_ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 # What hardware could ever mean: values past these are typos (1e29) or fuzz, and bounding them
 # here keeps every product the ranking computes finite.
@@ -46,20 +43,6 @@ DEFAULT_CHECKPOINT_MINUTES = 30.0  # a checkpoint every half hour: spot's lost w
 MAX_CHECKPOINT_MINUTES = 10_080.0  # one week
 DEFAULT_PROFILE_TIMEOUT_S = 300.0  # building the model and tracing a few steps on fake tensors
 MAX_PROFILE_TIMEOUT_S = 86_400.0
-
-
-class Precision(enum.StrEnum):
-    """Numeric precision of the training step."""
-
-    FP32 = "fp32"  # full single precision throughout
-    TF32 = "tf32"  # fp32 tensors, matmuls on TF32 tensor cores (Ampere and later)
-    BF16 = "bf16"  # bfloat16 autocast: fp32's range at half the width
-    FP16 = "fp16"  # float16 autocast, with loss scaling against underflow
-
-    @property
-    def low_precision(self) -> bool:
-        """True for bf16/fp16 autocast, which runs matmuls on tensor cores at half width."""
-        return self in (Precision.BF16, Precision.FP16)
 
 
 class SpotPolicy(enum.StrEnum):
@@ -165,7 +148,7 @@ def _parse_model(fields: Fields) -> ModelRef:
     if builtin is not None and builtin not in BUILTIN_MODELS:
         raise model.error("builtin", f"unknown model {shown(builtin)}; built-ins are "
                           f"{', '.join(BUILTIN_MODELS)} (or use 'entrypoint:')")
-    if entrypoint is not None and not _ENTRYPOINT.match(entrypoint):
+    if entrypoint is not None and not ENTRYPOINT_PATTERN.match(entrypoint):
         raise model.error("entrypoint", f"must look like 'package.module:function', got "
                           f"{shown(entrypoint)}")
     if builtin is not None:

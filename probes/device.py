@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pricing import accelerator_for_device
+from probes.vocabulary import DeviceKind
 
 __all__ = ["Device"]
 
@@ -18,7 +19,7 @@ class Device:
     ``torch.autocast``. Not thread-safe: one harness drives one device.
     """
 
-    kind = "cpu"
+    kind: DeviceKind = DeviceKind.CPU
     autocast_device_type = "cpu"
 
     def __init__(self, torch_device: Any, name: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from probes.device import Device
 from probes.errors import ProbeError
+from probes.vocabulary import DeviceKind
 from probes.xla_devices import HpuDevice, NeuronDevice, XlaDevice
 
 __all__ = [
@@ -103,7 +104,7 @@ def _kib_field_gib(path: Path, key: str) -> float | None:
 class CudaDevice(Device):
     """An NVIDIA (or ROCm) GPU through torch.cuda; utilization through NVML when present."""
 
-    kind = "cuda"
+    kind = DeviceKind.CUDA
     autocast_device_type = "cuda"
 
     def __init__(self, index: int = 0) -> None:
@@ -197,16 +198,16 @@ class _Runtime:
     missing: Callable[[], str | None]
 
 
-_RUNTIMES: dict[str, _Runtime] = {
-    "hpu": _Runtime(HpuDevice, _module_missing("habana_frameworks")),
-    "neuron": _Runtime(NeuronDevice, _module_missing("torch_neuronx")),
-    "xla": _Runtime(XlaDevice, _module_missing("torch_xla")),
-    "cuda": _Runtime(CudaDevice, _cuda_missing),
-    "cpu": _Runtime(CpuDevice, lambda: None),
+_RUNTIMES: dict[DeviceKind, _Runtime] = {
+    DeviceKind.HPU: _Runtime(HpuDevice, _module_missing("habana_frameworks")),
+    DeviceKind.NEURON: _Runtime(NeuronDevice, _module_missing("torch_neuronx")),
+    DeviceKind.XLA: _Runtime(XlaDevice, _module_missing("torch_xla")),
+    DeviceKind.CUDA: _Runtime(CudaDevice, _cuda_missing),
+    DeviceKind.CPU: _Runtime(CpuDevice, lambda: None),
 }
 
 # The kinds detect_device accepts, in the order it tries them without a preference.
-DEVICE_KINDS = tuple(_RUNTIMES)
+DEVICE_KINDS: tuple[DeviceKind, ...] = tuple(DeviceKind)
 
 
 def detect_device(prefer: str | None = None) -> Device:
@@ -219,10 +220,10 @@ def detect_device(prefer: str | None = None) -> Device:
     if prefer is None:
         kind = next(k for k in DEVICE_KINDS if _RUNTIMES[k].missing() is None)
         return _RUNTIMES[kind].factory()
-    runtime = _RUNTIMES.get(prefer)
-    if runtime is None:
+    if prefer not in DEVICE_KINDS:
         raise ProbeError(f"ADVISOR_PROBE_DEVICE={prefer!r} is not a device kind; "
                          f"use one of {', '.join(DEVICE_KINDS)}")
+    runtime = _RUNTIMES[DeviceKind(prefer)]
     why = runtime.missing()
     if why is not None:
         raise ProbeError(f"ADVISOR_PROBE_DEVICE={prefer} but {why}")

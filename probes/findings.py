@@ -91,7 +91,7 @@ def _low_utilization(result: ProbeResult) -> Finding | None:
 
 
 def _bf16_unused(result: ProbeResult, accelerator: AcceleratorSpec | None) -> Finding | None:
-    if accelerator is None or not accelerator.supports_bf16 or result.precision in ("bf16", "fp16"):
+    if accelerator is None or not accelerator.supports_bf16 or result.precision.low_precision:
         return None
     speedup = None
     if accelerator.bf16_tflops and accelerator.fp32_tflops:

@@ -42,6 +42,7 @@ from probes.train_step import (
     to_device,
 )
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+from probes.vocabulary import DeviceKind
 from probes.workload import BuiltWorkload, build_workload
 
 __all__ = ["Harness", "OutOfMemory", "is_oom_error", "main", "oom_summary", "run_probe"]
@@ -198,7 +199,7 @@ class Harness:
                                        device=_device_label(device),
                                        accelerator=device.accelerator,
                                        wall_time_s=self._clock() - start)
-        if device.kind == "cpu" and self._cap_cpu_memory:
+        if device.kind == DeviceKind.CPU and self._cap_cpu_memory:
             _cap_address_space(request.memory_limit_gib)
         return device
 
@@ -290,7 +291,7 @@ class Harness:
 
 def _device_label(device: Device) -> str:
     """``cpu``, or the runtime and the device's own name (``cuda:NVIDIA H100 80GB HBM3``)."""
-    return device.name if device.kind == "cpu" else f"{device.kind}:{device.name}"
+    return device.name if device.kind == DeviceKind.CPU else f"{device.kind}:{device.name}"
 
 
 def _search_fields(found: BatchSearch | None) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
+from probes.vocabulary import DeviceKind, Precision
+
 __all__ = [
     "COMPILER_BACKENDS",
     "KNOBS",
@@ -27,7 +29,6 @@ __all__ = [
     "KnobSpec",
     "LoaderKind",
     "Needs",
-    "Precision",
     "Skipped",
     "StepConfig",
     "Trial",
@@ -36,15 +37,6 @@ __all__ = [
     "knob_spec",
     "plan_knobs",
 ]
-
-
-class Precision(enum.StrEnum):
-    """Arithmetic of the step: fp32, TF32 matmuls, or bf16 / fp16 autocast."""
-
-    FP32 = "fp32"
-    TF32 = "tf32"
-    BF16 = "bf16"
-    FP16 = "fp16"
 
 
 class Knob(enum.StrEnum):
@@ -79,8 +71,9 @@ class LoaderKind(enum.StrEnum):
 
 
 # The torch.compile backend per device kind ("the XLA path" on TPU); a kind not here has none.
-COMPILER_BACKENDS: Mapping[str, str] = {"cpu": "inductor", "cuda": "inductor", "xla": "openxla",
-                                        "hpu": "hpu_backend"}
+COMPILER_BACKENDS: Mapping[DeviceKind, str] = {
+    DeviceKind.CPU: "inductor", DeviceKind.CUDA: "inductor", DeviceKind.XLA: "openxla",
+    DeviceKind.HPU: "hpu_backend"}
 
 
 @dataclass(frozen=True)
@@ -95,13 +88,14 @@ class KnobSpec:
     config_field: str
     changes_numerics: bool
     settable: bool = True
-    not_on: Mapping[str, str] = field(default_factory=dict)
+    not_on: Mapping[DeviceKind, str] = field(default_factory=dict)
     needs: Needs = Needs.NOTHING
     on_loader: bool = False
     setup_s: float = 0.0
 
 
 _LAYOUT_CHOSEN = "the XLA compiler chooses memory layouts itself"
+_NOT_CUDA = (DeviceKind.CPU, DeviceKind.XLA, DeviceKind.HPU, DeviceKind.NEURON)
 _NO_CUDNN = ("cuDNN's convolution autotuning (torch.backends.cudnn.benchmark) exists on CUDA "
              "and ROCm GPUs only")
 KNOBS: tuple[KnobSpec, ...] = (
@@ -109,19 +103,19 @@ KNOBS: tuple[KnobSpec, ...] = (
              needs=Needs.LOADER, on_loader=True),
     KnobSpec(Knob.PRECISION, "precision", changes_numerics=True),
     KnobSpec(Knob.MEMORY_FORMAT, "channels_last", changes_numerics=False, needs=Needs.CONV2D,
-             not_on={"xla": _LAYOUT_CHOSEN, "neuron": _LAYOUT_CHOSEN,
-                     "hpu": "the Gaudi graph compiler chooses memory layouts itself"}),
+             not_on={DeviceKind.XLA: _LAYOUT_CHOSEN, DeviceKind.NEURON: _LAYOUT_CHOSEN,
+                     DeviceKind.HPU: "the Gaudi graph compiler chooses memory layouts itself"}),
     KnobSpec(Knob.CUDNN_BENCHMARK, "cudnn_benchmark", changes_numerics=False,
-             needs=Needs.CONV2D, not_on={k: _NO_CUDNN for k in ("cpu", "xla", "hpu", "neuron")}),
+             needs=Needs.CONV2D, not_on=dict.fromkeys(_NOT_CUDA, _NO_CUDNN)),
     KnobSpec(Knob.LOADER_WORKERS, "num_workers", changes_numerics=False,
              needs=Needs.DATALOADER, on_loader=True),
     KnobSpec(Knob.PIN_MEMORY, "pin_memory", changes_numerics=False, needs=Needs.DATALOADER,
              on_loader=True,
-             not_on={k: "pinned host memory only speeds up copies to CUDA devices"
-                     for k in ("cpu", "xla", "hpu", "neuron")}),
+             not_on=dict.fromkeys(_NOT_CUDA,
+                                  "pinned host memory only speeds up copies to CUDA devices")),
     KnobSpec(Knob.BATCH, "batch_size", changes_numerics=True),
     KnobSpec(Knob.COMPILER, "compiler", changes_numerics=False, setup_s=60.0,
-             not_on={"neuron": "torch-neuronx trains through XLA's lazy tensors already; "
+             not_on={DeviceKind.NEURON: "torch-neuronx trains through XLA's lazy tensors already; "
                                "torch.compile is not offered for Neuron training"}),
 )
 _BY_KNOB = {spec.knob: spec for spec in KNOBS}
@@ -133,7 +127,7 @@ def knob_spec(knob: Knob) -> KnobSpec:
 
 
 class _DeviceLike(Protocol):
-    kind: str
+    kind: DeviceKind
 
     def supports_bf16(self) -> bool: ...
 
@@ -145,7 +139,7 @@ class DeviceTraits:
     """What the knob model needs to know of a device: its kind (cpu, cuda, xla, hpu,
     neuron) and which reduced precisions it computes natively."""
 
-    kind: str
+    kind: DeviceKind
     supports_bf16: bool
     supports_tf32: bool
 
@@ -161,7 +155,7 @@ class DeviceTraits:
             found.append(Precision.TF32)
         if self.supports_bf16:
             found.append(Precision.BF16)
-        if self.kind == "cuda":
+        if self.kind == DeviceKind.CUDA:
             found.append(Precision.FP16)
         return tuple(found)
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from probes.vocabulary import DeviceKind
+
 if TYPE_CHECKING:
     from probes.devices import Device
     from probes.train_step import TrainStep
@@ -90,7 +92,7 @@ def profile_steps(step: TrainStep, feed: Callable[[], Any], *, device: Device,
     device."""
     from torch.profiler import ProfilerActivity, profile
 
-    on_device = device.kind == "cuda"
+    on_device = device.kind == DeviceKind.CUDA
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_device else [])
     totals = [0.0, 0.0, 0.0, 0.0]
     done = 0

@@ -18,6 +18,7 @@ from typing import Any
 
 from probes.devices import Device
 from probes.errors import ProbeError
+from probes.vocabulary import DeviceKind, Precision
 
 __all__ = ["OutOfMemory", "TrainStep", "build_train_step", "fits_one_step", "is_oom_error",
            "oom_summary", "release_memory", "run_timed", "to_channels_last", "to_device"]
@@ -92,7 +93,7 @@ def release_memory(device: Device) -> None:
     import gc
 
     gc.collect()
-    if device.kind == "cuda":
+    if device.kind == DeviceKind.CUDA:
         import torch
 
         torch.cuda.empty_cache()
@@ -124,7 +125,7 @@ class TrainStep:
     """
 
     def __init__(self, model: Any, loss_fn: Callable[[Any, Any], Any], device: Device, *,
-                 precision: str, dtype: Any, optimizer: Any, scaler: Any) -> None:
+                 precision: Precision, dtype: Any, optimizer: Any, scaler: Any) -> None:
         self.model = model
         self.precision = precision
         self._loss_fn = loss_fn
@@ -176,7 +177,7 @@ class TrainStep:
 
 
 def build_train_step(model: Any, loss_fn: Callable[[Any, Any], Any], device: Device, *,
-                     precision: str, channels_last: bool = False,
+                     precision: Precision, channels_last: bool = False,
                      compiler_backend: str | None = None,
                      cudnn_benchmark: bool | None = None) -> TrainStep:
     """The step of ``model`` (moved to ``device``, in train mode) with AdamW, at
@@ -190,13 +191,15 @@ def build_train_step(model: Any, loss_fn: Callable[[Any, Any], Any], device: Dev
         model = model.to(memory_format=torch.channels_last)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-    device.enable_tf32(precision == "tf32")
+    precision = Precision(precision)
+    dtype = {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
+    device.enable_tf32(precision is Precision.TF32)
     if cudnn_benchmark is not None:
         device.set_cudnn_benchmark(cudnn_benchmark)
-    effective = "fp32" if precision == "tf32" and not device.supports_tf32() else precision
+    effective = (Precision.FP32 if precision is Precision.TF32 and not device.supports_tf32()
+                 else precision)
     scaler = torch.amp.GradScaler(device.autocast_device_type) if (
-        precision == "fp16" and device.kind == "cuda") else None
+        precision is Precision.FP16 and device.kind == DeviceKind.CUDA) else None
     runnable = torch.compile(model, backend=compiler_backend) if compiler_backend else model
     return TrainStep(runnable, loss_fn, device, precision=effective, dtype=dtype,
                      optimizer=optimizer, scaler=scaler)

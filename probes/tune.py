@@ -33,7 +33,6 @@ from probes.knobs import (
     DeviceTraits,
     Knob,
     LoaderKind,
-    Precision,
     StepConfig,
     Trial,
     combine,
@@ -225,7 +224,7 @@ class Tuner:
             return ProbeResult.failure(request, ProbeStatus.ERROR, first_line(exc)[:500],
                                        wall_time_s=self._clock() - start, **self._labels)
         # cuDNN autotuning as the process has it once the entrypoint is imported
-        baseline = StepConfig(Precision(request.recipe.precision), request.recipe.batch_size,
+        baseline = StepConfig(request.recipe.precision, request.recipe.batch_size,
                               cudnn_benchmark=self._device.cudnn_benchmark())
         self._baseline = baseline
         plan = plan_knobs(DeviceTraits.of(self._device), traits, baseline, cpu_count=self._cpus)

@@ -79,7 +79,7 @@ def with_loader_settings(loader: Any, *, num_workers: int | None,
 def open_run(config: StepConfig, workload: BuiltWorkload, device: Device) -> BuiltRun:
     """``config`` built from ``workload`` (its model is changed: build one per run)."""
     step = build_train_step(workload.model, workload.loss_fn, device,
-                            precision=str(config.precision), channels_last=config.channels_last,
+                            precision=config.precision, channels_last=config.channels_last,
                             compiler_backend=config.compiler,
                             cudnn_benchmark=config.cudnn_benchmark)
 

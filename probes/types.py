@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Self
 
 from probes.errors import ProbeError
 from probes.tune_report import TuneReport
+from probes.vocabulary import Precision
 from probes.workload import WorkloadRecipe
 
 __all__ = [
@@ -50,6 +51,7 @@ def recipe_to_dict(recipe: WorkloadRecipe) -> dict[str, Any]:
     """A JSON-ready dict of a workload recipe."""
     data = asdict(recipe)
     data["options"] = dict(recipe.options)
+    data["precision"] = str(recipe.precision)
     return data
 
 
@@ -218,7 +220,7 @@ class ProbeResult(_JsonRecord):
     peak_memory_gib: float | None = None
     utilization_pct: float | None = None
     input_bound_ratio: float | None = None
-    precision: str = "fp32"
+    precision: Precision = Precision.FP32
     device: str = "cpu"
     accelerator: str | None = None
     largest_batch_that_fits: int | None = None
@@ -235,6 +237,8 @@ class ProbeResult(_JsonRecord):
         owner = f"probe result {self.probe_id}"
         if not isinstance(self.status, ProbeStatus):
             object.__setattr__(self, "status", ProbeStatus(self.status))
+        if not isinstance(self.precision, Precision):
+            object.__setattr__(self, "precision", Precision(self.precision))
         if self.batch_size < 1:
             raise ProbeError(f"{owner}: batch_size must be >= 1, got {self.batch_size}")
         if self.status is ProbeStatus.OK:
@@ -273,6 +277,7 @@ class ProbeResult(_JsonRecord):
         """A JSON-ready dict."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["status"] = str(self.status)
+        data["precision"] = str(self.precision)
         data["tuning"] = self.tuning.to_dict() if self.tuning is not None else None
         data["created_at"] = self.created_at.isoformat()
         return data

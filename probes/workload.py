@@ -16,6 +16,7 @@ from typing import Any
 from probes.built import BuiltWorkload
 from probes.errors import ProbeError
 from probes.models import BUILTIN
+from probes.vocabulary import Precision
 
 __all__ = ["BuiltWorkload", "WorkloadRecipe", "build_workload", "first_line", "import_entrypoint"]
 
@@ -26,15 +27,28 @@ class WorkloadRecipe:
 
     Exactly one of ``builtin`` (a name in ``probes.models``) and ``entrypoint``
     (``"package.module:function"``, importable from ``base_dir``) is set. ``batch_size`` is
-    per device; ``precision`` is fp32, tf32, bf16 or fp16.
+    per device; ``precision`` is fp32, tf32, bf16 or fp16 (its text is read as the enum).
     """
 
     builtin: str | None
     entrypoint: str | None
     options: Mapping[str, Any] = field(default_factory=dict)
     batch_size: int = 1
-    precision: str = "fp32"
+    precision: Precision = Precision.FP32
     base_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.precision, Precision):
+            object.__setattr__(self, "precision", _precision(self.precision))
+
+
+def _precision(value: str) -> Precision:
+    """``value`` (text from JSON) as a Precision; ProbeError naming the field otherwise."""
+    try:
+        return Precision(value)
+    except ValueError:
+        raise ProbeError(f"recipe: precision {value!r} is not one of "
+                         f"{', '.join(Precision)}") from None
 
 
 def build_workload(recipe: WorkloadRecipe) -> BuiltWorkload:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from probes.device import Device
+from probes.vocabulary import DeviceKind
 
 __all__ = ["HpuDevice", "NeuronDevice", "XlaDevice"]
 
@@ -86,7 +87,7 @@ class XlaDevice(Device):
     ``xla``.
     """
 
-    kind = "xla"
+    kind = DeviceKind.XLA
     autocast_device_type = "xla"
     _name_sources = _XLA_NAME_SOURCES
 
@@ -130,7 +131,7 @@ class NeuronDevice(XlaDevice):
     XLA hardware type; ``synchronize`` marks the step like a TPU.
     """
 
-    kind = "neuron"
+    kind = DeviceKind.NEURON
     _name_sources = _NEURON_NAME_SOURCES
 
     def __init__(self) -> None:
@@ -142,7 +143,7 @@ class HpuDevice(Device):
     """An Intel Gaudi card through habana_frameworks (``torch.hpu``); ``name`` is
     ``torch.hpu.get_device_name()`` (``GAUDI2``)."""
 
-    kind = "hpu"
+    kind = DeviceKind.HPU
     autocast_device_type = "hpu"
 
     def __init__(self) -> None:

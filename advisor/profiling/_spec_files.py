@@ -19,7 +19,7 @@ def recipe_for(spec: WorkloadSpec, *, samples_per_device: int) -> WorkloadRecipe
     return WorkloadRecipe(
         builtin=spec.model.builtin, entrypoint=spec.model.entrypoint,
         options=dict(spec.model.options), batch_size=samples_per_device,
-        precision=str(spec.precision), base_dir=spec.source_dir)
+        precision=spec.precision, base_dir=spec.source_dir)
 
 
 def profile_cache_file(name: str) -> Path | None:

@@ -375,7 +375,7 @@ def write_reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> None:
     for model, (builtin, options) in sorted(REFERENCE_RECIPES.items()):
         for key, precision in _REFERENCE_PRECISIONS.items():
             recipe = WorkloadRecipe(builtin=builtin, entrypoint=None, options=options,
-                                    batch_size=TRACE_BATCHES[0], precision=str(precision))
+                                    batch_size=TRACE_BATCHES[0], precision=precision)
             mixes[f"{model}/{key}"] = trace_op_mix(recipe, precision).to_json()
     path.write_text(json.dumps({"version": _CACHE_VERSION, "mixes": mixes}, indent=1) + "\n")
 

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from probes.errors import ProbeError
 from probes.launchers.base import LaunchFailed
 from probes.offer_keys import parse_offer_key
+from probes.vocabulary import DeviceKind
 
 __all__ = [
     "AWS_RUNTIMES",
@@ -26,7 +27,6 @@ __all__ = [
     "GCP_TPU_RUNTIMES",
     "RUNTIME_TABLES",
     "TORCH_XLA_VERSION",
-    "DeviceKind",
     "ImageLookup",
     "Runtime",
     "RuntimeTable",
@@ -37,15 +37,6 @@ __all__ = [
 ]
 
 TORCH_XLA_VERSION = "2.7.0"   # torch and torch_xla[tpu] are pinned to the same release
-
-
-class DeviceKind(enum.StrEnum):
-    """What the harness runs on (``ADVISOR_PROBE_DEVICE``, read in ``probes.harness``)."""
-
-    CUDA = "cuda"
-    NEURON = "neuron"
-    HPU = "hpu"
-    XLA = "xla"
 
 
 class ImageLookup(enum.StrEnum):

@@ -21,8 +21,8 @@ from probes.errors import ProbeError
 if TYPE_CHECKING:
     from probes.built import BuiltWorkload
 
-__all__ = ["BUILTIN", "OPTIONS", "ModelOptionError", "ModelOptions", "check_builtin_options",
-           "check_options"]
+__all__ = ["BUILTIN", "BUILTIN_MODELS", "OPTIONS", "ModelOptionError", "ModelOptions",
+           "check_builtin_options", "check_options"]
 
 Builder = Callable[..., "BuiltWorkload"]
 
@@ -83,6 +83,10 @@ OPTIONS: dict[str, ModelOptions] = {
                  "num_classes": _CLASSES},
     ),
 }
+
+
+# The names a model.yaml's ``builtin`` may take, in the order messages list them.
+BUILTIN_MODELS: tuple[str, ...] = tuple(OPTIONS)
 
 
 def _problem(value: Any, default: Any, low: int, high: int | None,

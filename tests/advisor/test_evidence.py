@@ -140,8 +140,9 @@ def _tuned(sps: float, *, combos: tuple[tuple[float, bool], ...]) -> ProbeResult
     """A tuned A10G probe at ``sps``; each combination (samples/s, changes numerics)."""
     from dataclasses import replace
 
-    from probes.knobs import Knob, Precision, StepConfig
+    from probes.knobs import Knob, StepConfig
     from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow
+    from probes.vocabulary import Precision
 
     base = StepConfig(Precision.FP32, 64)
     rows = [TuneRow(RowKind.BASELINE, None, "fp32", base, RowStatus.MEASURED, False,

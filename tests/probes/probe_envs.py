@@ -21,8 +21,9 @@ from probes.launchers.fake import FakeBehaviour, FakeLauncher, FakeOutcome
 from probes.launchers.gcp import GcpLauncher
 from probes.launchers.gcp_tpu import GcpTpuLauncher
 from probes.launchers.local import LocalLauncher
-from probes.launchers.runtimes import AWS_RUNTIMES, DeviceKind, ImageLookup
+from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup
 from probes.types import ProbeRequest
+from probes.vocabulary import DeviceKind
 
 BUCKET = "advisor-test-probes"
 AWS_OFFER = "aws:g5.xlarge:us-east-1"

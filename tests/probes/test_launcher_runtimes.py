@@ -17,7 +17,6 @@ from probes.launchers.runtimes import (
     GCP_TPU_RUNTIMES,
     RUNTIME_TABLES,
     TORCH_XLA_VERSION,
-    DeviceKind,
     ImageLookup,
     Runtime,
     RuntimeTable,
@@ -26,6 +25,7 @@ from probes.launchers.runtimes import (
     runtime_for_offer,
     tpu_family,
 )
+from probes.vocabulary import DeviceKind
 
 # accelerator vendor (pricing/data accelerator specs) -> the device its software drives
 VENDOR_DEVICE = {

@@ -14,7 +14,8 @@ from probe_helpers import make_request
 
 from probes.launchers import LaunchFailed
 from probes.launchers.aws import AwsLauncher
-from probes.launchers.runtimes import DeviceKind, ImageLookup
+from probes.launchers.runtimes import ImageLookup
+from probes.vocabulary import DeviceKind
 
 
 @pytest.fixture

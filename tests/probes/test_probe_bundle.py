@@ -14,8 +14,9 @@ import pytest
 from probe_helpers import make_request
 
 from probes.launchers._bundle import REMOTE_DIR, boot_script, make_bundle
-from probes.launchers.runtimes import DeviceKind, Runtime
+from probes.launchers.runtimes import Runtime
 from probes.types import ProbeResult, ProbeStatus
+from probes.vocabulary import DeviceKind
 
 RUNTIME = Runtime(image="img", python="/opt/py", device=DeviceKind.NEURON, source="test",
                   setup=("source /opt/venv/bin/activate", "pip install 'x==1.0'"))

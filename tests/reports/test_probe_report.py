@@ -14,11 +14,12 @@ from offline_html import external_references
 
 from advisor.storage import default_storage_url
 from cli.main import advisor
-from probes.knobs import Knob, Precision, Skipped, StepConfig
+from probes.knobs import Knob, Skipped, StepConfig
 from probes.step_profile import OperatorTime, StepProfile
 from probes.store import ProbeStore
 from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow
 from probes.types import ProbeResult, ProbeStatus
+from probes.vocabulary import Precision
 from reports.probe import TUNING_COLUMNS, write_probe_report
 
 GENERATED_AT = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
