@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from advisor._lazy import lazy_exports
-from advisor.errors import AdvisorError, SpecError
+from advisor.errors import AdvisorError, NoFeasibleOffer, SpecError
 
 if TYPE_CHECKING:
     from advisor.profiling.profile import WorkloadProfile, profile_workload
@@ -32,6 +32,7 @@ __all__ = [
     "AdvisorError",
     "Basis",
     "CostEstimate",
+    "NoFeasibleOffer",
     "Opportunity",
     "Precision",
     "ProbeEvidence",

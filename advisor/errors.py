@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["AdvisorError", "SpecError"]
+__all__ = ["AdvisorError", "NoFeasibleOffer", "SpecError"]
 
 
 class AdvisorError(Exception):
@@ -22,3 +22,16 @@ class SpecError(AdvisorError, ValueError):
         self.source = source
         where = f"{source}: " if source else ""
         super().__init__(f"{where}{field}: {problem}")
+
+
+class NoFeasibleOffer(AdvisorError):
+    """No offer meets every constraint of a workload: its ranking is empty.
+
+    ``rejected`` is how many offers were rejected (0: the catalog had none to rank); the
+    recommendation's advice says which constraint to loosen.
+    """
+
+    def __init__(self, message: str, *, workload: str = "", rejected: int = 0) -> None:
+        self.workload = workload
+        self.rejected = rejected
+        super().__init__(message)

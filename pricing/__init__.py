@@ -17,7 +17,7 @@ from pricing.billing import (
 )
 from pricing.catalog import Catalog, load_catalog, read_offers_csv, shipped_catalog
 from pricing.devices import accelerator_for_device
-from pricing.errors import PricingError, UnknownNameError
+from pricing.errors import PricingError, SnapshotError, UnknownNameError
 from pricing.spot import (
     InterruptionBucket,
     SpotData,
@@ -40,6 +40,7 @@ __all__ = [
     "InterruptionBucket",
     "Market",
     "PricingError",
+    "SnapshotError",
     "SpotData",
     "SpotRisk",
     "SpotTerms",

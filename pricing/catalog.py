@@ -27,7 +27,7 @@ from pricing.accelerators import (
     load_accelerators,
     matching_accelerators,
 )
-from pricing.errors import PricingError, UnknownNameError
+from pricing.errors import PricingError, SnapshotError, UnknownNameError
 from pricing.files import atomic_write
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
@@ -96,7 +96,7 @@ def read_offers_csv(path: Path, *, cloud: Cloud | None = None) -> list[InstanceO
 
     Every row is checked as the shipped catalog is: prices, memory and counts finite and above
     0, a known accelerator, and (given ``cloud``) that cloud only. A bad row raises
-    PricingError naming the file and line, one line.
+    SnapshotError naming the file and line, one line.
     """
     accelerators = load_accelerators()
     offers = []
@@ -105,7 +105,7 @@ def read_offers_csv(path: Path, *, cloud: Cloud | None = None) -> list[InstanceO
         header = next(reader, [])
         missing = [c for c in OFFER_COLUMNS if c not in header]
         if missing:
-            raise PricingError(f"{path}: no {missing[0]} column; the first line must name the "
+            raise SnapshotError(f"{path}: no {missing[0]} column; the first line must name the "
                                f"columns {','.join(OFFER_COLUMNS)}")
         offer = _RowReader(header, cloud=cloud, accelerators=accelerators)
         for cells in reader:
@@ -115,7 +115,7 @@ def read_offers_csv(path: Path, *, cloud: Cloud | None = None) -> list[InstanceO
                 offers.append(offer(cells))
             except (ValueError, PricingError) as exc:
                 problem = exc.args[0] if exc.args else exc
-                raise PricingError(f"{path}:{reader.line_num}: {problem}; fix or delete that "
+                raise SnapshotError(f"{path}:{reader.line_num}: {problem}; fix or delete that "
                                    "row") from exc
     return offers
 
@@ -250,7 +250,7 @@ class Catalog:
 def _read_manifest(data_dir: Path) -> dict[str, object]:
     manifest: dict[str, object] = json.loads((data_dir / "manifest.json").read_text())
     if manifest.get("schema_version") != SCHEMA_VERSION:
-        raise PricingError(
+        raise SnapshotError(
             f"{data_dir / 'manifest.json'}: schema_version {manifest.get('schema_version')} "
             f"is not {SCHEMA_VERSION}; reinstall advisor or run 'advisor pricing refresh'"
         )
@@ -267,7 +267,7 @@ def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
     for cloud, path in (overrides or {}).items():
         fresh = read_snapshot_offers(path, cloud=cloud)
         if not fresh:  # never replace a cloud's offers with nothing
-            raise PricingError(f"{path}: holds no offers, only the header; delete it to use "
+            raise SnapshotError(f"{path}: holds no offers, only the header; delete it to use "
                                f"the previous prices of {cloud}, or run 'advisor pricing "
                                f"refresh --cloud {cloud}'")
         offers = [o for o in offers if o.cloud != cloud] + fresh

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["PricingError", "UnknownNameError"]
+__all__ = ["PricingError", "SnapshotError", "UnknownNameError"]
 
 
 class PricingError(Exception):
@@ -11,3 +11,10 @@ class PricingError(Exception):
 
 class UnknownNameError(PricingError, ValueError):
     """A cloud, region or accelerator name that the catalog does not know."""
+
+
+class SnapshotError(PricingError):
+    """A price catalog file (a refreshed snapshot, its meta file or the shipped catalog) that
+    cannot be used: unreadable meta, a missing column, a bad row, no offers, another schema
+    version. The message names the file (and line) and whether to fix, delete or refresh it;
+    a caller can fall back to other prices."""

@@ -23,7 +23,7 @@ from pathlib import Path
 from pricing._import_shared import OFFER_COLUMNS
 from pricing.accelerators import SHIPPED_DATA_DIR
 from pricing.catalog import Catalog, load_catalog, shipped_catalog
-from pricing.errors import PricingError
+from pricing.errors import PricingError, SnapshotError
 from pricing.files import atomic_write
 from pricing.types import Cloud, InstanceOffer
 
@@ -166,11 +166,11 @@ def _read_meta(csv_path: Path) -> dict[str, object]:
     try:
         meta = json.loads(csv_path.with_suffix(".json").read_text())
     except (OSError, ValueError) as exc:
-        raise PricingError(
+        raise SnapshotError(
             f"{csv_path.with_suffix('.json')}: unreadable snapshot meta ({exc})"
         ) from exc
     if not isinstance(meta, dict):
-        raise PricingError(f"{csv_path.with_suffix('.json')}: snapshot meta is not an object")
+        raise SnapshotError(f"{csv_path.with_suffix('.json')}: snapshot meta is not an object")
     return meta
 
 
