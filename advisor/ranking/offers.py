@@ -9,12 +9,14 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING
 
+from advisor.errors import NoFeasibleOffer
 from advisor.profiling import WorkloadProfile, overhead_for_accelerator, overhead_for_vendor
 from advisor.ranking.rejections import Rejection, RejectionKind
 from advisor.ranking.spot_risk import SpotOverhead, measured_pessimistic_rate, spot_overhead
 from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
+from pricing.billing import samples_per_usd, usd
 from probes.batch_search import search_largest_batch
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ __all__ = [
     "samples_that_fit",
     "with_on_demand_twins",
 ]
+
+_SECONDS_PER_HOUR = 3600.0  # time, not money: dollars come from pricing.billing
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,16 +137,16 @@ class CostEstimate:
         pessimistic interruption overhead (the conservative figure: its
         ``CONSERVATIVE_QUANTILE``)."""
         slowdown = 1 + (self.spot.overhead_fraction_high if self.spot else 0.0)
-        return (self.throughput.samples_per_second_low * 3600 / self.offer.price_usd_per_hour
-                / slowdown)
+        return (samples_per_usd(self.throughput.samples_per_second_low,
+                                self.offer.price_usd_per_hour) / slowdown)
 
     @property
     def samples_per_dollar_high(self) -> float:
         """Samples per dollar at the high end of the throughput interval and, on spot, the
         band's low overhead (the optimistic one)."""
         slowdown = 1 + (self.spot.overhead_fraction_low if self.spot else 0.0)
-        return (self.throughput.samples_per_second_high * 3600 / self.offer.price_usd_per_hour
-                / slowdown)
+        return (samples_per_usd(self.throughput.samples_per_second_high,
+                                self.offer.price_usd_per_hour) / slowdown)
 
     @property
     def run_hours_low(self) -> float:
@@ -197,6 +201,15 @@ class Recommendation:
     rank_by: RankBy = RankBy.CONSERVATIVE
     could_be_better: tuple[Opportunity, ...] = ()
     portability: tuple[Portability, ...] = ()  # of the pick and the challengers off CUDA
+
+    def pick(self) -> CostEstimate:
+        """The top-ranked offer's estimate; NoFeasibleOffer when no offer meets every
+        constraint (its message is the advice's first line: how many were rejected, why)."""
+        if not self.ranked:
+            why = self.advice[0] if self.advice else "no offer meets every constraint"
+            raise NoFeasibleOffer(f"{self.workload}: {why}", workload=self.workload,
+                                  rejected=len(self.rejected))
+        return self.ranked[0]
 
 
 def _accelerator_set(names: Sequence[str], accelerators: dict[str, AcceleratorSpec],
@@ -394,7 +407,7 @@ def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEsti
     (the cheap end of the run cost) and at its pessimistic end (the dear end, and the
     conservative samples per dollar)."""
     def training_hours(samples_per_second: float) -> float:
-        return spec.total_samples / samples_per_second / 3600
+        return spec.total_samples / samples_per_second / _SECONDS_PER_HOUR
 
     # The interruption overhead is a fraction of the training time, whatever its length.
     spot = (spot_overhead(offer, training_hours(throughput.samples_per_second),
@@ -405,20 +418,24 @@ def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEsti
     def hours_at(samples_per_second: float, overhead: float) -> float:
         return training_hours(samples_per_second) * (1 + overhead) + assumptions.startup_hours
 
-    price = offer.price_usd_per_hour
+    def run_usd(hours: float) -> float:
+        # pro-rata: a training run lasts hours, so the cloud's billing minimum never binds
+        return usd(hours * _SECONDS_PER_HOUR, offer.price_usd_per_hour)
+
     point = spot.overhead_fraction if spot else 0.0
     hours = hours_at(throughput.samples_per_second, point)
     return CostEstimate(
         offer=offer,
         throughput=throughput,
-        samples_per_dollar=throughput.samples_per_second * 3600 / price / (1 + point),
+        samples_per_dollar=(samples_per_usd(throughput.samples_per_second,
+                                            offer.price_usd_per_hour) / (1 + point)),
         run_hours=hours,
-        run_cost_usd=hours * price,
+        run_cost_usd=run_usd(hours),
         memory_needed_gib_per_device=memory_gib,
-        run_cost_usd_low=hours_at(throughput.samples_per_second_high,
-                                  spot.overhead_fraction_low if spot else 0.0) * price,
-        run_cost_usd_high=hours_at(throughput.samples_per_second_low,
-                                   spot.overhead_fraction_high if spot else 0.0) * price,
+        run_cost_usd_low=run_usd(hours_at(throughput.samples_per_second_high,
+                                          spot.overhead_fraction_low if spot else 0.0)),
+        run_cost_usd_high=run_usd(hours_at(throughput.samples_per_second_low,
+                                           spot.overhead_fraction_high if spot else 0.0)),
         spot=spot,
     )
 

@@ -20,6 +20,7 @@ from statistics import NormalDist
 
 from advisor.errors import AdvisorError
 from advisor.ranking.offers import CostEstimate, Recommendation
+from pricing.billing import usd
 from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S, launcher_for_offer, quote_probe, quote_text
 
 __all__ = ["Candidate", "ProbeSuggestion", "knowledge_gradient", "plan", "plan_probes"]
@@ -103,7 +104,7 @@ def _probe_cost_usd(candidate: Candidate, *, time_box_s: float,
     """The candidate's probe quote (None: no launcher probes its offer); a fixed
     ``probe_minutes`` at its price instead where given."""
     if probe_minutes is not None:
-        return candidate.probe_price_usd_per_hour * probe_minutes / 60
+        return usd(probe_minutes * 60, candidate.probe_price_usd_per_hour)
     if launcher_for_offer(candidate.probe_offer_key) is None:
         return None
     return quote_probe(candidate.probe_offer_key, time_box_s=time_box_s,

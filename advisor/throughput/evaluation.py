@@ -29,6 +29,7 @@ from advisor.throughput._tiers import BENCH_GENERATION
 from advisor.throughput.estimate import Measurement, ThroughputModel, WorkloadFeatures
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec, PricingError, canonical_accelerator_name
+from pricing.billing import samples_per_usd
 
 __all__ = [
     "BenchRow",
@@ -213,9 +214,10 @@ def _regret(measured: Mapping[str, tuple[float, float | None]], predicted: Mappi
     priced = {a: price for a, (_, price) in measured.items() if price}
     if len(priced) < 2:
         return None
-    pick = max(priced, key=lambda a: predicted[a] / priced[a])
-    best = max(priced, key=lambda a: measured[a][0] / priced[a])
-    value = (measured[pick][0] / priced[pick]) / (measured[best][0] / priced[best])
+    pick = max(priced, key=lambda a: samples_per_usd(predicted[a], priced[a]))
+    best = max(priced, key=lambda a: samples_per_usd(measured[a][0], priced[a]))
+    value = (samples_per_usd(measured[pick][0], priced[pick])
+             / samples_per_usd(measured[best][0], priced[best]))
     return 1.0 - value, pick == best
 
 
