@@ -22,12 +22,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_table  # noqa: E402
 
 from advisor.ranking import CostEstimate, Recommendation, Rejection, RejectionKind  # noqa: E402
+from advisor.sweep import SweepStatus as SweepReportData  # noqa: E402
+from advisor.sweep import TrialCost  # noqa: E402
 from advisor.throughput import Basis, ThroughputEstimate  # noqa: E402
 from pricing import Cloud, InstanceOffer, Market  # noqa: E402
 from reports.pdf import OFFLINE_FLAGS, find_chromium  # noqa: E402
 from reports.recommendation import write_recommendation_report  # noqa: E402
 from reports.sweep import write_sweep_report  # noqa: E402
-from reports.sweep_data import SweepReportData, TrialCost  # noqa: E402
 
 ACCELERATORS = [("A100-40GB-SXM", 40.0, 4.1), ("H100-SXM", 80.0, 9.8), ("A10G", 24.0, 1.0),
                 ("T4", 16.0, 0.53), ("L4", 24.0, 0.8), ("V100-16GB-SXM2", 16.0, 3.06)]

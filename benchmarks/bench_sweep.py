@@ -44,7 +44,7 @@ from typing import Any
 
 import optuna
 
-from advisor.sweep.state import COST_ATTR
+from advisor.sweep.accounting.records import COST_ATTR
 
 sys.path.insert(0, str(Path(__file__).parent))
 RESULTS = Path(__file__).parent / "results"

@@ -21,7 +21,7 @@ from pathlib import Path
 import optuna
 import yaml
 
-from advisor.sweep.state import FOUND_DEAD_ATTR, WALL_ATTR
+from advisor.sweep.accounting.records import FOUND_DEAD_ATTR, WALL_ATTR
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _table import write_table  # noqa: E402

@@ -122,9 +122,9 @@ def sweep_report(study: str, out_dir: Path, storage: str | None, budget_usd: flo
       advisor report sweep digits-mlp --out digits-report/
       advisor report sweep resnet50-lr --out r/ --storage postgresql://advisor@db/advisor
     """
+    from advisor.sweep import load_sweep_report_data
     from reports.output import check_output_path
     from reports.sweep import write_sweep_report
-    from reports.sweep_data import load_sweep_report_data
 
     check_output_path(out_dir, option="--out", folder=True)
     data = load_sweep_report_data(study, storage_url=storage, budget_usd=budget_usd)

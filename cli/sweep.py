@@ -15,7 +15,7 @@ from cli.errors import handle_errors
 from cli.options import json_flag, json_option, spec_file_argument, storage_option
 
 if TYPE_CHECKING:
-    from advisor.sweep.stops import StopReason
+    from advisor.sweep import StopReason, StudyListing, SweepStatus
 
 __all__ = ["sweep"]
 
@@ -83,7 +83,7 @@ def _money(usd: float) -> str:
     return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
 
 
-def _render_status(status: Any) -> None:
+def _render_status(status: SweepStatus) -> None:
     from rich.table import Table
 
     from cli.render import console as make_console
@@ -111,9 +111,10 @@ def _render_status(status: Any) -> None:
     if running:
         console.print(f"spent on ended trials: {_money(status.spent_usd)} (running trials: "
                       f"{_money(running)} so far)")
-    if status.best_value is not None:
-        console.print(f"best: trial {status.best_trial} value {status.best_value:.6g} "
-                      f"params {json.dumps(status.best_params)}")
+    best = status.best_trial()
+    if best is not None and best.value is not None:
+        console.print(f"best: trial {best.number} value {best.value:.6g} "
+                      f"params {json.dumps(dict(best.params))}")
     console.print(f"saved by pruning (estimated): {_money(status.saved_by_pruning_usd)}; "
                   f"artifacts cleaned: {status.bytes_cleaned:,} bytes")
     if status.stop_reason:
@@ -132,11 +133,14 @@ def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[An
     task = progress.add_task("sweep", total=max_trials, info="starting")
     cap = f" of ${max_usd:g}" if max_usd is not None else ""
 
-    def update(status: Any) -> None:
-        by = status.trials_by_state
-        info = (f"{_money(status.spent_usd)}{cap} | pruned {by.get('pruned', 0)} | failed "
-                f"{by.get('fail', 0)} | running {by.get('running', 0)} | best "
-                f"{'-' if status.best_value is None else f'{status.best_value:.4g}'}")
+    from advisor.sweep import TrialStatus
+
+    def update(status: SweepStatus) -> None:
+        by = status.count_by_state()
+        best = status.best_value
+        info = (f"{_money(status.spent_usd)}{cap} | pruned {by.get(TrialStatus.PRUNED, 0)} | "
+                f"failed {by.get(TrialStatus.FAIL, 0)} | running "
+                f"{by.get(TrialStatus.RUNNING, 0)} | best {'-' if best is None else f'{best:.4g}'}")
         progress.update(task, completed=status.finished, info=info)
         progress.start()  # no-op once started
 
@@ -163,7 +167,7 @@ def _fail(message: str) -> NoReturn:
 def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
         as_json: bool) -> None:
     """Run (or resume) the sweep described by SWEEP_YAML."""
-    from advisor.sweep.spec import load_sweep_spec
+    from advisor.sweep import load_sweep_spec
 
     spec = load_sweep_spec(sweep_yaml)
     one_here = not (as_json or launch) and (workers if workers is not None else spec.workers) == 1
@@ -234,9 +238,9 @@ def _sweep_warnings_as_lines() -> Iterator[None]:
 def _say_if_finished(spec: Any, storage: str | None) -> bool:
     """Print why the stored sweep may not run another trial, in a line; False when it may."""
     from advisor.storage import default_storage_url
-    from advisor.sweep.finished import finished_sweep
+    from advisor.sweep import finished_sweep
 
-    # the URL as advisor.sweep.database.storage_url_of gives it, without importing Optuna
+    # the URL as advisor.sweep.run.database.storage_url_of gives it, without importing Optuna
     done = finished_sweep(spec, storage or spec.storage or default_storage_url())
     if done is None:
         return False
@@ -247,7 +251,7 @@ def _say_if_finished(spec: Any, storage: str | None) -> bool:
 
 
 def _was_interrupted(stop: StopReason | None) -> bool:
-    from advisor.sweep.stops import StopKind
+    from advisor.sweep import StopKind
 
     return stop is not None and stop.kind is StopKind.INTERRUPTED
 
@@ -300,12 +304,11 @@ def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
         _fail(f"worker stopped: {result.stop_reason}")
 
 
-def _render_listing(listings: list[Any], storage: str | None) -> None:
+def _render_listing(listings: list[StudyListing], storage: str | None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from advisor.storage import default_storage_url
-    from advisor.sweep.database import shown_url
+    from advisor.storage import default_storage_url, shown_url
     from cli.render import console as make_console
     from cli.render import printable
 
@@ -358,7 +361,7 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
         if html_path is not None or csv_path is not None:
             raise click.UsageError("--html and --csv report one study: name it "
                                    "(advisor sweep status STUDY --html FILE)")
-        from advisor.sweep.status import list_studies
+        from advisor.sweep import list_studies
 
         listings = list_studies(storage_url=storage)
         if as_json:
@@ -372,9 +375,9 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
             check_output_path(path, option=option)
     result = load_status(study, storage_url=storage)
     if html_path is not None or csv_path is not None:
+        from advisor.sweep import load_sweep_report_data
         from reports.sweep import write_sweep_html
         from reports.sweep_csv import write_sweep_csv
-        from reports.sweep_data import load_sweep_report_data
 
         data = load_sweep_report_data(study, storage_url=storage)
         if html_path is not None:
@@ -404,7 +407,7 @@ def cleanup(study: str, storage: str | None, artifacts: str | None, keep_best: i
     Example:
       advisor sweep cleanup digits-mlp --dry-run
     """
-    from advisor.sweep.service import cleanup_stored_study
+    from advisor.sweep import cleanup_stored_study
 
     report = cleanup_stored_study(study, storage_url=storage, artifacts_url=artifacts,
                                   keep_best=keep_best, dry_run=dry_run)

@@ -5,8 +5,8 @@
   ``recommendation.csv`` (one row per offer, see ``reports.recommendation_csv``) and
   ``recommendation.columns.md`` (columns and units).
 - ``reports.sweep``: ``write_sweep_report(data, out_dir)`` does the same for a sweep
-  (``sweep.html``, one row per trial in ``sweep.csv``); ``reports.sweep_data`` reads an Optuna
-  study into ``SweepReportData``.
+  (``sweep.html``, one row per trial in ``sweep.csv``) from the sweep's read model,
+  ``advisor.sweep.SweepStatus`` (``advisor.sweep.load_sweep_report_data`` reads a study).
 - ``reports.render`` and ``reports/templates``: the Jinja2 environment (autoescaping on) and
   the page templates; ``reports.charts`` lays out the inline SVG charts the templates draw.
 - ``reports.pdf``: optional PDF through headless Chromium.

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from advisor.sweep import SweepStatus, TrialCost, TrialStatus
 from reports._scale import wants_log_axis
 from reports.charts import (
     Chart,
@@ -28,7 +29,6 @@ from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 from reports.render import render
 from reports.sweep_csv import COLUMN_DOCS, write_sweep_csv
-from reports.sweep_data import SweepReportData, TrialCost
 
 __all__ = [
     "STATE_COLORS",
@@ -38,10 +38,12 @@ __all__ = [
     "write_sweep_report",
 ]
 
-STATE_COLORS = {"complete": "#1b7837", "pruned": "#d6842a", "fail": "#b2182b",
-                "running": "#6b7785", "waiting": "#a7b0bd"}
-_STATE_NAMES = {"complete": "completed", "pruned": "pruned", "fail": "failed",
-                "running": "running", "waiting": "waiting"}
+STATE_COLORS = {TrialStatus.COMPLETE: "#1b7837", TrialStatus.PRUNED: "#d6842a",
+                TrialStatus.FAIL: "#b2182b", TrialStatus.RUNNING: "#6b7785",
+                TrialStatus.WAITING: "#a7b0bd"}
+_STATE_NAMES = {TrialStatus.COMPLETE: "completed", TrialStatus.PRUNED: "pruned",
+                TrialStatus.FAIL: "failed", TrialStatus.RUNNING: "running",
+                TrialStatus.WAITING: "waiting"}
 _TABLE_ROWS = 30
 
 
@@ -76,7 +78,7 @@ def spend_over_time(trials: Sequence[TrialCost]) -> tuple[list[tuple[float, floa
     x is the time since the first trial started (in hours, minutes or seconds, whichever
     reads best) when the trials carry times, else the count of trials ended.
     """
-    ended = [t for t in trials if t.state in ("complete", "pruned", "fail")]
+    ended = [t for t in trials if t.state.ended]
     timed = [t for t in ended if t.finished_at is not None]
     starts = [t.started_at for t in trials if t.started_at is not None]
     if timed and starts:
@@ -98,7 +100,7 @@ def spend_over_time(trials: Sequence[TrialCost]) -> tuple[list[tuple[float, floa
     return points, label
 
 
-def _spend_chart(data: SweepReportData) -> Chart:
+def _spend_chart(data: SweepStatus) -> Chart:
     points, x_label = spend_over_time(data.trials)
     hlines = [(data.budget_usd, f"budget {_money(data.budget_usd)}", "#b2182b")] \
         if data.budget_usd else []
@@ -107,10 +109,10 @@ def _spend_chart(data: SweepReportData) -> Chart:
                       name="spend-over-time", fmt_y=_money)
 
 
-def _by_state(data: SweepReportData) -> tuple[Chart, list[list[object]]]:
-    usd, counts = data.usd_by_state(), data.count_by_state()
-    names = {s: _STATE_NAMES.get(s, s) for s in counts}
-    colors = {names[s]: STATE_COLORS.get(s, "#6b7785") for s in counts}
+def _by_state(data: SweepStatus) -> tuple[Chart, list[list[object]]]:
+    usd, counts = data.spend_by_state(), data.count_by_state()
+    names = {s: _STATE_NAMES[s] for s in counts}
+    colors = {names[s]: STATE_COLORS[s] for s in counts}
     bars = [StackedBar("dollars", [(names[s], v) for s, v in usd.items()], _money),
             StackedBar("trials", [(names[s], float(n)) for s, n in counts.items()],
                        lambda n: f"{n:,.0f}")]
@@ -120,9 +122,9 @@ def _by_state(data: SweepReportData) -> tuple[Chart, list[list[object]]]:
     return stacked_bar_chart(bars, colors=colors, name="spend-by-state"), rows
 
 
-def _objective_chart(data: SweepReportData, best: TrialCost | None) -> tuple[Chart, int]:
+def _objective_chart(data: SweepStatus, best: TrialCost | None) -> tuple[Chart, int]:
     shown = [t for t in data.trials if t.value is not None and math.isfinite(t.value)]
-    points = [Point(t.cost_usd, float(t.value or 0.0), _STATE_NAMES.get(t.state, t.state),
+    points = [Point(t.cost_usd, float(t.value or 0.0), _STATE_NAMES[t.state],
                     f"trial {t.number} ({t.state}): {_money(t.cost_usd)}, objective "
                     f"{_value(t.value)}") for t in shown]
     at = next((i for i, t in enumerate(shown) if t is best), None)
@@ -136,7 +138,7 @@ def _objective_chart(data: SweepReportData, best: TrialCost | None) -> tuple[Cha
 
 
 def _trial_rows(trials: Sequence[TrialCost]) -> list[list[object]]:
-    return [[t.number, _STATE_NAMES.get(t.state, t.state), _value(t.value)
+    return [[t.number, _STATE_NAMES[t.state], _value(t.value)
              + (" (last step)" if t.value_is_intermediate else ""), _money(t.cost_usd),
              "" if t.wall_s is None else f"{t.wall_s:,.1f}",
              t.started_at.strftime("%Y-%m-%d %H:%M:%S") if t.started_at else "",
@@ -144,7 +146,7 @@ def _trial_rows(trials: Sequence[TrialCost]) -> list[list[object]]:
                        for k, v in sorted(t.params.items()))] for t in trials]
 
 
-def render_sweep_html(data: SweepReportData, *, generated_at: datetime | None = None) -> str:
+def render_sweep_html(data: SweepStatus, *, generated_at: datetime | None = None) -> str:
     """The whole sweep report as an HTML string."""
     best = data.best_trial()
     by_state, state_rows = _by_state(data)
@@ -153,8 +155,8 @@ def render_sweep_html(data: SweepReportData, *, generated_at: datetime | None = 
     return render(
         "sweep.html.j2", data=data, best=best, money=_money, size=_bytes, value=_value,
         fmt_count=fmt_count, when=(generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
-        counts=", ".join(f"{n} {_STATE_NAMES.get(s, s)}" for s, n in data.count_by_state().items()),
-        running_usd=sum(t.cost_usd for t in data.trials if t.state == "running"),
+        counts=", ".join(f"{n} {_STATE_NAMES[s]}" for s, n in data.count_by_state().items()),
+        running_usd=sum(t.cost_usd for t in data.trials if t.state is TrialStatus.RUNNING),
         spend_chart=_spend_chart(data), by_state=by_state, state_rows=state_rows,
         objective=objective, valued=valued, costly=_trial_rows(costly),
         everything=_trial_rows(sorted(data.trials, key=lambda t: t.number)),
@@ -162,13 +164,13 @@ def render_sweep_html(data: SweepReportData, *, generated_at: datetime | None = 
         columns=COLUMN_DOCS)
 
 
-def write_sweep_html(data: SweepReportData, path: Path, *,
+def write_sweep_html(data: SweepStatus, path: Path, *,
                      generated_at: datetime | None = None) -> Path:
     """Write the HTML report to ``path`` (UTF-8, missing folders created); returns the path."""
     return write_text(path, render_sweep_html(data, generated_at=generated_at))
 
 
-def write_sweep_report(data: SweepReportData, out_dir: Path, *, pdf: bool = False,
+def write_sweep_report(data: SweepStatus, out_dir: Path, *, pdf: bool = False,
                        name: str = "sweep", generated_at: datetime | None = None) -> ReportFiles:
     """Write ``<name>.html``, ``<name>.csv`` and ``<name>.columns.md`` (and ``.pdf``) to
     ``out_dir``, creating it."""

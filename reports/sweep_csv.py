@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from advisor.sweep import SweepStatus, TrialCost
 from reports.columns import column_table, write_csv
-from reports.sweep_data import SweepReportData, TrialCost
 
 __all__ = ["COLUMNS", "COLUMN_DOCS", "sweep_rows", "write_sweep_csv"]
 
@@ -47,11 +47,11 @@ def _iso(moment: Any) -> str:
     return moment.isoformat(timespec="seconds") if moment is not None else ""
 
 
-def _row(data: SweepReportData, t: TrialCost, best: int | None) -> dict[str, Any]:
+def _row(data: SweepStatus, t: TrialCost, best: int | None) -> dict[str, Any]:
     kind = "" if t.value is None else ("last_intermediate" if t.value_is_intermediate
                                         else "final")
     return {
-        "study": data.study, "trial": t.number, "state": t.state,
+        "study": data.study, "trial": t.number, "state": str(t.state),
         "objective_value": "" if t.value is None else t.value, "value_kind": kind,
         "is_best": "true" if t.number == best else "false",
         "cost_usd": round(t.cost_usd, 8),
@@ -65,13 +65,13 @@ def _row(data: SweepReportData, t: TrialCost, best: int | None) -> dict[str, Any
     }
 
 
-def sweep_rows(data: SweepReportData) -> list[dict[str, Any]]:
+def sweep_rows(data: SweepStatus) -> list[dict[str, Any]]:
     """The CSV rows as dicts keyed by :data:`COLUMNS`, in trial order."""
     best = data.best_trial()
     number = best.number if best else None
     return [_row(data, t, number) for t in sorted(data.trials, key=lambda t: t.number)]
 
 
-def write_sweep_csv(data: SweepReportData, path: Path) -> list[Path]:
+def write_sweep_csv(data: SweepStatus, path: Path) -> list[Path]:
     """Write the per-trial CSV and ``<name>.columns.md`` beside it; returns both paths."""
     return write_csv(path, COLUMN_DOCS, sweep_rows(data), intro=_INTRO)

@@ -8,7 +8,7 @@ import importlib.util
 import pytest
 
 from advisor.storage import sqlalchemy_url
-from advisor.sweep.database import open_rdb_storage
+from advisor.sweep.run.database import open_rdb_storage
 from probes.store import ProbeStore
 from probes.urls import sqlite_problem
 

@@ -3,7 +3,7 @@
 ``run_sweep`` is what ``advisor sweep sweep.yaml`` calls. With ``workers > 1`` it starts
 worker processes (``python -m advisor.sweep.workers SWEEP_YAML``, the same as ``advisor sweep
 worker SWEEP_YAML``) against one PostgreSQL-backed study and polls its status until they end.
-With ``launch=True`` the workers run on cloud instances instead (``advisor.sweep.launch``).
+With ``launch=True`` the workers run on cloud instances instead (``advisor.sweep.run.launch``).
 """
 
 from __future__ import annotations
@@ -25,21 +25,21 @@ import optuna
 
 from advisor.errors import AdvisorError
 from advisor.storage import is_postgres_url, shown_url
-from advisor.sweep.artifacts import open_artifact_store
-from advisor.sweep.cleanup import CleanupReport, cleanup_study
-from advisor.sweep.database import check_storage_url, storage_origin, storage_url_of
-from advisor.sweep.finished import finished_sweep
-from advisor.sweep.heartbeat import fail_stale_trials
-from advisor.sweep.instance import resolve_instance
-from advisor.sweep.objective import load_entrypoint
-from advisor.sweep.runner import WorkerResult, open_study, run_worker
-from advisor.sweep.spec import SweepSpec, load_sweep_spec
-from advisor.sweep.state import read_stop
-from advisor.sweep.status import SweepStatus, sweep_status
-from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
+from advisor.sweep.accounting.finished import finished_sweep
+from advisor.sweep.accounting.instances import resolve_instance
+from advisor.sweep.accounting.records import read_stop
+from advisor.sweep.accounting.status import SweepStatus, sweep_status
+from advisor.sweep.run.artifacts import open_artifact_store
+from advisor.sweep.run.cleanup import CleanupReport, cleanup_study
+from advisor.sweep.run.database import check_storage_url, storage_origin, storage_url_of
+from advisor.sweep.run.heartbeat import fail_stale_trials
+from advisor.sweep.run.objective import load_entrypoint
+from advisor.sweep.run.runner import WorkerResult, open_study, run_worker
+from advisor.sweep.spec.outcomes import StopKind, StopReason, TrialStatus, render_stop_reason
+from advisor.sweep.spec.sweep_spec import SweepSpec, load_sweep_spec
 
 if TYPE_CHECKING:
-    from advisor.sweep.launch import SweepAwsLauncher
+    from advisor.sweep.run.launch import SweepAwsLauncher
 
 __all__ = [
     "SweepOutcome",
@@ -78,7 +78,7 @@ class SweepOutcome:
         """One line saying why the sweep failed, or "" when it did not."""
         status = self.status
         if status.all_failed:
-            failed = status.trials_by_state.get("fail", 0)
+            failed = status.count_by_state().get(TrialStatus.FAIL, 0)
             return (f"every trial failed ({failed}); last error: "
                     f"{status.last_error or 'none recorded'}; fix the objective, then run the "
                     "sweep again to resume it")
@@ -130,15 +130,15 @@ def _has_fileno(stream: object) -> bool:
 def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str,
                   launcher: SweepAwsLauncher | None, on_progress: ProgressFn | None,
                   poll_s: float) -> tuple[optuna.Study, StopReason | None]:
-    """``--launch``: the workers run on cloud instances of the offer (see advisor.sweep.launch)."""
-    from advisor.sweep.budget import BudgetGate
-    from advisor.sweep.launch import (
+    """``--launch``: the workers run on cloud instances of the offer (see advisor.sweep.run.launch)."""
+    from advisor.sweep.accounting.budget import BudgetGate
+    from advisor.sweep.accounting.ledger import read_ledger
+    from advisor.sweep.run.launch import (
         check_reachable,
         launch_requests,
         make_sweep_launcher,
         run_launched,
     )
-    from advisor.sweep.ledger import read_ledger
 
     if not is_postgres_url(url):
         raise AdvisorError(f"--launch: cloud workers need a PostgreSQL storage they can reach, "

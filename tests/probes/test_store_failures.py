@@ -129,7 +129,7 @@ def test_probe_on_a_read_only_store_exits_1_and_says_where(
 
 def test_sqlite_storage_errors_are_not_retried() -> None:
     from advisor.errors import AdvisorError
-    from advisor.sweep.database import with_db_retry
+    from advisor.sweep.run.database import with_db_retry
 
     calls: list[int] = []
 

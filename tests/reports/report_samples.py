@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from advisor.ranking.offers import CostEstimate, Recommendation, Rejection, RejectionKind
+from advisor.sweep import SweepStatus as SweepReportData
+from advisor.sweep import TrialCost
 from advisor.throughput.estimate import Basis, ThroughputEstimate
 from pricing import Cloud, InstanceOffer, Market
-from reports.sweep_data import SweepReportData, TrialCost
 
 TOTAL_SAMPLES = 100_000_000
 STARTUP_HOURS = 0.25

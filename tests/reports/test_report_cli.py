@@ -14,7 +14,7 @@ from optuna.trial import TrialState, create_trial
 from report_samples import sample_recommendation
 
 import advisor.ranking.service
-from advisor.sweep.state import COST_ATTR, PRICE_ATTR
+from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR
 from cli.main import advisor as advisor_cli
 
 

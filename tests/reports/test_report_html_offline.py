@@ -10,9 +10,9 @@ import pytest
 from offline_html import blank_page, external_references
 from report_samples import GENERATED_AT, sample_recommendation, sample_sweep
 
+from advisor.sweep import SweepStatus as SweepReportData
 from reports.recommendation import render_recommendation_html
 from reports.sweep import render_sweep_html
-from reports.sweep_data import SweepReportData
 
 
 def _recommendation_html() -> str:

@@ -10,8 +10,8 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState, create_trial
 
 from advisor.errors import AdvisorError
-from advisor.sweep.state import COST_ATTR, INSTANCE_ATTR, MAX_USD_ATTR, PRICE_ATTR, WALL_ATTR
-from reports.sweep_data import load_sweep_report_data, sweep_report_data
+from advisor.sweep import load_sweep_report_data, sweep_report_data
+from advisor.sweep.accounting.records import COST_ATTR, INSTANCE_ATTR, MAX_USD_ATTR, PRICE_ATTR, WALL_ATTR
 
 _LR = {"lr": FloatDistribution(1e-4, 1.0, log=True)}
 

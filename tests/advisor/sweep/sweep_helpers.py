@@ -157,7 +157,7 @@ def stored_time(seconds_ago: float, *, now_s: float | None = None) -> datetime:
     """``seconds_ago`` before now (or before ``now_s``, seconds since the epoch) as the
     installed Optuna writes a trial-time column (naive: local time under 4.x, UTC under 5.x),
     for tests that backdate a trial in the database."""
-    from advisor.sweep.timestamps import column_value, installed_clock
+    from advisor.sweep.accounting.timestamps import column_value, installed_clock
 
     now = datetime.now(UTC) if now_s is None else datetime.fromtimestamp(now_s, UTC)
     return column_value(now - timedelta(seconds=seconds_ago), installed_clock())
@@ -171,7 +171,7 @@ def dead_worker_trial(spec: SweepSpec, *, ran_s: float, silent_s: float,
     sleeping)."""
     import sqlalchemy as sa
 
-    from advisor.sweep.runner import open_study
+    from advisor.sweep.run.runner import open_study
 
     study = open_study(spec, price_usd_per_hour=price_usd_per_hour)
     trial = study.ask()

@@ -11,13 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from optuna.trial import TrialState
 
-from advisor.sweep.budget import BudgetGate
-from advisor.sweep.cost import cost_of, trial_cost_usd
-from advisor.sweep.ledger import Ledger, ledger_from_trials
-from advisor.sweep.runner import run_worker
+from advisor.sweep.accounting.budget import BudgetGate, cost_of, trial_cost_usd
+from advisor.sweep.accounting.ledger import Ledger, ledger_from_trials
+from advisor.sweep.accounting.records import COST_ATTR, SHARE_ATTR, STARTED_ATTR, STOP_REASON_ATTR, WALL_ATTR
+from advisor.sweep.run.runner import run_worker
 from advisor.sweep.spec import BudgetSpec, parse_sweep_spec
-from advisor.sweep.state import COST_ATTR, SHARE_ATTR, STARTED_ATTR, STOP_REASON_ATTR, WALL_ATTR
-from advisor.sweep.stops import StopKind, StopReason
+from advisor.sweep.spec.outcomes import StopKind, StopReason
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

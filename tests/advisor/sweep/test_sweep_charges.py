@@ -19,13 +19,11 @@ from optuna.trial import FrozenTrial, TrialState
 from sweep_helpers import write_sweep
 
 from advisor.sweep import load_status
-from advisor.sweep.budget import BudgetGate
-from advisor.sweep.caps import grace_period_s
-from advisor.sweep.cost import killed_trial_end_s
-from advisor.sweep.heartbeat import stale_after_s
-from advisor.sweep.ledger import ledger_from_trials
+from advisor.sweep.accounting.budget import BudgetGate, grace_period_s, killed_trial_end_s
+from advisor.sweep.accounting.ledger import ledger_from_trials
+from advisor.sweep.accounting.records import COST_ATTR, FOUND_DEAD_ATTR, STARTED_ATTR, WALL_ATTR
+from advisor.sweep.run.heartbeat import stale_after_s
 from advisor.sweep.spec import BudgetSpec
-from advisor.sweep.state import COST_ATTR, FOUND_DEAD_ATTR, STARTED_ATTR, WALL_ATTR
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
-from advisor.sweep.artifacts import open_artifact_store
-from advisor.sweep.cleanup import (
+from advisor.sweep.accounting.records import ARTIFACT_ERROR_ATTR
+from advisor.sweep.run.artifacts import open_artifact_store
+from advisor.sweep.run.cleanup import (
     TrialArtifacts,
     best_trial_numbers,
     bytes_cleaned,
@@ -22,9 +23,8 @@ from advisor.sweep.cleanup import (
     plan_cleanup,
     trial_artifacts,
 )
-from advisor.sweep.runner import run_worker
+from advisor.sweep.run.runner import run_worker
 from advisor.sweep.spec import CleanupSpec, CleanupState, Direction, load_sweep_spec
-from advisor.sweep.state import ARTIFACT_ERROR_ATTR
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

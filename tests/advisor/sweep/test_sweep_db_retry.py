@@ -7,7 +7,7 @@ import logging
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from advisor.sweep.database import with_db_retry
+from advisor.sweep.run.database import with_db_retry
 
 
 class _Flaky:

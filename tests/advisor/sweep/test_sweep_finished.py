@@ -14,13 +14,13 @@ from click.testing import CliRunner
 from optuna.distributions import FloatDistribution
 from sweep_helpers import write_sweep
 
-from advisor.sweep.budget import BudgetGate
-from advisor.sweep.finished import finished_sweep, sqlite_path_of
-from advisor.sweep.instances import WorkerInstance
-from advisor.sweep.ledger import read_ledger
-from advisor.sweep.runner import open_study, run_worker
+from advisor.sweep.accounting.budget import BudgetGate
+from advisor.sweep.accounting.finished import finished_sweep, sqlite_path_of
+from advisor.sweep.accounting.instances import WorkerInstance
+from advisor.sweep.accounting.ledger import read_ledger
+from advisor.sweep.accounting.records import COST_ATTR, STOP_REASON_ATTR, WORKER_ATTR, record_instance
+from advisor.sweep.run.runner import open_study, run_worker
 from advisor.sweep.spec import load_sweep_spec
-from advisor.sweep.state import COST_ATTR, STOP_REASON_ATTR, WORKER_ATTR, record_instance
 from cli.main import advisor
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

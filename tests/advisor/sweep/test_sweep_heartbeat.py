@@ -15,8 +15,8 @@ from sweep_helpers import dead_worker_trial as _dead_worker_trial
 from sweep_helpers import write_sweep
 
 from advisor.sweep import load_status, run_worker
+from advisor.sweep.accounting.records import COST_ATTR
 from advisor.sweep.spec import SweepSpec, load_sweep_spec
-from advisor.sweep.state import COST_ATTR
 from cli.main import advisor
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from advisor.ranking.service import recommend_for_file
-from advisor.sweep.instance import resolve_instance
+from advisor.sweep.accounting.instances import resolve_instance
 from advisor.sweep.spec import load_sweep_spec
 
 MODEL = {"name": "tiny", "model": {"builtin": "mlp"}, "batch_size": 64,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.sweep.instance import find_offer
+from advisor.sweep.accounting.instances import find_offer
 from pricing import Market, shipped_catalog
 
 CATALOG = shipped_catalog()

@@ -14,16 +14,17 @@ from hypothesis import strategies as st
 from optuna.trial import TrialState
 
 from advisor.errors import AdvisorError
-from advisor.sweep.budget import BudgetGate
-from advisor.sweep.instances import BILLING_RULES, WorkerInstance, transition_time_s
-from advisor.sweep.ledger import ledger_from_trials, read_ledger
+from advisor.sweep import sweep_report_data
+from advisor.sweep.accounting.budget import BudgetGate
+from advisor.sweep.accounting.instances import WorkerInstance, transition_time_s
+from advisor.sweep.accounting.ledger import ledger_from_trials, read_ledger
+from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR, WORKER_ATTR, record_instance
 from advisor.sweep.spec import BudgetSpec
-from advisor.sweep.state import COST_ATTR, PRICE_ATTR, WORKER_ATTR, record_instance
-from advisor.sweep.stops import StopKind
+from advisor.sweep.spec.outcomes import StopKind
 from cli.main import advisor
+from pricing.billing import BILLING_RULES
 from pricing.types import Cloud
 from reports.sweep import write_sweep_html
-from reports.sweep_data import sweep_report_data
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -19,10 +19,10 @@ from optuna.trial import TrialState
 from sweep_helpers import stored_time, write_sweep
 
 from advisor.sweep import load_status, run_worker
-from advisor.sweep.heartbeat import fail_stale_trials
-from advisor.sweep.runner import open_study
+from advisor.sweep.accounting.records import COST_ATTR, FOUND_DEAD_ATTR, WALL_ATTR
+from advisor.sweep.run.heartbeat import fail_stale_trials
+from advisor.sweep.run.runner import open_study
 from advisor.sweep.spec import load_sweep_spec
-from advisor.sweep.state import COST_ATTR, FOUND_DEAD_ATTR, WALL_ATTR
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 

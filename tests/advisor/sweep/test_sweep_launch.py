@@ -15,19 +15,18 @@ import pytest
 from sweep_helpers import AMI_PARAMETER, BUCKET, OFFER, write_sweep
 
 from advisor.errors import AdvisorError
-from advisor.sweep.instance import resolve_instance
-from advisor.sweep.instances import transition_time_s
-from advisor.sweep.launch import (
+from advisor.sweep.accounting.instances import resolve_instance, transition_time_s
+from advisor.sweep.accounting.ledger import read_ledger
+from advisor.sweep.accounting.records import COST_ATTR, WALL_ATTR, WORKER_ATTR, instances_of
+from advisor.sweep.run.launch import (
     SweepAwsLauncher,
     launch_requests,
     run_launched,
     worker_boot_script,
 )
-from advisor.sweep.ledger import read_ledger
-from advisor.sweep.runner import open_study, run_worker
+from advisor.sweep.run.runner import open_study, run_worker
 from advisor.sweep.spec import load_sweep_spec
-from advisor.sweep.state import COST_ATTR, WALL_ATTR, WORKER_ATTR, instances_of
-from advisor.sweep.stops import StopKind
+from advisor.sweep.spec.outcomes import StopKind
 from advisor.sweep.workers import run_sweep
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -159,7 +158,7 @@ def test_boot_script_runs_one_worker_then_powers_off() -> None:
 
 def test_unreachable_storage_and_local_artifacts_are_warned(
         caplog: pytest.LogCaptureFixture) -> None:
-    from advisor.sweep.launch import check_reachable
+    from advisor.sweep.run.launch import check_reachable
 
     with caplog.at_level("WARNING", logger="advisor.sweep"):
         check_reachable("postgresql://advisor@127.0.0.1:5432/db", "./artifacts")

@@ -12,8 +12,8 @@ from optuna.trial import TrialState
 from sqlalchemy.exc import IntegrityError
 from sweep_helpers import stored_time
 
-from advisor.sweep.ledger import ledger_from_trials, rdb_of, read_ledger, record_charge
-from advisor.sweep.state import COST_ATTR, TrialCharge
+from advisor.sweep.accounting.ledger import ledger_from_trials, rdb_of, read_ledger, record_charge
+from advisor.sweep.accounting.records import COST_ATTR, TrialCharge
 from probes.urls import sqlalchemy_url
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

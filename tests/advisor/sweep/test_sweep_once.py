@@ -15,8 +15,9 @@ import optuna
 import pytest
 from sweep_helpers import AMI_PARAMETER, BUCKET, OFFER, write_sweep
 
-from advisor.sweep import launch, runner, workers
-from advisor.sweep.launch import SweepAwsLauncher, launch_requests
+from advisor.sweep import workers
+from advisor.sweep.run import launch, runner
+from advisor.sweep.run.launch import SweepAwsLauncher, launch_requests
 from advisor.sweep.spec import load_sweep_spec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -115,7 +116,7 @@ def test_advisor_sweep_checks_once_whether_the_sweep_is_finished(
     """The CLI asks before importing Optuna and tells ``run_sweep`` so: one check a run."""
     from click.testing import CliRunner
 
-    from advisor.sweep import finished
+    from advisor.sweep.accounting import finished
     from cli.main import advisor
 
     path = write_sweep(tmp_path, entrypoint="objectives:plain", budget={"max_trials": 2})

@@ -18,7 +18,7 @@ from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
 from advisor.storage import sqlalchemy_url
-from advisor.sweep.state import COST_ATTR
+from advisor.sweep.accounting.records import COST_ATTR
 from advisor.sweep.workers import SweepOutcome, run_sweep
 
 pytestmark = [pytest.mark.postgres]

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from sweep_helpers import dead_worker_trial, write_sweep
 
-from advisor.sweep.service import open_stored_study
+from advisor.sweep import sweep_report_data
+from advisor.sweep.run.service import open_stored_study
 from advisor.sweep.spec import load_sweep_spec
 from cli.main import advisor
-from reports.sweep_data import sweep_report_data
 
 pytestmark = pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used")
 

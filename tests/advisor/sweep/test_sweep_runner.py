@@ -11,10 +11,10 @@ from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
 from advisor.errors import AdvisorError
-from advisor.sweep.runner import run_worker
-from advisor.sweep.sampling import make_pruner, make_sampler
+from advisor.sweep.accounting.records import CAPTURED_ATTR, COST_ATTR, ERROR_ATTR, MAX_USD_ATTR
+from advisor.sweep.run.runner import run_worker
 from advisor.sweep.spec import PrunerKind, SamplerKind, load_sweep_spec, parse_sweep_spec
-from advisor.sweep.state import CAPTURED_ATTR, COST_ATTR, ERROR_ATTR, MAX_USD_ATTR
+from advisor.sweep.spec.sampling import make_pruner, make_sampler
 from advisor.sweep.workers import check_workers_storage, run_sweep
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -129,8 +129,8 @@ def test_offer_key_prices_trials_from_the_catalog(tmp_path: Path) -> None:
 
 
 def test_study_records_the_budget_and_the_price_capture_date(tmp_path: Path) -> None:
-    from advisor.sweep.instance import find_offer
-    from reports.sweep_data import load_sweep_report_data
+    from advisor.sweep import load_sweep_report_data
+    from advisor.sweep.accounting.instances import find_offer
 
     path = write_sweep(tmp_path, instance="aws:g5.xlarge:us-east-1:spot",
                        budget={"max_trials": 1, "max_usd": 2.5})

@@ -10,10 +10,10 @@ import optuna
 import pytest
 from sweep_helpers import write_sweep
 
-from advisor.sweep.objective import suggest
-from advisor.sweep.runner import open_study, run_worker
-from advisor.sweep.sampling import PerTrialSeedSampler, make_sampler, trial_seed
+from advisor.sweep.run.objective import suggest
+from advisor.sweep.run.runner import open_study, run_worker
 from advisor.sweep.spec import load_sweep_spec
+from advisor.sweep.spec.sampling import PerTrialSeedSampler, make_sampler, trial_seed
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

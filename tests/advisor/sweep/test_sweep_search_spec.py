@@ -8,9 +8,9 @@ import optuna
 import pytest
 
 from advisor.errors import SpecError
-from advisor.sweep._search_spec import _PRUNER_OPTIONS, _SAMPLER_OPTIONS
-from advisor.sweep.sampling import make_pruner, make_sampler
 from advisor.sweep.spec import PrunerKind, SamplerKind, parse_sweep_spec
+from advisor.sweep.spec.sampling import make_pruner, make_sampler
+from advisor.sweep.spec.search_space import _PRUNER_OPTIONS, _SAMPLER_OPTIONS
 
 # A valid value of each kind of option the tables name.
 VALUES: dict[str, Any] = {"int": 3, "int0": 0, "bool": True, "percent": 50.0,

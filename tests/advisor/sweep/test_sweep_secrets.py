@@ -14,8 +14,8 @@ import pytest
 from sweep_helpers import AMI_PARAMETER, BUCKET, OFFER, write_sweep
 
 from advisor.errors import AdvisorError
-from advisor.sweep.bundle import bundle_files, make_worker_bundle, url_without_password
-from advisor.sweep.launch import (
+from advisor.sweep.run.bundle import bundle_files, make_worker_bundle, url_without_password
+from advisor.sweep.run.launch import (
     SweepAwsLauncher,
     launch_requests,
     make_sweep_launcher,

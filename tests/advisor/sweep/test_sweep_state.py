@@ -10,8 +10,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from advisor.sweep.spec import CleanupSpec, CleanupState, Distribution, ParamSpec
-from advisor.sweep.state import (
+from advisor.sweep.accounting.records import (
     StudySettings,
     TrialCharge,
     cleaned_bytes,
@@ -22,8 +21,9 @@ from advisor.sweep.state import (
     write_settings,
     write_stop,
 )
-from advisor.sweep.status import sweep_status
-from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
+from advisor.sweep.accounting.status import sweep_status
+from advisor.sweep.spec import CleanupSpec, CleanupState, Distribution, ParamSpec
+from advisor.sweep.spec.outcomes import StopKind, StopReason, render_stop_reason
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -144,8 +144,8 @@ def test_stop_reasons_read_as_before() -> None:
 
 
 def test_each_stored_name_is_written_in_one_module() -> None:
-    """Only advisor/sweep/state.py spells the ``advisor:*`` attribute names."""
-    owner = ROOT / "advisor" / "sweep" / "state.py"
+    """Only advisor/sweep/accounting/records.py spells the ``advisor:*`` attribute names."""
+    owner = ROOT / "advisor" / "sweep" / "accounting" / "records.py"
     names = set(re.findall(r'"(advisor:[a-z_]+:?)"', owner.read_text()))
     assert len(names) >= 20
     for package in ("advisor", "reports", "cli"):

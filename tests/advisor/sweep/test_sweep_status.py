@@ -9,10 +9,10 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from advisor.sweep import status as status_module
-from advisor.sweep.cost import cost_of
-from advisor.sweep.state import COST_ATTR, PRICE_ATTR, WORKER_ATTR, StudySettings, write_settings
-from advisor.sweep.status import pruning_savings_usd, sweep_status
+from advisor.sweep.accounting import status as status_module
+from advisor.sweep.accounting.budget import cost_of
+from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR, WORKER_ATTR, StudySettings, write_settings
+from advisor.sweep.accounting.status import pruning_savings_usd, sweep_status
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
-from advisor.sweep.state import COST_ATTR, PRICE_ATTR
+from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR
 from cli.main import advisor
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

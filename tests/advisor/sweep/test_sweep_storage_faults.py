@@ -22,11 +22,11 @@ from optuna.trial import TrialState
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sweep_helpers import write_sweep
 
-import advisor.sweep.runner as runner_module
+import advisor.sweep.run.runner as runner_module
 from advisor.errors import AdvisorError
 from advisor.sweep import run_worker
-from advisor.sweep.database import CONNECT_TIMEOUT_S, _engine_kwargs, open_rdb_storage
-from advisor.sweep.outage import (
+from advisor.sweep.run.database import CONNECT_TIMEOUT_S, _engine_kwargs, open_rdb_storage
+from advisor.sweep.run.outage import (
     OutageTolerantStorage,
     is_connection_error,
     is_refused_login,

@@ -18,11 +18,9 @@ from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
 from advisor.errors import AdvisorError
-from advisor.sweep import load_status, run_worker
-from advisor.sweep.ledger import ledger_from_trials, rdb_of, read_ledger
-from advisor.sweep.runner import open_study
-from advisor.sweep.spec import load_sweep_spec
-from advisor.sweep.timestamps import (
+from advisor.sweep import load_status, run_worker, sweep_report_data
+from advisor.sweep.accounting.ledger import ledger_from_trials, rdb_of, read_ledger
+from advisor.sweep.accounting.timestamps import (
     CLOCK_ATTR,
     TrialClock,
     column_moment,
@@ -30,9 +28,10 @@ from advisor.sweep.timestamps import (
     frozen_moment,
     installed_clock,
 )
+from advisor.sweep.run.runner import open_study
+from advisor.sweep.spec import load_sweep_spec
 from cli.main import advisor
 from probes.urls import sqlalchemy_url
-from reports.sweep_data import sweep_report_data
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

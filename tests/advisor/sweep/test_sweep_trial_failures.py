@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from optuna.trial import TrialState
 from sweep_helpers import write_sweep
 
-from advisor.sweep.runner import run_worker
+from advisor.sweep.accounting.records import COST_ATTR, ERROR_ATTR
+from advisor.sweep.run.runner import run_worker
 from advisor.sweep.spec import load_sweep_spec
-from advisor.sweep.state import COST_ATTR, ERROR_ATTR
 from cli.main import advisor
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

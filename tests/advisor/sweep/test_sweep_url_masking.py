@@ -17,7 +17,7 @@ import advisor.storage as advisor_storage
 import probes.urls as probe_urls
 from advisor.errors import AdvisorError
 from advisor.storage import mask_secrets, shown_url
-from advisor.sweep.database import check_storage_url, open_rdb_storage
+from advisor.sweep.run.database import check_storage_url, open_rdb_storage
 from cli.main import advisor
 from probes.errors import ProbeError
 from probes.store import ProbeStore

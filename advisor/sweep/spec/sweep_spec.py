@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from advisor._fields import MAX_NAME_CHARS, Fields, load_yaml_mapping, shown
-from advisor.sweep._search_spec import (
+from advisor.sweep.spec.search_space import (
     MAX_COUNT,
     Distribution,
     ParamSpec,

@@ -1,7 +1,14 @@
-"""Stored studies by name (``status``, ``cleanup``, reports), and cleaning one with its own policy."""
+"""Stored studies by name: opened, read into the sweep's read model (``status``, the report,
+the listing) and cleaned with their own policy.
+
+Two ways to read a study: ``load_status`` first fails and charges the trials of dead workers
+in the database (as every sweep command does), ``sweep_report_data`` writes nothing and shows
+them failed and charged in memory (``advisor.sweep.run.heartbeat.trials_seen_dead``).
+"""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import optuna
@@ -9,14 +16,17 @@ from optuna.trial import TrialState
 
 from advisor.errors import AdvisorError
 from advisor.storage import default_storage_url
-from advisor.sweep.artifacts import open_artifact_store
-from advisor.sweep.cleanup import CleanupReport, cleanup_study
-from advisor.sweep.database import open_rdb_storage, shown_url, storage_origin
-from advisor.sweep.heartbeat import charge_stale_trial, fail_stale_trials
-from advisor.sweep.state import read_settings
-from advisor.sweep.timestamps import check_study_clock
+from advisor.sweep.accounting.records import read_settings
+from advisor.sweep.accounting.status import StudyListing, SweepStatus, study_listing, sweep_status
+from advisor.sweep.accounting.timestamps import check_study_clock
+from advisor.sweep.run.artifacts import open_artifact_store
+from advisor.sweep.run.cleanup import CleanupReport, cleanup_study
+from advisor.sweep.run.database import open_rdb_storage, shown_url, storage_origin
+from advisor.sweep.run.heartbeat import charge_stale_trial, fail_stale_trials, trials_seen_dead
 
-__all__ = ["cleanup_stored_study", "load_stored_study", "open_stored_studies", "open_stored_study"]
+__all__ = ["cleanup_stored_study", "list_studies", "load_status", "load_stored_study",
+           "load_sweep_report_data", "open_stored_studies", "open_stored_study",
+           "sweep_report_data"]
 
 
 def _load(study_name: str, storage: optuna.storages.RDBStorage, url: str) -> optuna.Study:
@@ -35,7 +45,7 @@ def open_stored_study(study_name: str, storage_url: str | None = None) -> optuna
     """Open a study by name as it is, failing nothing (AdvisorError names the known studies).
 
     For readers (reports): the trials of dead workers stay RUNNING in the database; see
-    ``advisor.sweep.heartbeat.trials_seen_dead`` to show them failed and charged.
+    ``advisor.sweep.run.heartbeat.trials_seen_dead`` to show them failed and charged.
     """
     url = storage_url or default_storage_url()
     return _load(study_name, open_rdb_storage(url, origin=storage_origin(None, storage_url)), url)
@@ -85,3 +95,34 @@ def cleanup_stored_study(study_name: str, *, storage_url: str | None = None,
     if keep_best is not None:
         policy = replace(policy, keep_best=keep_best)
     return cleanup_study(study, open_artifact_store(url), policy, dry_run=dry_run)
+
+
+def load_status(study_name: str, *, storage_url: str | None = None) -> SweepStatus:
+    """The status of a stored study by name (raises AdvisorError naming the known studies).
+
+    Trials of dead workers are failed first (see ``load_stored_study``).
+    """
+    return sweep_status(load_stored_study(study_name, storage_url))
+
+
+def list_studies(*, storage_url: str | None = None) -> list[StudyListing]:
+    """Every study in the storage, by name, with its trials and spend (none: empty). Read
+    as stored: trials of dead workers still count as running (``load_status`` fails them)."""
+    return [study_listing(study) for study in open_stored_studies(storage_url)]
+
+
+def sweep_report_data(study: optuna.Study, *, budget_usd: float | None = None,
+                      now_s: float | None = None) -> SweepStatus:
+    """The study's status as a report reads it, writing nothing: trials of dead workers
+    (stale heartbeat) show failed and charged up to ``now_s`` (default now), as the next sweep
+    command records them. ``budget_usd`` overrides the planned budget stored on the study."""
+    now = time.time() if now_s is None else now_s
+    return sweep_status(study, now_s=now, trials=trials_seen_dead(study, now_s=now),
+                        budget_usd=budget_usd)
+
+
+def load_sweep_report_data(study_name: str, *, storage_url: str | None = None,
+                           budget_usd: float | None = None) -> SweepStatus:
+    """Open a stored study by name and read it as ``sweep_report_data`` does (writing
+    nothing); AdvisorError names the known studies."""
+    return sweep_report_data(open_stored_study(study_name, storage_url), budget_usd=budget_usd)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from advisor.errors import AdvisorError
-from advisor.sweep.spec import SweepSpec
+from advisor.sweep.spec.sweep_spec import SweepSpec
 
 __all__ = ["IGNORE_FILE", "bundle_files", "make_worker_bundle", "url_password",
            "url_without_password"]

@@ -6,12 +6,12 @@ again), and whose calls a running trial makes (report a step, set an attribute o
 parameter, end the trial, read trials and study attributes) are retried with back-off while
 the connection is lost, for at most ``outage_s`` seconds; then one ``AdvisorError`` line. A
 trial that cannot be ended so stays running in the database and is failed and charged by the
-heartbeat rule (``advisor.sweep.heartbeat``) once the database is back.
+heartbeat rule (``advisor.sweep.run.heartbeat``) once the database is back.
 
 Only connection errors are retried (``is_connection_error``): a refused login, a missing
 role or database, and every other database error are raised at once. Creating a trial is not
 retried (its insert may have landed before the connection dropped): the worker loop counts
-that as a trial cut by a database error (``advisor.sweep.runner``).
+that as a trial cut by a database error (``advisor.sweep.run.runner``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 
 import optuna
 
-from advisor.errors import AdvisorError
 from advisor.storage import db_error_line
+from advisor.sweep.errors import StoreUnavailable
 
 __all__ = ["OUTAGE_S", "OutageTolerantStorage", "is_connection_error", "is_refused_login",
            "ride_out"]
@@ -100,8 +100,8 @@ def ride_out(what: str, call: Callable[[], T], *, outage_s: float = OUTAGE_S,
                 raise
             line = db_error_line(_dbapi_error(exc) or exc)
             if time.monotonic() + delay > deadline:
-                raise AdvisorError(f"storage: {what} failed: the database was unreachable for "
-                                   f"{outage_s:.0f} s ({line})") from exc
+                raise StoreUnavailable(f"storage: {what} failed: the database was unreachable "
+                                       f"for {outage_s:.0f} s ({line})") from exc
             if not warned:
                 log.warning("storage: %s failed (%s); retrying for up to %.0f s", what, line,
                             outage_s)

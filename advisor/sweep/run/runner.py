@@ -1,11 +1,11 @@
 """Run a sweep's trials in this process: one worker loop against the shared Optuna study.
 
 One ``study.optimize`` call per worker: before the first trial and after every trial a
-callback asks the budget gate (two aggregate queries, ``advisor.sweep.ledger``) whether
-another trial may start, under the admission lock (``advisor.sweep.admission``), and stops
+callback asks the budget gate (two aggregate queries, ``advisor.sweep.accounting.ledger``) whether
+another trial may start, under the admission lock (``advisor.sweep.accounting.admission``), and stops
 the study when not. The wrapped objective pre-applies the YAML search space, calls the user's
 entrypoint, and records wall time and dollars on the trial in one write
-(``advisor.sweep.charged``); after every trial the cleanup policy runs. A dead worker's
+(``advisor.sweep.run.objective``); after every trial the cleanup policy runs. A dead worker's
 trial is failed by heartbeat (a live one failed so keeps its own, larger charge); database
 errors are retried.
 """
@@ -24,12 +24,16 @@ from optuna.trial import FrozenTrial, TrialState
 
 from advisor.errors import AdvisorError
 from advisor.storage import db_error_line
-from advisor.sweep.admission import Admission
-from advisor.sweep.artifacts import SweepArtifactStore, bind_store, open_artifact_store
-from advisor.sweep.budget import BudgetGate
-from advisor.sweep.charged import charged_objective
-from advisor.sweep.cleanup import cleanup_study
-from advisor.sweep.database import (
+from advisor.sweep.accounting.admission import Admission
+from advisor.sweep.accounting.budget import BudgetGate
+from advisor.sweep.accounting.instances import resolve_instance
+from advisor.sweep.accounting.ledger import Ledger, read_ledger
+from advisor.sweep.accounting.records import StudySettings, write_settings, write_stop
+from advisor.sweep.accounting.timestamps import check_study_clock
+from advisor.sweep.errors import StoreUnavailable
+from advisor.sweep.run.artifacts import SweepArtifactStore, bind_store, open_artifact_store
+from advisor.sweep.run.cleanup import cleanup_study
+from advisor.sweep.run.database import (
     OPEN_RETRY_S,
     db_error_in,
     open_rdb_storage,
@@ -37,15 +41,11 @@ from advisor.sweep.database import (
     storage_url_of,
     with_db_retry,
 )
-from advisor.sweep.heartbeat import charge_stale_trial, fail_stale_trials
-from advisor.sweep.instance import resolve_instance
-from advisor.sweep.ledger import Ledger, read_ledger
-from advisor.sweep.objective import Objective, load_entrypoint
-from advisor.sweep.sampling import make_pruner, make_sampler
-from advisor.sweep.spec import Direction, SamplerKind, SweepSpec
-from advisor.sweep.state import StudySettings, write_settings, write_stop
-from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
-from advisor.sweep.timestamps import check_study_clock
+from advisor.sweep.run.heartbeat import charge_stale_trial, fail_stale_trials
+from advisor.sweep.run.objective import Objective, charged_objective, load_entrypoint
+from advisor.sweep.spec.outcomes import StopKind, StopReason, render_stop_reason
+from advisor.sweep.spec.sampling import make_pruner, make_sampler
+from advisor.sweep.spec.sweep_spec import Direction, SamplerKind, SweepSpec
 
 __all__ = ["WorkerResult", "open_study", "run_worker"]
 
@@ -75,10 +75,10 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
                prices_captured_at: str | None = None) -> optuna.Study:
     """Create the study, or load it when it exists (re-running resumes).
 
-    Records on the study what reports need (``advisor.sweep.state.StudySettings``): search
+    Records on the study what reports need (``advisor.sweep.accounting.records.StudySettings``): search
     space, cleanup policy, price, instance, artifact location, dollar cap and the ISO date of
     the catalog price trials are charged at; and the heartbeat interval and instance share,
-    so any process can fail and charge the trials of a dead worker (``advisor.sweep.heartbeat``).
+    so any process can fail and charge the trials of a dead worker (``advisor.sweep.run.heartbeat``).
     """
     storage = open_rdb_storage(storage_url_of(spec, storage_url),
                                origin=storage_origin(spec, storage_url),
@@ -270,10 +270,10 @@ class _WorkerLoop:
 
 
 def _go_on_after_cut(exc: Exception, cut: int) -> None:
-    """Log a trial cut by a database error; AdvisorError after too many in a row."""
+    """Log a trial cut by a database error; StoreUnavailable after too many in a row."""
     if cut >= _MAX_CUT_IN_A_ROW:
-        raise AdvisorError(f"storage: {_MAX_CUT_IN_A_ROW} trials in a row were cut by database "
-                           f"errors; last: {db_error_line(exc)}") from exc
+        raise StoreUnavailable(f"storage: {_MAX_CUT_IN_A_ROW} trials in a row were cut by "
+                               f"database errors; last: {db_error_line(exc)}") from exc
     log.warning("storage: a trial was cut by a database error (%s); going on",
                 db_error_line(exc))
     time.sleep(0.5)
@@ -295,7 +295,7 @@ def run_worker(
     with that reason.
     ``objective`` overrides the entrypoint (tests, benchmarks); ``clock`` (seconds) drives
     cost accounting and ``max_hours``; ``worker_id`` names the launched cloud worker this
-    loop runs on (recorded on its trials, ``advisor.sweep.charged``).
+    loop runs on (recorded on its trials, ``advisor.sweep.run.objective``).
     """
     choice = resolve_instance(spec)
     user_fn = objective or load_entrypoint(spec)

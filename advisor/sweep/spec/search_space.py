@@ -1,6 +1,6 @@
 """The search section of ``sweep.yaml``: its parameters, sampler and pruner, validated.
 
-Private: ``advisor.sweep.spec`` reads the rest of the file and re-exports the public names.
+Private: ``advisor.sweep.spec.sweep_spec`` reads the rest of the file and re-exports the public names.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Why a sweep (or one of its workers) stopped: a kind and the figures it compared.
+"""How trials and sweeps end: a trial's ``TrialStatus``, and why a sweep (or one of its
+workers) stopped, a kind and the figures it compared.
 
 Every stop reason is a ``StopReason``: its ``kind`` (a ``StopKind``, whose data say how it
 reads and whether the sweep failed) and the numbers that decided it (dollars spent against
@@ -12,7 +13,38 @@ import enum
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["StopKind", "StopReason", "render_stop_reason"]
+__all__ = ["StopKind", "StopReason", "TrialStatus", "render_stop_reason"]
+
+
+class TrialStatus(enum.StrEnum):
+    """A trial's state as the sweep shows and stores it: Optuna's state name in lower case
+    (``fail``, not ``failed``), so JSON, CSV and the dictionaries keyed by it keep the words
+    they always had. Defined in the order reports list them."""
+
+    COMPLETE = "complete"  # returned its objective value
+    PRUNED = "pruned"  # stopped early by the pruner
+    FAIL = "fail"  # raised, returned no number, was interrupted, or its worker died
+    RUNNING = "running"  # started, not ended yet
+    WAITING = "waiting"  # enqueued, not started
+
+    @classmethod
+    def of(cls, state: object) -> TrialStatus:
+        """The status of an Optuna ``TrialState`` (or of its stored name, ``COMPLETE``)."""
+        name = getattr(state, "name", state)
+        return cls(str(name).lower())
+
+    @property
+    def ended(self) -> bool:
+        """True for complete, pruned and failed trials (what is charged as spent)."""
+        return self in _ENDED
+
+    @property
+    def stored(self) -> str:
+        """The state's name in Optuna's ``trials`` table: ``COMPLETE``, ``FAIL``..."""
+        return self.name
+
+
+_ENDED = frozenset({TrialStatus.COMPLETE, TrialStatus.PRUNED, TrialStatus.FAIL})
 
 
 class StopKind(enum.Enum):

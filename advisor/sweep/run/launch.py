@@ -4,7 +4,7 @@ Built on the probe launchers (``probes.launchers``): ``SweepAwsLauncher`` is the
 launcher with another payload. Each instance gets the same tags as a probe (so ``advisor
 probes gc`` also finds a forgotten one), the same dead-man's switch (power-off, which
 terminates, after the sweep's ``max_hours`` or a day) and capacity fallback across zones;
-its boot script fetches a bundle through a presigned S3 URL (``advisor.sweep.bundle``: our
+its boot script fetches a bundle through a presigned S3 URL (``advisor.sweep.run.bundle``: our
 packages, the explicit ``bundle_files`` of the sweep.yaml folder and the storage URL without
 its password), installs the packages pinned to the client's versions, reads the password
 from an SSM SecureString into ``PGPASSWORD``, and runs ``python -m advisor.sweep.workers
@@ -15,7 +15,7 @@ instance when the workers are done, when the budget stops the study (once no tri
 running, or after a grace period) or when the command is interrupted. It records each
 instance on the study (``WorkerInstance``: EC2's ``LaunchTime``, and when it ended: when we
 terminated it, the time in its ``StateTransitionReason``, or when we saw it gone), so the
-instance time the cloud bills beyond the trials is charged (``advisor.sweep.instances``).
+instance time the cloud bills beyond the trials is charged (``advisor.sweep.accounting.instances``).
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ import optuna
 
 from advisor.errors import AdvisorError
 from advisor.storage import db_error_line
-from advisor.sweep.bundle import make_worker_bundle, url_password
-from advisor.sweep.instances import WorkerInstance, transition_time_s
-from advisor.sweep.spec import SweepSpec
-from advisor.sweep.state import record_instance
-from advisor.sweep.stops import StopKind, StopReason
+from advisor.sweep.accounting.instances import WorkerInstance, transition_time_s
+from advisor.sweep.accounting.records import record_instance
+from advisor.sweep.run.bundle import make_worker_bundle, url_password
+from advisor.sweep.spec.outcomes import StopKind, StopReason
+from advisor.sweep.spec.sweep_spec import SweepSpec
 from probes.errors import ProbeError
 from probes.launchers import LaunchHandle
 from probes.launchers.aws import AwsLauncher
@@ -269,7 +269,7 @@ def run_launched(launcher: SweepAwsLauncher, requests: list[ProbeRequest],
     ``stopped()`` says whether the budget ended the study; then the instances are terminated
     as soon as no trial is running (at most ``drain_s`` later). Returns why it ended. Each
     instance is recorded on the study when launched and when it ends (``clock``: Unix
-    seconds), so its billed time is charged (``advisor.sweep.state.record_instance``).
+    seconds), so its billed time is charged (``advisor.sweep.accounting.records.record_instance``).
     """
     handles: list[LaunchHandle] = []
     book = _InstanceBook(launcher, study, clock)

@@ -5,7 +5,7 @@ Errors of SQLAlchemy and the database drivers are translated here into one-line
 ``storage``, ``ADVISOR_STORAGE_URL``) and how to fix it, the password masked however it is
 written (``advisor.storage.shown_url``). A database that goes away while a sweep runs (a
 restart) is waited for by ``with_db_retry`` between trials (``DB_RETRY_S``) and by the
-storage itself within a trial (``advisor.sweep.outage``). A server that refuses the login
+storage itself within a trial (``advisor.sweep.run.outage``). A server that refuses the login
 (wrong password, no such role or database) is one line at once; one that cannot be reached
 when the sweep opens is retried for ``OPEN_RETRY_S``, each connection attempt given up after
 ``CONNECT_TIMEOUT_S``.
@@ -32,9 +32,10 @@ from advisor.storage import (
     shown_url,
     sqlalchemy_url,
 )
-from advisor.sweep.caps import grace_period_s
-from advisor.sweep.outage import OutageTolerantStorage, is_connection_error, is_refused_login
-from advisor.sweep.spec import SweepSpec
+from advisor.sweep.accounting.budget import grace_period_s
+from advisor.sweep.errors import StoreUnavailable
+from advisor.sweep.run.outage import OutageTolerantStorage, is_connection_error, is_refused_login
+from advisor.sweep.spec.sweep_spec import SweepSpec
 from probes.urls import sqlite_problem
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
     "check_storage_url",
     "db_error_in",
     "open_rdb_storage",
-    "rdb_of",
     "shown_url",
     "storage_origin",
     "storage_url_of",
@@ -139,8 +139,10 @@ def open_rdb_storage(url: str, *, origin: str, heartbeat_s: int | None = None,
         if is_refused_login(exc):
             raise AdvisorError(f"{origin}: {shown_url(url)!r} refused the login: {line}; fix the "
                                "user, password (or PGPASSWORD) or database name") from None
-        error = AdvisorError(f"{origin}: cannot open {shown_url(url)!r}: {line}; "
-                             "check the URL, the server and your access to it")
+        # a server may come back (StoreUnavailable); a local file that cannot be opened will not
+        kind = AdvisorError if url.startswith("sqlite") else StoreUnavailable
+        error = kind(f"{origin}: cannot open {shown_url(url)!r}: {line}; "
+                     "check the URL, the server and your access to it")
         if not url.startswith("sqlite"):
             raise error from exc  # a server may be restarting: with_db_retry sees the cause
     raise error  # a local file will not come back: nothing in the chain to retry
@@ -220,7 +222,7 @@ def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = DB_RET
             if not is_connection_error(db_error):
                 raise
             if time.monotonic() + delay > deadline:
-                raise AdvisorError(f"storage: {what} failed for {retry_s:.0f} s: "
+                raise StoreUnavailable(f"storage: {what} failed for {retry_s:.0f} s: "
                                    f"{first_line}") from exc
             if not warned:
                 log.warning("storage: %s failed (%s); retrying for up to %.0f s", what,
@@ -228,10 +230,3 @@ def with_db_retry(what: str, call: Callable[[], Any], *, retry_s: float = DB_RET
                 warned = True
             sleep(delay)
             delay = min(delay * 2, 5.0)
-
-
-def rdb_of(study: optuna.Study) -> Any:
-    """The RDBStorage behind the study, or None for other storages."""
-    storage: Any = study._storage  # noqa: SLF001 - Optuna wraps RDBStorage in a cache
-    backend = getattr(storage, "_backend", storage)
-    return backend if isinstance(backend, optuna.storages.RDBStorage) else None

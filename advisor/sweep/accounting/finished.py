@@ -4,13 +4,13 @@ Rerunning ``advisor sweep sweep.yaml`` after its budget was spent used to import
 objective (torch, scikit-learn...) and open the study through Optuna only to find that no
 trial may start: seconds of work to say "done". ``finished_sweep`` reads the study's totals
 from the default SQLite file with the standard library (read-only, one query per table) and
-applies the same caps as the gate (``advisor.sweep.caps``). It answers only when that is
+applies the same caps as the gate (``advisor.sweep.accounting.budget``). It answers only when that is
 certain: SQLite storage, no running trial, every finished trial charged; otherwise it returns
 None and the sweep runs as usual (which also fails and charges trials of dead workers).
 
 Whether the caps stop the sweep is the budget gate's own answer (``BudgetGate.for_sweep``,
-``advisor.sweep.budget``) on the stored totals: the finished trials' charges plus the
-instance time billed beyond them (``advisor.sweep.instances``), so a rerun and a worker agree.
+``advisor.sweep.accounting.budget``) on the stored totals: the finished trials' charges plus the
+instance time billed beyond them (``advisor.sweep.accounting.instances``), so a rerun and a worker agree.
 """
 
 from __future__ import annotations
@@ -24,16 +24,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from advisor.sweep.budget import BudgetGate
-from advisor.sweep.cost import expected_trial_usd
-from advisor.sweep.instances import overhead_usd
-from advisor.sweep.spec import SweepSpec
-from advisor.sweep.state import COST_ATTR, PRICE_ATTR, WORKER_ATTR, instances_of, read_settings
-from advisor.sweep.stops import StopReason, render_stop_reason
+from advisor.sweep.accounting.budget import BudgetGate, expected_trial_usd
+from advisor.sweep.accounting.instances import overhead_usd
+from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR, WORKER_ATTR, instances_of, read_settings
+from advisor.sweep.spec.outcomes import StopReason, TrialStatus, render_stop_reason
+from advisor.sweep.spec.sweep_spec import SweepSpec
 
 __all__ = ["FinishedSweep", "finished_sweep", "sqlite_path_of"]
 
-_FINISHED = ("COMPLETE", "PRUNED", "FAIL")
+_FINISHED = tuple(s for s in TrialStatus if s.ended)
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,7 @@ def sqlite_path_of(url: str) -> Path | None:
 
 @dataclass(frozen=True)
 class _Totals:
-    """The stored totals the gate reads (``advisor.sweep.budget.Totals``): no running trial."""
+    """The stored totals the gate reads (``advisor.sweep.accounting.budget.Totals``): no running trial."""
 
     trials_started: int
     spent_usd: float
@@ -94,16 +93,16 @@ class _Stored:
     direction: str = "MINIMIZE"
     attrs: dict[str, Any] = field(default_factory=dict)
 
-    def of(self, *states: str) -> list[float | None]:
+    def of(self, *states: TrialStatus) -> list[float | None]:
         """The charges of the trials in ``states``."""
-        return [c for s in states for c in self.costs.get(s, [])]
+        return [c for s in states for c in self.costs.get(s.stored, [])]
 
     def totals(self, *, now_s: float) -> _Totals:
         """The totals of its finished trials (all charged) and launched worker instances."""
         finished = [c or 0.0 for c in self.of(*_FINISHED)]
-        complete = [c or 0.0 for c in self.of("COMPLETE")]
+        complete = [c or 0.0 for c in self.of(TrialStatus.COMPLETE)]
         overhead = overhead_usd(instances_of(self.attrs), self.usd_by_worker, now_s=now_s)
-        return _Totals(len(self.of(*_FINISHED, "RUNNING")), math.fsum(finished) + overhead,
+        return _Totals(len(self.of(*_FINISHED, TrialStatus.RUNNING)), math.fsum(finished) + overhead,
                        expected_trial_usd(max(complete, default=None),
                                           max(finished, default=None)))
 
@@ -127,8 +126,8 @@ def _read(conn: sqlite3.Connection, study: str) -> _Stored | None:
             stored.usd_by_worker[worker] = stored.usd_by_worker.get(worker, 0.0) + (cost or 0.0)
     stored.values = [(int(n), float(v)) for n, v in conn.execute(
         "SELECT t.number, v.value FROM trials t JOIN trial_values v ON v.trial_id = t.trial_id "
-        "WHERE t.study_id = ? AND t.state = 'COMPLETE' AND v.objective = 0 "
-        "AND v.value IS NOT NULL", (study_id,))]
+        "WHERE t.study_id = ? AND t.state = ? AND v.objective = 0 "
+        "AND v.value IS NOT NULL", (study_id, TrialStatus.COMPLETE.stored))]
     direction = conn.execute("SELECT direction FROM study_directions WHERE study_id = ? "
                              "AND objective = 0", (study_id,)).fetchone()
     stored.direction = str(direction[0]) if direction else "MINIMIZE"
@@ -157,13 +156,13 @@ def finished_sweep(spec: SweepSpec, url: str, *, now_s: float | None = None) -> 
             conn.close()
     except (sqlite3.Error, ValueError, OSError):
         return None
-    if stored is None or stored.costs.get("RUNNING") or None in stored.of(*_FINISHED):
+    if stored is None or stored.of(TrialStatus.RUNNING) or None in stored.of(*_FINISHED):
         return None
     price_usd_per_hour = read_settings(stored.attrs).price_usd_per_hour
     if price_usd_per_hour is None and PRICE_ATTR in stored.attrs:
         return None  # unsure of the gate's worst case: let the full path answer
     totals = stored.totals(now_s=time.time() if now_s is None else now_s)
-    failed = len(stored.of("FAIL"))
+    failed = len(stored.of(TrialStatus.FAIL))
     if failed == totals.trials_started:
         return None
     gate = BudgetGate.for_sweep(spec, price_usd_per_hour or 0.0)  # no price: trials are free
@@ -172,6 +171,6 @@ def finished_sweep(spec: SweepSpec, url: str, *, now_s: float | None = None) -> 
         return None
     best = (min if stored.direction == "MINIMIZE" else max)(stored.values, key=lambda nv: nv[1],
                                                             default=None)
-    return FinishedSweep(spec.study, reason, totals.trials_started, len(stored.of("PRUNED")),
+    return FinishedSweep(spec.study, reason, totals.trials_started, len(stored.of(TrialStatus.PRUNED)),
                          failed, totals.spent_usd, best[1] if best else None,
                          best[0] if best else None)

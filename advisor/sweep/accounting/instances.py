@@ -1,14 +1,18 @@
-"""Cloud worker instances of a launched sweep and the instance time their cloud bills.
+"""The instances a sweep pays for: the one its trials are charged at, and its launched workers.
+
+``resolve_instance`` gives the instance named in sweep.yaml (``local``, ``recommended`` or an
+offer key) and the hourly price every trial is charged at.
 
 A cloud bills an instance from launch to termination, not only while a trial runs: boot,
 package install, idle time between trials and shut-down are paid too. So a worker's spend is
 the larger of the charges of the trials it ran and its billed instance time, and the
 difference, the *instance overhead*, is charged beside the trials (``overhead_usd``). An
 instance still running accrues until it is terminated. How a cloud rounds instance time is
-data (``BILLING_RULES``) with its source.
+``pricing.billing`` (its ``BILLING_RULES``, each with its source), for the clouds sweep
+workers are launched on (``SWEEP_CLOUDS``).
 
-Pure values and arithmetic; the records are stored on the study by
-``advisor.sweep.ledger`` and written by the launcher (``advisor.sweep.launch``).
+The worker records are stored on the study (``advisor.sweep.accounting.records``) by the
+launcher (``advisor.sweep.run.launch``) and read by the ledger.
 """
 
 from __future__ import annotations
@@ -18,38 +22,21 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.sweep.spec.sweep_spec import SweepSpec
+from pricing import Catalog, InstanceOffer, PricingError, shipped_catalog
+from pricing.billing import BillingRule, billing_rule, usd
 from pricing.types import Cloud
+from probes.errors import ProbeError
+from probes.offer_keys import find_catalog_offer, parse_offer_key
 
-__all__ = ["BILLING_RULES", "BillingRule", "WorkerInstance", "overhead_usd",
-           "transition_time_s"]
+__all__ = ["SWEEP_CLOUDS", "InstanceChoice", "WorkerInstance", "find_offer", "overhead_usd",
+           "resolve_instance", "transition_time_s"]
 
-
-@dataclass(frozen=True)
-class BillingRule:
-    """How a cloud bills instance time: in ``increment_s`` steps, at least ``minimum_s``."""
-
-    increment_s: float
-    minimum_s: float
-    source: str
-
-    def billed_s(self, run_s: float) -> float:
-        """Billed seconds for an instance that ran ``run_s`` seconds (launched: at least the
-        minimum, then rounded up to the increment)."""
-        steps = math.ceil(max(run_s, 0.0) / self.increment_s - 1e-9)
-        return max(steps * self.increment_s, self.minimum_s)
-
-
-BILLING_RULES: Mapping[Cloud, BillingRule] = {
-    Cloud.AWS: BillingRule(
-        increment_s=1.0, minimum_s=60.0,
-        source="Linux on-demand, reserved and spot instances: 'billed on one second "
-               "increments, with a minimum of 60 seconds' (https://aws.amazon.com/about-aws/"
-               "whats-new/2017/10/announcing-amazon-ec2-per-second-billing/); counted from "
-               "LaunchTime (pending, not yet billed: an over-count of seconds) to termination"),
-}
+SWEEP_CLOUDS = (Cloud.AWS,)  # the clouds sweep workers are launched on (advisor.sweep.run.launch)
 
 
 @dataclass(frozen=True)
@@ -78,11 +65,10 @@ class WorkerInstance:
     def rule(self) -> BillingRule:
         """The billing rule of the instance's cloud."""
         cloud = self.offer_key.split(":")[0]
-        rule = next((r for c, r in BILLING_RULES.items() if c.value == cloud), None)
-        if rule is None:
+        if cloud not in {c.value for c in SWEEP_CLOUDS}:
             raise AdvisorError(f"worker instance {self.instance_id}: no billing rule for cloud "
-                               f"{cloud!r} (known: {', '.join(c.value for c in BILLING_RULES)})")
-        return rule
+                               f"{cloud!r} (known: {', '.join(c.value for c in SWEEP_CLOUDS)})")
+        return billing_rule(cloud)
 
     def billed_s(self, now_s: float) -> float:
         """Seconds the cloud bills from launch to termination (or ``now_s`` while running)."""
@@ -91,7 +77,7 @@ class WorkerInstance:
 
     def billed_usd(self, now_s: float) -> float:
         """Dollars the cloud bills for the instance so far."""
-        return self.billed_s(now_s) / 3600.0 * self.price_usd_per_hour
+        return usd(self.billed_s(now_s), self.price_usd_per_hour)
 
     def to_json(self) -> dict[str, Any]:
         """Plain values, as stored on the study."""
@@ -128,3 +114,62 @@ def transition_time_s(reason: str) -> float | None:
     if found is None:
         return None
     return datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+
+
+@dataclass(frozen=True)
+class InstanceChoice:
+    """The instance trials run on and its price; ``offer`` is None for ``local``."""
+
+    label: str
+    price_usd_per_hour: float
+    offer: InstanceOffer | None = None
+
+    @property
+    def prices_captured_at(self) -> str | None:
+        """ISO date the catalog observed the price (None for ``local``, priced by the user)."""
+        return self.offer.observed_at.isoformat() if self.offer is not None else None
+
+
+def _catalog() -> Catalog:
+    """The newest refreshed snapshot per cloud, else the shipped catalog."""
+    try:
+        from advisor.ranking import current_catalog
+    except ImportError:  # pragma: no cover - the service module lands with recommend
+        return shipped_catalog()
+    return current_catalog()
+
+
+def find_offer(key: str, catalog: Catalog | None = None) -> InstanceOffer:
+    """The catalog offer a key names (``aws:g5.xlarge:us-east-1:spot``; no market means
+    on-demand, as everywhere). AdvisorError names ``instance`` and the nearest keys."""
+    catalog = catalog or _catalog()
+    try:
+        return find_catalog_offer(parse_offer_key(key, field="instance"), catalog.offers,
+                                  field="instance")
+    except ProbeError as exc:
+        raise AdvisorError(str(exc)) from exc
+
+
+def _recommended(spec: SweepSpec) -> InstanceOffer:
+    assert spec.model is not None
+    path = Path(spec.model)
+    if not path.is_absolute() and spec.source_dir:
+        path = Path(spec.source_dir) / path
+    from advisor.ranking import recommend_for_file
+
+    ranked = recommend_for_file(path).ranked
+    if not ranked:
+        raise AdvisorError(f"instance: recommended, but the ranking for {path} is empty; "
+                           "loosen its constraints or give an offer key")
+    return ranked[0].offer
+
+
+def resolve_instance(spec: SweepSpec) -> InstanceChoice:
+    """The instance and hourly price trials are charged at (raises AdvisorError)."""
+    if spec.instance == "local":
+        return InstanceChoice("local", spec.price_usd_per_hour)
+    try:
+        offer = _recommended(spec) if spec.instance == "recommended" else find_offer(spec.instance)
+    except PricingError as exc:
+        raise AdvisorError(f"instance: {exc}") from exc
+    return InstanceChoice(offer.key, offer.price_usd_per_hour, offer)

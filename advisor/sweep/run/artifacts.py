@@ -18,7 +18,7 @@ from optuna.artifacts import Boto3ArtifactStore, FileSystemArtifactStore, GCSArt
 from optuna.artifacts.exceptions import ArtifactNotFound
 
 from advisor.errors import AdvisorError
-from advisor.sweep.state import read_settings, record_artifact_error
+from advisor.sweep.accounting.records import read_settings, record_artifact_error
 
 __all__ = [
     "SweepArtifactStore",
@@ -167,7 +167,7 @@ def _store_for(trial: optuna.Trial) -> SweepArtifactStore | None:
 def upload_artifact(trial: optuna.Trial, file_path: str | Path) -> str | None:
     """Save a file as an artifact of the trial; returns its id, or None when it failed.
 
-    A failed upload is logged and recorded on the trial (``advisor.sweep.state``); the trial
+    A failed upload is logged and recorded on the trial (``advisor.sweep.accounting.records``); the trial
     is not failed for it. Raises AdvisorError when the sweep has no
     ``artifacts:`` location.
     """

@@ -4,12 +4,12 @@ Before each new trial a worker needs: how many trials exist per state, the dolla
 finished ones, the largest finished cost (the expected cost of one more), and how long the
 running ones have been running. Reading ``study.trials`` for that rebuilds every unfinished
 trial with all its attributes (several queries per call); ``read_ledger`` instead asks the
-database for a grouped sum over the trials' recorded costs (``advisor.sweep.state``) plus
+database for a grouped sum over the trials' recorded costs (``advisor.sweep.accounting.records``) plus
 the start times of the trials that have no cost yet (running ones and those a dead worker
 left behind), so one check costs about a millisecond whatever the study's size, and every
 worker sees the others' spend at once. A launched sweep's worker instances
-(``advisor.sweep.state.record_instance``) add the instance time their cloud bills beyond the
-trials each ran (``instance_overhead_usd``, ``advisor.sweep.instances``), read with two more
+(``advisor.sweep.accounting.records.record_instance``) add the instance time their cloud bills beyond the
+trials each ran (``instance_overhead_usd``, ``advisor.sweep.accounting.instances``), read with two more
 small queries.
 
 ``record_charge`` records a trial's ``TrialCharge`` in one transaction (Optuna's
@@ -31,20 +31,24 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
-from advisor.sweep.cost import cost_of, expected_trial_usd, trial_cost_usd
-from advisor.sweep.database import rdb_of
-from advisor.sweep.instances import WorkerInstance, overhead_usd
-from advisor.sweep.outage import ride_out
-from advisor.sweep.state import (
+from advisor.sweep.accounting.budget import (
+    cost_of,
+    expected_trial_usd,
+    trial_cost_usd,
+    trial_wall_s,
+)
+from advisor.sweep.accounting.instances import WorkerInstance, overhead_usd
+from advisor.sweep.accounting.records import (
     COST_ATTR,
     INSTANCE_ATTR_PREFIX,
     WALL_ATTR,
     WORKER_ATTR,
     TrialCharge,
     instances_of,
+    rdb_of,
     trial_record,
 )
-from advisor.sweep.timestamps import TrialClock, column_moment, epoch_s, installed_clock
+from advisor.sweep.accounting.timestamps import TrialClock, column_moment, epoch_s, installed_clock
 
 __all__ = ["Ledger", "ledger_from_trials", "rdb_of", "read_ledger", "record_charge",
            "usd_by_worker"]
@@ -101,7 +105,7 @@ def ledger_from_trials(trials: Sequence[FrozenTrial], *, price_usd_per_hour: flo
     for t, cost in zip(trials, costs, strict=True):
         counts[t.state] = counts.get(t.state, 0) + 1
         if t.state is TrialState.RUNNING:
-            running.append(cost_of(t, price_usd_per_hour=3600.0, now_s=now))  # = seconds
+            running.append(trial_wall_s(t, now_s=now))
             continue
         if not t.state.is_finished():
             continue
@@ -201,7 +205,7 @@ def _state(value: Any) -> TrialState:
 def _wall_s(state: TrialState, started: datetime | None, completed: datetime | None,
             now_s: float) -> float:
     """Seconds a trial without a recorded cost ran: until now while running, else to its end
-    (its raw columns, in the installed Optuna's zone: ``advisor.sweep.timestamps``)."""
+    (its raw columns, in the installed Optuna's zone: ``advisor.sweep.accounting.timestamps``)."""
     clock = installed_clock()
     start_s, end_s = _column_s(started, clock), _column_s(completed, clock)
     end_s = now_s if state is TrialState.RUNNING else end_s
@@ -277,10 +281,10 @@ def record_charge(study: optuna.Study, trial: FrozenTrial | optuna.Trial,
                 trials.c.trial_id == trial_id)).scalar_one()
 
     # another writer inserted a key first: the next try raises it instead (3 tries, no wait);
-    # a lost connection is waited for as the trial's other storage calls are
-    state = ride_out("recording a trial's charge", lambda: Retrying(
-        stop=stop_after_attempt(3), reraise=True,
-        retry=retry_if_exception_type(sa.exc.IntegrityError))(write))
+    # a lost connection is the caller's to ride out (advisor.sweep.run.outage.ride_out), as
+    # the trial's other storage calls are
+    state = Retrying(stop=stop_after_attempt(3), reraise=True,
+                     retry=retry_if_exception_type(sa.exc.IntegrityError))(write)
     return _state(state)
 
 

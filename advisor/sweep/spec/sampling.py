@@ -21,7 +21,7 @@ import optuna
 from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.spec import PrunerKind, SamplerKind, SweepSpec
+from advisor.sweep.spec.sweep_spec import PrunerKind, SamplerKind, SweepSpec
 
 __all__ = ["PerTrialSeedSampler", "make_pruner", "make_sampler", "trial_seed"]
 

@@ -3,10 +3,10 @@
 On the study: ``StudySettings`` (written by ``open_study`` so that any process can charge,
 report and clean the sweep), the stop reason, the launched worker instances and the bytes each
 cleaned artifact freed. On each trial: its ``TrialCharge`` (written when it ends or is found
-dead, by ``advisor.sweep.ledger.record_charge``), the launched worker that ran it and an
+dead, by ``advisor.sweep.accounting.ledger.record_charge``), the launched worker that ran it and an
 artifact upload error; ``trial_record`` reads them back. The stored names never change, so
 studies written by earlier versions stay readable. Optuna is not imported here at run time:
-``advisor.sweep.finished`` reads the same names with plain SQL.
+``advisor.sweep.accounting.finished`` reads the same names with plain SQL.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from advisor.sweep.instances import WorkerInstance
-from advisor.sweep.spec import CleanupSpec, CleanupState, Distribution, ParamSpec
-from advisor.sweep.stops import StopKind, StopReason, render_stop_reason
+from advisor.sweep.accounting.instances import WorkerInstance
+from advisor.sweep.spec.outcomes import StopKind, StopReason, render_stop_reason
+from advisor.sweep.spec.sweep_spec import CleanupSpec, CleanupState, Distribution, ParamSpec
 
 if TYPE_CHECKING:
     import optuna
@@ -50,6 +50,7 @@ __all__ = [
     "TrialRecord",
     "cleaned_bytes",
     "instances_of",
+    "rdb_of",
     "read_settings",
     "read_stop",
     "record_artifact_error",
@@ -268,3 +269,13 @@ def tag_worker(trial: optuna.Trial, worker_id: str) -> None:
 def record_artifact_error(trial: optuna.Trial, message: str) -> None:
     """Record why an artifact upload of the trial failed (the trial goes on)."""
     trial.set_user_attr(ARTIFACT_ERROR_ATTR, message)
+
+
+def rdb_of(study: optuna.Study) -> Any:
+    """The RDBStorage behind the study (whose tables the sweep's aggregate queries read), or
+    None for other storages."""
+    import optuna
+
+    storage: Any = study._storage  # noqa: SLF001 - Optuna wraps RDBStorage in a cache
+    backend = getattr(storage, "_backend", storage)
+    return backend if isinstance(backend, optuna.storages.RDBStorage) else None

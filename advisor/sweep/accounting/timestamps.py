@@ -10,7 +10,7 @@ zone they mean changed with Optuna 5 (the ``TrialClock`` of the installed Optuna
 
 So a ``FrozenTrial``'s ``datetime_start`` / ``datetime_complete`` are naive local time under
 both (``frozen_moment``), while the columns themselves, which the ledger's aggregate queries
-read (``advisor.sweep.ledger``), are local under 4 and UTC under 5 (``column_moment``).
+read (``advisor.sweep.accounting.ledger``), are local under 4 and UTC under 5 (``column_moment``).
 Heartbeats are written by the database clock (``now()``): UTC on SQLite
 (``CURRENT_TIMESTAMP``) and on PostgreSQL, whose session time zone ``open_rdb_storage`` sets
 to UTC (``heartbeat_moment``).
@@ -130,7 +130,7 @@ def check_study_clock(study: optuna.Study, *, record: bool) -> None:
     A study without the record: with no trial yet it is this version's; with trials, it is
     the version that created its database, when that is known.
     """
-    from advisor.sweep.database import rdb_of
+    from advisor.sweep.accounting.records import rdb_of
 
     mine = installed_clock()
     rdb = rdb_of(study)

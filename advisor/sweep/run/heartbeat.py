@@ -24,12 +24,11 @@ from datetime import UTC, datetime
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.caps import grace_period_s, stale_after_s
-from advisor.sweep.cost import killed_trial_end_s, trial_cost_usd
-from advisor.sweep.database import rdb_of
-from advisor.sweep.ledger import record_charge
-from advisor.sweep.state import TrialCharge, read_settings
-from advisor.sweep.timestamps import epoch_s, frozen_moment, frozen_value, heartbeat_moment
+from advisor.sweep.accounting.budget import grace_period_s, killed_trial_end_s, stale_after_s, trial_cost_usd
+from advisor.sweep.accounting.ledger import record_charge
+from advisor.sweep.accounting.records import TrialCharge, rdb_of, read_settings
+from advisor.sweep.accounting.timestamps import epoch_s, frozen_moment, frozen_value, heartbeat_moment
+from advisor.sweep.run.outage import ride_out
 
 __all__ = ["charge_stale_trial", "fail_stale_trials", "last_heartbeat_age_s", "stale_after_s",
            "stale_charge", "trials_seen_dead"]
@@ -90,7 +89,7 @@ def charge_stale_trial(study: optuna.Study, trial: FrozenTrial) -> None:
     """
     charge = stale_charge(study, trial, found_dead_s=time.time(),
                           heartbeat_age_s=last_heartbeat_age_s(study, trial))
-    record_charge(study, trial, charge)
+    ride_out("recording a trial's charge", lambda: record_charge(study, trial, charge))
 
 
 def trials_seen_dead(study: optuna.Study, *, now_s: float) -> list[FrozenTrial]:

@@ -2,7 +2,7 @@
 
 ``plan_cleanup`` is pure (trials in, artifact ids out) and is the one place the safety rule
 lives; ``cleanup_study`` applies a plan through an artifact store and records the bytes freed
-on the study (``advisor.sweep.state.record_cleaned``), so re-runs skip them and
+on the study (``advisor.sweep.accounting.records.record_cleaned``), so re-runs skip them and
 ``advisor sweep status`` can sum them.
 """
 
@@ -17,9 +17,9 @@ import optuna
 from optuna.artifacts.exceptions import ArtifactNotFound
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.artifacts import SweepArtifactStore, store_errors
-from advisor.sweep.spec import CleanupSpec, CleanupState, Direction
-from advisor.sweep.state import cleaned_bytes, record_cleaned
+from advisor.sweep.accounting.records import cleaned_bytes, record_cleaned
+from advisor.sweep.run.artifacts import SweepArtifactStore, store_errors
+from advisor.sweep.spec.sweep_spec import CleanupSpec, CleanupState, Direction
 
 __all__ = [
     "CleanupReport",
