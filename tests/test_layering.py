@@ -163,3 +163,26 @@ def test_writer_check_catches_a_writer(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("from advisor.sweep.state import Market, read_settings, write_stop\n")
     assert {n for n in _imported_names(module) if _WRITER.match(n)} == {"write_stop"}
+
+
+def test_cli_and_reports_import_the_sweep_face_only() -> None:
+    """cli/ and reports/ import ``advisor.sweep`` (its ``__init__``), never a module inside."""
+    bad = [f"{path.relative_to(ROOT)} imports {module}"
+           for package in ("cli", "reports") for path in sorted((ROOT / package).rglob("*.py"))
+           for module in _advisor_imports(path) if module.startswith("advisor.sweep.")]
+    assert bad == []
+
+
+def test_reports_import_no_optuna() -> None:
+    """Reports render the sweep's read model (``advisor.sweep.SweepStatus``), not a study."""
+    bad = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "reports").rglob("*.py"))
+           if "optuna" in _imported_top_levels(path)]
+    assert bad == []
+
+
+def test_the_sweep_face_exports_what_it_names() -> None:
+    import importlib
+
+    face = importlib.import_module("advisor.sweep")
+    missing = [name for name in face.__all__ if getattr(face, name, None) is None]
+    assert missing == []
