@@ -12,11 +12,14 @@ from rich.table import Table
 from rich.text import Text
 
 from cli.render import console, fmt_number, min_width, printable
+from pricing import PricingError, billing_rule
+from probes.errors import ProbeError
 from probes.findings import FindingKind
+from probes.offer_keys import parse_offer_key
 from probes.probe_warnings import probe_warnings
 from probes.types import ProbeResult
 
-__all__ = ["print_warnings", "probe_table"]
+__all__ = ["billing_notes", "print_warnings", "probe_table"]
 
 
 def _num(value: float | None, fmt: str = "") -> str:
@@ -106,6 +109,22 @@ def _layout(title: str, cells: list[dict[str, str]], width: int) -> tuple[Table 
     return _entries(title, cells), []
 
 
+def billing_notes(offer_keys: list[str]) -> list[str]:
+    """How the clouds of ``offer_keys`` bill a probe's instance, one line per rule
+    (``$: aws bills per second, 60 s minimum``); none for local probes and unknown clouds."""
+    clouds: dict[str, list[str]] = {}
+    for key in offer_keys:
+        try:
+            cloud = parse_offer_key(key).cloud
+            rule = billing_rule(cloud) if cloud is not None else None
+        except (ProbeError, PricingError):
+            continue
+        if rule is not None and str(cloud) not in clouds.setdefault(rule.text(), []):
+            clouds[rule.text()].append(str(cloud))
+    return [f"$: {' and '.join(names)} bill{'' if len(names) > 1 else 's'} {text}"
+            for text, names in clouds.items()]
+
+
 def probe_table(rows: list[dict[str, Any]], title: str, *, warnings_follow: bool = False) -> None:
     """Print probe rows (as ``advisor probe --json`` gives them) as a table that fits the
     console, then each probe's error and findings; with ``warnings_follow`` the error and the
@@ -116,6 +135,8 @@ def probe_table(rows: list[dict[str, Any]], title: str, *, warnings_follow: bool
     if dropped:
         out.print(f"({', '.join(dropped)} left out to fit {out.width} columns; "
                   "--json has every column)")
+    for note in billing_notes([row["offer_key"] for row in rows]):
+        out.print(escape(note))
     for row in rows:
         if row["error"] and not warnings_follow:
             out.print(f"[bold]{escape(printable(row['probe_id']))}[/bold] {row['status']}: "

@@ -146,8 +146,10 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
         finally:
             if result is not None:
                 wall = launcher.clock() - (handle.started_s if handle is not None else started)
+                billing = launcher.billing() if handle is not None else None  # it started
                 result = result.with_cost(wall_time_s=max(wall, 0.0),
-                                          price_usd_per_hour=request.price_usd_per_hour)
+                                          price_usd_per_hour=request.price_usd_per_hour,
+                                          billing=billing)
                 saved = _store_or_save(store, result)
                 if saved is not None and sys.exc_info()[0] is not None:  # an interrupt goes on
                     log.error("%s; the result is saved in %s", saved[1], saved[0])

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pricing import seconds_for_usd
 from probes.batch_search import search_largest_batch
 from probes.devices import Device
 from probes.knobs import (
@@ -208,7 +209,8 @@ class Tuner:
         """The time box, shortened to what the dollar cap buys at the offer's price."""
         request = self.request
         if request.max_usd is not None and request.price_usd_per_hour > 0:
-            return min(request.time_box_s, request.max_usd / request.price_usd_per_hour * 3600)
+            return min(request.time_box_s,
+                       seconds_for_usd(request.max_usd, request.price_usd_per_hour))
         return request.time_box_s
 
     def run(self) -> ProbeResult:

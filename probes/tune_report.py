@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pricing import samples_per_usd
 from probes.knobs import Knob, Skipped, StepConfig, knob_spec
 from probes.step_profile import StepProfile
 
@@ -81,7 +82,7 @@ class TuneRow:
         """Samples per dollar at ``price_usd_per_hour`` (None when free or not measured)."""
         if self.samples_per_second is None or price_usd_per_hour <= 0:
             return None
-        return self.samples_per_second * 3600.0 / price_usd_per_hour
+        return samples_per_usd(self.samples_per_second, price_usd_per_hour)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

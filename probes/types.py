@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
 
+from pricing import BillingRule, usd
 from probes.errors import ProbeError
 from probes.tune_report import TuneReport
 from probes.vocabulary import Precision
@@ -268,10 +269,14 @@ class ProbeResult(_JsonRecord):
                      "largest_batch_peak_memory_gib"):
             _check_positive(owner, name, getattr(self, name), allow_none=True)
 
-    def with_cost(self, *, wall_time_s: float, price_usd_per_hour: float) -> ProbeResult:
-        """This result with the instance's wall time and the dollars it cost."""
+    def with_cost(self, *, wall_time_s: float, price_usd_per_hour: float,
+                  billing: BillingRule | None = None) -> ProbeResult:
+        """This result with the instance's wall time and the dollars it cost: the wall time
+        as the cloud's ``billing`` rule bills it (a 20 s probe on AWS is billed 60 s), pro rata
+        without a rule (this machine, or an instance that never started)."""
+        billed_s = billing.billed_s(wall_time_s) if billing is not None else wall_time_s
         return replace(self, wall_time_s=wall_time_s,
-                       cost_usd=wall_time_s / 3600.0 * price_usd_per_hour)
+                       cost_usd=usd(billed_s, price_usd_per_hour))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

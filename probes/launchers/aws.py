@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from pricing import Market
+from pricing import Cloud, Market
 from probes.errors import ProbeError
 from probes.launchers._bundle import boot_script, make_bundle
 from probes.launchers.base import (
@@ -101,9 +101,7 @@ class AwsLauncher(Launcher):
 
     name = "aws"
     boot_overhead_s = 240.0
-    # EC2 bills Linux instances, on demand and spot, per second with a 60-second minimum
-    # (aws.amazon.com/ec2/pricing/on-demand/, "Per Second Billing").
-    billing_minimum_s = 60.0
+    cloud = Cloud.AWS  # billed as pricing.billing.BILLING_RULES says
 
     @classmethod
     def family(cls, offer_key: str) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
+from pricing import BillingRule, Cloud, billing_rule
 from probes.errors import ProbeError
 from probes.launchers.quote import ProbeQuote
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
@@ -96,14 +97,20 @@ class Launcher(abc.ABC):
 
     ``boot_overhead_s`` is the typical time from launch to the harness starting (billed, so
     it enters the cost estimate), ``boot_s_by_family`` the same for instance families that
-    differ from it (keys as ``family`` names them); ``billing_minimum_s`` the least the cloud
-    bills an instance; ``grace_s`` is extra waiting before a probe is a timeout.
+    differ from it (keys as ``family`` names them); ``cloud`` the cloud that bills its
+    instances (None: nothing is billed per start), whose rule (``pricing.billing``) prices
+    quotes and results; ``grace_s`` is extra waiting before a probe is a timeout.
     """
 
     name = "base"
     boot_overhead_s = 0.0
     boot_s_by_family: ClassVar[Mapping[str, float]] = {}
-    billing_minimum_s = 0.0
+    cloud: ClassVar[Cloud | None] = None
+
+    @classmethod
+    def billing(cls) -> BillingRule | None:
+        """How the cloud bills this launcher's instances (None: not billed per start)."""
+        return billing_rule(cls.cloud) if cls.cloud is not None else None
 
     @classmethod
     def family(cls, offer_key: str) -> str:
@@ -120,8 +127,8 @@ class Launcher(abc.ABC):
     def quote(cls, offer_key: str, *, price_usd_per_hour: float, run_s: float) -> ProbeQuote:
         """The most a probe of ``offer_key`` running ``run_s`` costs on this launcher."""
         return ProbeQuote(offer_key=offer_key, launcher=cls.name, boot_s=cls.boot_s(offer_key),
-                          run_s=run_s, billing_minimum_s=cls.billing_minimum_s,
-                          price_usd_per_hour=price_usd_per_hour)
+                          run_s=run_s, price_usd_per_hour=price_usd_per_hour,
+                          billing=cls.billing())
 
     def __init__(self, *, clock: Clock = time.monotonic, sleep: Sleep = time.sleep,
                  now: Now = _utcnow, poll_interval_s: float = 5.0, grace_s: float = 120.0) -> None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from pricing import Market
+from pricing import Cloud, Market
 from probes.errors import ProbeError
 from probes.launchers._gcs import GcpLauncherBase, expired, google_errors, is_not_found, resource_name
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, LaunchHandle
@@ -61,9 +61,7 @@ class GcpLauncher(GcpLauncherBase):
 
     name = "gcp"
     boot_overhead_s = 180.0
-    # Compute Engine bills per second with a 1-minute minimum
-    # (cloud.google.com/compute/vm-instance-pricing, "Billing model").
-    billing_minimum_s = 60.0
+    cloud = Cloud.GCP  # billed as pricing.billing.BILLING_RULES says
 
     @classmethod
     def family(cls, offer_key: str) -> str:

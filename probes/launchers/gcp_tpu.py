@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from pricing import Market
+from pricing import Cloud, Market
 from probes.errors import ProbeError
 from probes.launchers._gcs import GcpLauncherBase, expired, google_errors, is_not_found, resource_name
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, LaunchHandle
@@ -47,7 +47,7 @@ class GcpTpuLauncher(GcpLauncherBase):
 
     name = "gcp-tpu"
     boot_overhead_s = 420.0   # VM start plus pip installing torch, torch_xla and libtpu
-    billing_minimum_s = 60.0  # assumed as Compute Engine's 1-minute minimum (not checked for TPUs)
+    cloud = Cloud.GCP  # billed as pricing.billing.BILLING_RULES says (TPU VMs as Compute Engine)
 
     @classmethod
     def family(cls, offer_key: str) -> str:

@@ -2,8 +2,9 @@
 
 A probe is billed from launch until the instance is gone: the launcher's boot time for the
 instance's family (``Launcher.boot_s``: image start, setup, installs) plus the harness's run
-(the time box, twice with the largest-batch search), and never less than the cloud's billing
-minimum (``Launcher.billing_minimum_s``). ``quote_probe`` is the one place that figure is made:
+(the time box, twice with the largest-batch search), billed by the cloud's rule
+(``pricing.billing``: per second, at least a minute; ``Launcher.cloud`` names the cloud).
+``quote_probe`` is the one place that figure is made:
 the planner's suggestions, "could be better", the headline's next probe and ``advisor probe``'s
 ``--max-usd`` check all take it from here, and ``quote_text`` writes it rounded up, so a cap of
 the figure shown always admits the probe.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pricing import Cloud
+from pricing import BillingRule, Cloud, usd
 from probes.errors import ProbeError
 from probes.offer_keys import parse_offer_key
 
@@ -27,24 +28,32 @@ DEFAULT_PROBE_TIME_BOX_S = 30.0  # ``advisor probe``'s time box without --time-b
 @dataclass(frozen=True, slots=True)
 class ProbeQuote:
     """The most one probe of ``offer_key`` costs: ``boot_s`` of its launcher for the family,
-    ``run_s`` of harness, at least ``billing_minimum_s`` billed, at ``price_usd_per_hour``."""
+    ``run_s`` of harness, billed by the cloud's ``billing`` rule (None: this machine, not
+    billed per start), at ``price_usd_per_hour``."""
 
     offer_key: str
     launcher: str
     boot_s: float
     run_s: float
-    billing_minimum_s: float
     price_usd_per_hour: float
+    billing: BillingRule | None = None
+
+    @property
+    def billing_minimum_s(self) -> float:
+        """The least the cloud bills an instance (0 without a billing rule)."""
+        return self.billing.minimum_s if self.billing is not None else 0.0
 
     @property
     def billed_s(self) -> float:
-        """Seconds billed: boot plus run, at least the cloud's minimum."""
-        return max(self.boot_s + self.run_s, self.billing_minimum_s)
+        """Seconds billed: boot plus run, as the cloud's rule bills them (at least its
+        minimum)."""
+        run_s = self.boot_s + self.run_s
+        return self.billing.billed_s(run_s) if self.billing is not None else run_s
 
     @property
     def usd(self) -> float:
         """Dollars billed for ``billed_s`` at the offer's price."""
-        return self.billed_s / 3600.0 * self.price_usd_per_hour
+        return usd(self.billed_s, self.price_usd_per_hour)
 
     def text(self) -> str:
         """The quote as every output writes it (``quote_text``)."""

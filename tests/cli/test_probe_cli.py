@@ -228,6 +228,7 @@ def test_probes_list_and_show(tmp_path: Path) -> None:
     assert code == 0 and {"input-bound", "bf16-unused"} <= kinds     # A10G has bf16
     code, out, _ = _run("probes", "list")
     assert code == 0 and "abc123" in out and "0.0800" in out
+    assert "$: aws bills per second, 60 s minimum" in out  # how the $ column was billed
     code, _, err = _run("probes", "show", "nope")
     assert code == 2 and "advisor probes list" in err
 
@@ -333,3 +334,10 @@ def test_probes_gc_dry_run() -> None:
     code, out, _ = _run("probes", "gc", "--dry-run", "--json")
     assert code == 0
     assert json.loads(out) == {"dry_run": True, "expired": {"local": []}, "stored": []}
+
+
+def test_local_probes_have_no_billing_note(tmp_path: Path) -> None:
+    _record("local1", offer_key="local")
+    code, out, _ = _run("probes", "list")
+    assert code == 0 and "local1" in out and "minimum" not in out
+

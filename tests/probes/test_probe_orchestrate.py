@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from probe_helpers import FakeClock, make_request
 
+from pricing import Cloud
 from probes.errors import ProbeError
 from probes.launchers.fake import FakeBehaviour, FakeLauncher, FakeOutcome
 from probes.orchestrate import ProbeEvent, check_budget, run_probes
@@ -75,3 +76,29 @@ def test_an_unexpected_failure_is_recorded_terminated_and_raised(tmp_path: Path)
         run_probes([_request("a")], launcher_for=lambda _r: launcher, store=store)
     assert store.get("a").status is ProbeStatus.ERROR
     assert launcher.live_probe_ids() == []
+
+
+class _AwsBilledFake(FakeLauncher):
+    """The fake launcher billed as EC2 bills (per second, 60 s minimum)."""
+
+    cloud = Cloud.AWS
+
+
+def test_a_short_cloud_probe_costs_the_billing_minimum(tmp_path: Path) -> None:
+    clock = FakeClock()
+    launcher = _AwsBilledFake(lambda _r: FakeBehaviour(FakeOutcome.RESULT, ready_after_polls=2),
+                              clock=clock, sleep=clock.sleep, grace_s=60.0)
+    store = ProbeStore(f"sqlite:///{tmp_path / 'p.db'}")
+    [result] = run_probes([_request("a")], launcher_for=lambda _r: launcher, store=store)
+    assert 0 < result.wall_time_s < 60.0
+    assert result.cost_usd == pytest.approx(60.0 / 3600 * 3.6)  # billed 60 s at $3.60/h
+    assert store.get("a").cost_usd == pytest.approx(result.cost_usd)
+
+
+def test_a_probe_that_never_started_is_not_billed_the_minimum(tmp_path: Path) -> None:
+    clock = FakeClock()
+    launcher = _AwsBilledFake(lambda _r: FakeBehaviour(FakeOutcome.LAUNCH_FAILS),
+                              clock=clock, sleep=clock.sleep, grace_s=60.0)
+    store = ProbeStore(f"sqlite:///{tmp_path / 'p.db'}")
+    [result] = run_probes([_request("a")], launcher_for=lambda _r: launcher, store=store)
+    assert result.status is ProbeStatus.LAUNCH_FAILED and result.cost_usd == 0

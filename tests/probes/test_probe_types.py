@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from probe_helpers import make_request, ok_result
 
+from pricing import billing_rule
 from probes.errors import ProbeError
 from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
@@ -74,6 +75,18 @@ def test_bad_json_is_a_probe_error_naming_the_record(
 def test_with_cost_charges_wall_time_at_the_price() -> None:
     result = ok_result(make_request()).with_cost(wall_time_s=1800, price_usd_per_hour=2.0)
     assert result.cost_usd == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(("wall_s", "billed_s"), [
+    (20.0, 60.0),    # under EC2's minimum: a minute is billed
+    (60.0, 60.0),    # the minimum itself
+    (90.4, 91.0),    # past it: per second, rounded up
+])
+def test_with_cost_follows_the_clouds_billing_rule(wall_s: float, billed_s: float) -> None:
+    result = ok_result(make_request()).with_cost(wall_time_s=wall_s, price_usd_per_hour=3.6,
+                                                 billing=billing_rule("aws"))
+    assert result.wall_time_s == wall_s
+    assert result.cost_usd == pytest.approx(billed_s / 3600 * 3.6)
 
 
 @pytest.mark.parametrize(("text", "key"), [

@@ -46,7 +46,7 @@ def test_builtin_names_are_the_option_tables_and_the_builders() -> None:
 def test_device_kinds_are_tried_rarest_first_and_the_cpu_last() -> None:
     from probes.devices import DEVICE_KINDS
 
-    assert DEVICE_KINDS == tuple(DeviceKind)
+    assert tuple(DeviceKind) == DEVICE_KINDS
     assert [str(k) for k in DEVICE_KINDS] == ["hpu", "neuron", "xla", "cuda", "cpu"]
 
 
