@@ -12,10 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from cli.render import console, fmt_number, min_width, printable
-from pricing import PricingError, billing_rule
-from probes.errors import ProbeError
+from pricing import PricingError, billing_rule, parse_offer_key
 from probes.findings import FindingKind
-from probes.offer_keys import parse_offer_key
 from probes.probe_warnings import probe_warnings
 from probes.types import ProbeResult
 
@@ -117,7 +115,7 @@ def billing_notes(offer_keys: list[str]) -> list[str]:
         try:
             cloud = parse_offer_key(key).cloud
             rule = billing_rule(cloud) if cloud is not None else None
-        except (ProbeError, PricingError):
+        except PricingError:
             continue
         if rule is not None and str(cloud) not in clouds.setdefault(rule.text(), []):
             clouds[rule.text()].append(str(cloud))

@@ -18,6 +18,14 @@ from pricing.billing import (
 from pricing.catalog import Catalog, load_catalog, read_offers_csv, shipped_catalog
 from pricing.devices import accelerator_for_device
 from pricing.errors import PricingError, SnapshotError, UnknownNameError
+from pricing.offer_keys import (
+    LOCAL_OFFER_KEY,
+    OfferKeyError,
+    OfferRef,
+    find_catalog_offer,
+    nearest_offer_keys,
+    parse_offer_key,
+)
 from pricing.spot import (
     InterruptionBucket,
     SpotData,
@@ -31,6 +39,7 @@ from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
 __all__ = [
     "BILLING_RULES",
+    "LOCAL_OFFER_KEY",
     "SHIPPED_DATA_DIR",
     "BillingRule",
     "AcceleratorSpec",
@@ -39,6 +48,8 @@ __all__ = [
     "InstanceOffer",
     "InterruptionBucket",
     "Market",
+    "OfferKeyError",
+    "OfferRef",
     "PricingError",
     "SnapshotError",
     "SpotData",
@@ -49,9 +60,12 @@ __all__ = [
     "billed_usd",
     "billing_rule",
     "canonical_accelerator_name",
+    "find_catalog_offer",
     "load_accelerators",
     "load_catalog",
     "matching_accelerators",
+    "nearest_offer_keys",
+    "parse_offer_key",
     "read_offers_csv",
     "samples_per_usd",
     "seconds_for_usd",

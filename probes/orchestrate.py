@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from pricing import PricingError
 from pricing.files import atomic_write
 from probes.device_check import checked
 from probes.errors import ProbeError
@@ -133,7 +134,7 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
         what = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
         result = ProbeResult.failure(request, ProbeStatus.ERROR, f"interrupted by {what}")
         raise
-    except ProbeError as exc:
+    except (ProbeError, PricingError) as exc:  # PricingError: an offer key it cannot read
         result = ProbeResult.failure(request, ProbeStatus.ERROR, str(exc))
     except Exception as exc:  # noqa: BLE001 - record the probe whatever broke, then re-raise
         result = ProbeResult.failure(request, ProbeStatus.ERROR,

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
 
-from pricing import BillingRule, usd
+from pricing import LOCAL_OFFER_KEY, BillingRule, usd
 from probes.errors import ProbeError
 from probes.tune_report import TuneReport
 from probes.vocabulary import Precision
@@ -29,8 +29,6 @@ __all__ = [
     "recipe_from_dict",
     "recipe_to_dict",
 ]
-
-LOCAL_OFFER_KEY = "local"
 
 
 class ProbeStatus(enum.StrEnum):

@@ -2,7 +2,7 @@
 
 A user names a baseline as ``cloud:instance_type[:region[:market]]`` (``aws:p4d.24xlarge``,
 ``aws:p4d.24xlarge:us-east-1:on-demand``); without a market it means on-demand, as every offer
-key does (``probes.offer_keys``), and the report says so. Among the offers of the recommendation
+key does (``pricing.offer_keys``), and the report says so. Among the offers of the recommendation
 that match, the cheapest ranked one is taken; when none is ranked, the cheapest rejected one (then there is
 no throughput estimate and no savings figure, only the reason it was rejected).
 
@@ -26,9 +26,7 @@ from dataclasses import dataclass
 from advisor.formatting import fmt_money
 from advisor.ranking import BASIS_LABEL, CostEstimate, Recommendation
 from advisor.throughput import Basis
-from pricing import Cloud, InstanceOffer, Market
-from probes.errors import ProbeError
-from probes.offer_keys import parse_offer_key
+from pricing import Cloud, InstanceOffer, Market, OfferKeyError, parse_offer_key
 from reports.errors import ReportError
 
 __all__ = [
@@ -188,7 +186,7 @@ class BaselineQuery:
 def parse_baseline(text: str) -> BaselineQuery:
     """Parse ``cloud:instance_type[:region[:market]]``; ReportError naming ``--baseline``.
 
-    Cloud, instance type, region and market go through ``probes.offer_keys.parse_offer_key``
+    Cloud, instance type, region and market go through ``pricing.parse_offer_key``
     (the parser every offer key uses), so a missing market means on-demand here as everywhere.
     """
     text = text.strip()
@@ -206,7 +204,7 @@ def parse_baseline(text: str) -> BaselineQuery:
     key = ":".join([parts[0], parts[1], region or _ANY_REGION, *parts[3:]])
     try:
         ref = parse_offer_key(key, field="--baseline")
-    except ProbeError as exc:
+    except OfferKeyError as exc:
         raise ReportError(str(exc)) from None
     if ref.cloud is None:  # pragma: no cover - 'local' has one part, rejected above
         raise ReportError("--baseline: name a catalog offer, not this machine")

@@ -11,10 +11,8 @@ from advisor.formatting import fmt_usd_pair, fmt_usd_small
 from advisor.profiling import recipe_for
 from advisor.ranking.offers import per_device_batch
 from advisor.spec import WorkloadSpec
-from pricing import InstanceOffer, shipped_catalog
-from probes.errors import ProbeError
+from pricing import InstanceOffer, OfferKeyError, parse_offer_key, shipped_catalog
 from probes.launchers.quote import launcher_for_offer, quote_probe
-from probes.offer_keys import parse_offer_key
 from probes.types import LOCAL_OFFER_KEY, ProbeRequest
 
 __all__ = ["ProbeBatch", "ProbeOptions", "ProbeTarget", "billed_probe_minutes", "launcher_name",
@@ -83,7 +81,7 @@ def offer_price(offer_key: str) -> float:
     e.g. one a stored probe names that this version cannot parse)."""
     try:
         ref = parse_offer_key(offer_key)
-    except ProbeError:
+    except OfferKeyError:
         return 0.0
     offer = None if ref.cloud is None else _catalog_offer(ref.key)
     return offer.price_usd_per_hour if offer is not None else 0.0

@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from pricing import Cloud, Market
+from pricing import Cloud, Market, parse_offer_key
 from probes.errors import ProbeError
 from probes.launchers._bundle import boot_script, make_bundle
 from probes.launchers.base import (
@@ -32,7 +32,6 @@ from probes.launchers.base import (
     probe_tags,
 )
 from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup, Runtime, RuntimeTable, aws_family
-from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["CAPACITY_ERRORS", "DEFAULT_AMI_PARAMETER", "AwsLauncher"]

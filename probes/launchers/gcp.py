@@ -16,12 +16,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from pricing import Cloud, Market
+from pricing import Cloud, Market, parse_offer_key
 from probes.errors import ProbeError
 from probes.launchers._gcs import GcpLauncherBase, expired, google_errors, is_not_found, resource_name
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, LaunchHandle
 from probes.launchers.runtimes import GCP_GPU_RUNTIMES, Runtime, RuntimeTable, gcp_family
-from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
 
 __all__ = ["DEFAULT_IMAGE", "GcpLauncher", "split_machine_type"]

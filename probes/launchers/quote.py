@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pricing import BillingRule, Cloud, usd
+from pricing import BillingRule, Cloud, parse_offer_key, usd
 from probes.errors import ProbeError
-from probes.offer_keys import parse_offer_key
 
 __all__ = ["DEFAULT_PROBE_TIME_BOX_S", "ProbeQuote", "launcher_for_offer", "quote_probe",
            "quote_text"]

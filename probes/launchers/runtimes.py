@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from pricing import parse_offer_key
 from probes.errors import ProbeError
 from probes.launchers.base import LaunchFailed
-from probes.offer_keys import parse_offer_key
 from probes.vocabulary import DeviceKind
 
 __all__ = [

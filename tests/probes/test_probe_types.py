@@ -9,7 +9,6 @@ from probe_helpers import make_request, ok_result
 
 from pricing import billing_rule
 from probes.errors import ProbeError
-from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
 
@@ -87,19 +86,3 @@ def test_with_cost_follows_the_clouds_billing_rule(wall_s: float, billed_s: floa
                                                  billing=billing_rule("aws"))
     assert result.wall_time_s == wall_s
     assert result.cost_usd == pytest.approx(billed_s / 3600 * 3.6)
-
-
-@pytest.mark.parametrize(("text", "key"), [
-    ("local", "local"),
-    ("aws:g5.xlarge:us-east-1", "aws:g5.xlarge:us-east-1:on-demand"),   # market defaults
-    ("aws:g5.xlarge:us-east-1:spot", "aws:g5.xlarge:us-east-1:spot"),
-    ("GCP:tpu-v5litepod-8:us-west4:spot", "gcp:tpu-v5litepod-8:us-west4:spot"),
-])
-def test_offer_keys_parse(text: str, key: str) -> None:
-    assert parse_offer_key(text).key == key
-
-
-@pytest.mark.parametrize("text", ["aws:g5.xlarge", "ibm:x:y", "aws:g5.xlarge:us-east-1:cheap"])
-def test_bad_offer_keys_say_the_format(text: str) -> None:
-    with pytest.raises(ProbeError, match="offer"):
-        parse_offer_key(text)

@@ -28,8 +28,7 @@ import reports.baseline
 from advisor.ranking.offers import with_on_demand_twins
 from advisor.throughput.estimate import Basis
 from cli.main import advisor as advisor_cli
-from pricing import Market
-from probes.offer_keys import OfferRef, parse_offer_key
+from pricing import Market, OfferRef, parse_offer_key
 from reports.baseline import (
     DEFAULT_BASELINE_TEXT,
     Baseline,

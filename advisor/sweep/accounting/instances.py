@@ -27,11 +27,17 @@ from typing import Any
 
 from advisor.errors import AdvisorError
 from advisor.sweep.spec.sweep_spec import SweepSpec
-from pricing import Catalog, InstanceOffer, PricingError, shipped_catalog
+from pricing import (
+    Catalog,
+    InstanceOffer,
+    OfferKeyError,
+    PricingError,
+    find_catalog_offer,
+    parse_offer_key,
+    shipped_catalog,
+)
 from pricing.billing import BillingRule, billing_rule, usd
 from pricing.types import Cloud
-from probes.errors import ProbeError
-from probes.offer_keys import find_catalog_offer, parse_offer_key
 
 __all__ = ["SWEEP_CLOUDS", "InstanceChoice", "WorkerInstance", "find_offer", "overhead_usd",
            "resolve_instance", "transition_time_s"]
@@ -146,7 +152,7 @@ def find_offer(key: str, catalog: Catalog | None = None) -> InstanceOffer:
     try:
         return find_catalog_offer(parse_offer_key(key, field="instance"), catalog.offers,
                                   field="instance")
-    except ProbeError as exc:
+    except OfferKeyError as exc:
         raise AdvisorError(str(exc)) from exc
 
 

@@ -43,10 +43,10 @@ from advisor.sweep.accounting.records import record_instance
 from advisor.sweep.run.bundle import make_worker_bundle, url_password
 from advisor.sweep.spec.outcomes import StopKind, StopReason
 from advisor.sweep.spec.sweep_spec import SweepSpec
+from pricing import parse_offer_key
 from probes.errors import ProbeError
 from probes.launchers import LaunchHandle
 from probes.launchers.aws import AwsLauncher
-from probes.offer_keys import parse_offer_key
 from probes.types import ProbeRequest
 from probes.urls import sqlalchemy_url
 from probes.workload import WorkloadRecipe

@@ -19,8 +19,8 @@ from advisor.sweep.spec.search_space import (
     parse_pruner,
     parse_search,
 )
-from probes.errors import ProbeError
-from probes.offer_keys import parse_offer_key
+from pricing import OfferKeyError, parse_offer_key
+from probes.vocabulary import ENTRYPOINT_PATTERN
 
 __all__ = [
     "BudgetSpec",
@@ -39,7 +39,6 @@ __all__ = [
     "parse_sweep_spec",
 ]
 
-_ENTRYPOINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _STUDY_NAME = re.compile(r"^[\w.\-]+$")
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 
@@ -138,7 +137,7 @@ def _parse_instance(fields: Fields) -> tuple[str, float, str | None]:
     if instance not in ("local", "recommended"):
         try:  # the shared offer-key rule: no market means on-demand
             instance = parse_offer_key(instance, field="instance").key
-        except ProbeError as exc:
+        except OfferKeyError as exc:
             raise fields.error("instance", "must be local, recommended or an offer key like "
                                f"'aws:g5.xlarge:us-east-1:spot' ({exc})") from None
     if fields.has("price_usd_per_hour") and instance != "local":
@@ -201,7 +200,7 @@ def parse_sweep_spec(data: object, *, source: str = "") -> SweepSpec:
         raise fields.error("study", f"use letters, digits, '.', '-' and '_' only, got "
                            f"{shown(study)}")
     entrypoint = fields.string("entrypoint", required=True)
-    if not _ENTRYPOINT.match(entrypoint):
+    if not ENTRYPOINT_PATTERN.match(entrypoint):
         raise fields.error("entrypoint",
                            f"must look like 'package.module:function', got {shown(entrypoint)}")
     params, sampler = parse_search(fields)

@@ -1,8 +1,9 @@
 """Offer keys as users type them: ``local`` or ``cloud:instance_type:region[:market]``.
 
-The same format as ``pricing.InstanceOffer.key``, so a probe's result joins the catalog offer it
-measured. One rule everywhere a key is typed (``--on``, a sweep's ``instance``): a key without a
-market means on-demand.
+``parse_offer_key`` reads what ``InstanceOffer.key`` writes, so a probe's result joins the
+catalog offer it measured. One rule everywhere a key is typed (``--on``, a sweep's ``instance``,
+a report's ``--baseline``): a key without a market means on-demand. ``local`` is this machine
+(a probe run here), never a catalog offer.
 """
 
 from __future__ import annotations
@@ -11,14 +12,21 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pricing import Cloud, InstanceOffer, Market
-from probes.errors import ProbeError
-from probes.types import LOCAL_OFFER_KEY
+from pricing.errors import PricingError
+from pricing.types import Cloud, InstanceOffer, Market
 
-__all__ = ["OfferRef", "find_catalog_offer", "nearest_offer_keys", "parse_offer_key"]
+__all__ = ["LOCAL_OFFER_KEY", "OfferKeyError", "OfferRef", "find_catalog_offer",
+           "nearest_offer_keys", "parse_offer_key"]
+
+LOCAL_OFFER_KEY = "local"  # this machine: the key of a local probe
 
 _FORMAT = ("write 'local' or 'cloud:instance_type:region[:market]' (market spot or on-demand; "
            "none means on-demand), e.g. aws:g5.xlarge:us-east-1:spot")
+
+
+class OfferKeyError(PricingError, ValueError):
+    """An offer key that is not ``local`` or ``cloud:instance_type:region[:market]``, or names
+    no catalog offer; the message starts with the field it came from and says the format."""
 
 
 @dataclass(frozen=True)
@@ -46,25 +54,25 @@ class OfferRef:
 def parse_offer_key(text: str, *, field: str = "offer") -> OfferRef:
     """Parse ``local`` or ``aws:g5.xlarge:us-east-1[:spot]`` (no market means on-demand).
 
-    Raises ProbeError starting with ``field`` (``offer``, ``instance``) that says the format.
+    Raises OfferKeyError starting with ``field`` (``offer``, ``instance``) that says the format.
     """
     text = text.strip()
     if text == LOCAL_OFFER_KEY:
         return OfferRef(None, "local", "local", Market.ON_DEMAND)
     parts = text.split(":")
     if len(parts) not in (3, 4) or not all(parts):
-        raise ProbeError(f"{field}: {text!r} is not an offer key; {_FORMAT}")
+        raise OfferKeyError(f"{field}: {text!r} is not an offer key; {_FORMAT}")
     try:
         cloud = Cloud(parts[0].lower())
     except ValueError:
         clouds = ", ".join(str(c) for c in Cloud)
-        raise ProbeError(f"{field}: {text!r} has unknown cloud {parts[0]!r}; use {clouds}") from None
+        raise OfferKeyError(f"{field}: {text!r} has unknown cloud {parts[0]!r}; use {clouds}") from None
     market = Market.ON_DEMAND
     if len(parts) == 4:
         try:
             market = Market(parts[3].lower())
         except ValueError:
-            raise ProbeError(f"{field}: {text!r} has market {parts[3]!r}; use spot or on-demand "
+            raise OfferKeyError(f"{field}: {text!r} has market {parts[3]!r}; use spot or on-demand "
                              "(or leave it out for on-demand)") from None
     return OfferRef(cloud, parts[1], parts[2], market)
 
@@ -91,11 +99,11 @@ def find_catalog_offer(ref: OfferRef, offers: Iterable[InstanceOffer], *,
                        field: str = "offer") -> InstanceOffer:
     """The cheapest catalog offer with ``ref``'s key (per-zone rows share one key).
 
-    Raises ProbeError starting with ``field`` that suggests the nearest keys.
+    Raises OfferKeyError starting with ``field`` that suggests the nearest keys.
     """
     offers = list(offers)
     if ref.cloud is None:
-        raise ProbeError(f"{field}: 'local' is this machine, not a catalog offer; "
+        raise OfferKeyError(f"{field}: 'local' is this machine, not a catalog offer; "
                          "give cloud:instance_type:region[:market]")
     matches = [o for o in offers if o.key == ref.key]
     if matches:
@@ -103,4 +111,4 @@ def find_catalog_offer(ref: OfferRef, offers: Iterable[InstanceOffer], *,
     near = nearest_offer_keys(ref, offers)
     hint = (f"; did you mean {', '.join(near)}?" if near
             else f"; list offers with 'advisor pricing list --cloud {ref.cloud}'")
-    raise ProbeError(f"{field}: no offer {ref.key!r} in the price catalog{hint}")
+    raise OfferKeyError(f"{field}: no offer {ref.key!r} in the price catalog{hint}")

@@ -1,12 +1,19 @@
-"""Offer keys: one rule for a missing market (on-demand), errors naming the field, near keys."""
+"""Offer keys (pricing.offer_keys): one rule for a missing market (on-demand), errors naming the
+field, near keys, and the canonical key InstanceOffer.key writes."""
 
 from __future__ import annotations
 
 import pytest
 
-from pricing import Market, shipped_catalog
-from probes.errors import ProbeError
-from probes.offer_keys import find_catalog_offer, nearest_offer_keys, parse_offer_key
+from pricing import (
+    Market,
+    OfferKeyError,
+    PricingError,
+    find_catalog_offer,
+    nearest_offer_keys,
+    parse_offer_key,
+    shipped_catalog,
+)
 
 OFFERS = shipped_catalog().offers
 
@@ -28,7 +35,7 @@ def test_a_missing_market_means_on_demand(text: str, market: Market) -> None:
                                       "'cheap'; use spot or on-demand"),
 ])
 def test_bad_keys_name_the_field(text: str, message: str) -> None:
-    with pytest.raises(ProbeError) as info:
+    with pytest.raises(OfferKeyError) as info:
         parse_offer_key(text, field="instance")
     assert str(info.value).startswith(message)
 
@@ -51,7 +58,7 @@ def test_an_unknown_type_suggests_offers_in_the_same_region() -> None:
 
 
 def test_a_missing_offer_is_one_line_naming_the_field() -> None:
-    with pytest.raises(ProbeError) as info:
+    with pytest.raises(OfferKeyError) as info:
         find_catalog_offer(parse_offer_key("aws:g5.xlarge:us-east-9:spot"), OFFERS,
                            field="instance")
     message = str(info.value)
@@ -61,5 +68,29 @@ def test_a_missing_offer_is_one_line_naming_the_field() -> None:
 
 
 def test_local_is_not_a_catalog_offer() -> None:
-    with pytest.raises(ProbeError, match="instance: 'local' is this machine"):
+    with pytest.raises(OfferKeyError, match="instance: 'local' is this machine"):
         find_catalog_offer(parse_offer_key("local"), OFFERS, field="instance")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("local", "local"),
+    ("aws:g5.xlarge:us-east-1", "aws:g5.xlarge:us-east-1:on-demand"),   # market defaults
+    ("aws:g5.xlarge:us-east-1:spot", "aws:g5.xlarge:us-east-1:spot"),
+    ("GCP:tpu-v5litepod-8:us-west4:spot", "gcp:tpu-v5litepod-8:us-west4:spot"),
+])
+def test_offer_keys_parse(text: str, key: str) -> None:
+    assert parse_offer_key(text).key == key
+
+
+@pytest.mark.parametrize("text", ["aws:g5.xlarge", "ibm:x:y", "aws:g5.xlarge:us-east-1:cheap"])
+def test_bad_offer_keys_say_the_format(text: str) -> None:
+    with pytest.raises(PricingError, match="offer"):
+        parse_offer_key(text)
+
+
+def test_every_catalog_key_parses_back_to_itself() -> None:
+    """parse_offer_key reads what InstanceOffer.key writes."""
+    for offer in OFFERS[:500]:
+        ref = parse_offer_key(offer.key)
+        assert (ref.key, ref.cloud, ref.instance_type, ref.region, ref.market) == (
+            offer.key, offer.cloud, offer.instance_type, offer.region, offer.market)
