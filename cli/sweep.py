@@ -86,6 +86,7 @@ def _money(usd: float) -> str:
 def _render_status(status: SweepStatus) -> None:
     from rich.table import Table
 
+    from advisor.sweep import TrialStatus
     from cli.render import console as make_console
 
     console = make_console()  # piped: $COLUMNS wide, else 140, as the README says
@@ -107,7 +108,7 @@ def _render_status(status: SweepStatus) -> None:
         console.print(f"instance overhead: {_money(status.instance_overhead_usd)} of instance "
                       f"time billed beyond the trials on {n} worker instance{'s' * (n != 1)} "
                       "(boot, set-up, idle, shut-down; included in spent)")
-    running = status.usd_by_state.get("running", 0.0)
+    running = status.usd_by_state.get(TrialStatus.RUNNING, 0.0)
     if running:
         console.print(f"spent on ended trials: {_money(status.spent_usd)} (running trials: "
                       f"{_money(running)} so far)")

@@ -75,7 +75,7 @@ def make_worker_bundle(spec: SweepSpec, storage_url: str, *,
                        sweep_yaml_name: str = "sweep.yaml") -> bytes:
     """tar.gz of our packages, ``bundle_files`` (under ``sweep/``) and ``storage.txt``: the
     storage URL without its password (workers read that from ``PGPASSWORD``)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]  # advisor/sweep/run/bundle.py: the repository
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for package in _PACKAGES:
