@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 
+from probes.launchers.cost_check import fmt_usd_pair, fmt_usd_small  # probe dollars
+
 __all__ = ["fmt_compact", "fmt_count", "fmt_money", "fmt_number", "fmt_usd", "fmt_usd_pair",
            "fmt_usd_small"]
 
 _SIGNIFICANT_BELOW_USD_1 = 3  # fmt_usd's figures for amounts under a dollar
-_MAX_USD_DECIMALS = 8  # how far fmt_usd_pair goes to tell two amounts apart
 
 
 def fmt_count(count: int, noun: str) -> str:
@@ -50,23 +51,3 @@ def fmt_compact(value: float) -> str:
         if abs(rounded) >= scale:
             return f"{rounded / (scale if suffix != 'k' else 1e3):.3g}{suffix}"
     return fmt_number(rounded)
-
-
-def fmt_usd_small(amount: float, decimals: int | None = None) -> str:
-    """Dollars without the sign for small amounts (probe costs): cents from $0.10 up, four
-    decimals below ($0.0123, not $0.01); trailing zeros past the cents dropped ($0.001)."""
-    if decimals is None:
-        decimals = 2 if amount == 0 or abs(amount) >= 0.1 else 4
-    text = f"{amount:.{decimals}f}"
-    whole, _, cents = text.partition(".")
-    return f"{whole}.{cents[:2]}{cents[2:].rstrip('0')}" if cents else text
-
-
-def fmt_usd_pair(first: float, second: float) -> tuple[str, str]:
-    """Both amounts as ``fmt_usd_small`` writes them, with more decimals while they would
-    print the same (an estimate just over a cap must not read as equal to it)."""
-    decimals = max(2 if x == 0 or abs(x) >= 0.1 else 4 for x in (first, second))
-    while (fmt_usd_small(first, decimals) == fmt_usd_small(second, decimals) and first != second
-           and decimals < _MAX_USD_DECIMALS):
-        decimals += 1
-    return fmt_usd_small(first, decimals), fmt_usd_small(second, decimals)

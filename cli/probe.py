@@ -15,7 +15,7 @@ from cli.errors import handle_errors
 from cli.options import PositiveNumber, json_option, spec_file_argument
 from cli.probe_table import print_warnings, probe_table
 from cli.render import console, echo_json, fmt_number, printable
-from probes.errors import ProbeError
+from probes.launchers.choice import check_settings, launcher_options
 from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
@@ -31,39 +31,15 @@ def _store() -> Any:
     return ProbeStore(default_storage_url())
 
 
-# launcher -> the options it cannot start without: (option, what it is, where to set it)
-_REQUIRED: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "aws": (("aws_bucket", "an S3 bucket for bundles and results",
-             "--aws-bucket or set ADVISOR_AWS_BUCKET"),),
-    "gcp": (("gcp_project", "a project", "--gcp-project or set GOOGLE_CLOUD_PROJECT"),
-            ("gcp_bucket", "a GCS bucket for bundles and results",
-             "--gcp-bucket or set ADVISOR_GCP_BUCKET")),
-}
-_REQUIRED["gcp-tpu"] = _REQUIRED["gcp"]
-
-
-def _check_settings(launchers: set[str], opts: dict[str, Any]) -> None:
-    """One line naming the missing option before anything is launched or billed."""
-    for name in sorted(launchers):
-        for option, what, fix in _REQUIRED.get(name, ()):
-            if not opts[option]:
-                raise ProbeError(f"{name} probes need {what}: pass {fix}")
-
-
-def _launcher_factory(opts: dict[str, Any]) -> Any:
+def _launcher_factory(opts: dict[str, str | None]) -> Any:
     from probes.launchers import Launcher, make_launcher
 
     cache: dict[str, Launcher] = {}
 
     def build(name: str) -> Launcher:
         if name not in cache:
-            if name == "local":
-                cache[name] = make_launcher("local", work_dir=data_dir() / "probe-runs")
-            elif name == "aws":
-                cache[name] = make_launcher("aws", bucket=opts["aws_bucket"] or "")
-            else:
-                cache[name] = make_launcher(name, project=opts["gcp_project"] or "",
-                                            bucket=opts["gcp_bucket"] or "")
+            extra = {"work_dir": data_dir() / "probe-runs"} if name == "local" else {}
+            cache[name] = make_launcher(name, **launcher_options(name, opts), **extra)
         return cache[name]
 
     return build
@@ -191,12 +167,12 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
     def launcher_for(request: ProbeRequest) -> Any:
         return by_name(batch.launchers[request.probe_id])
 
-    batch.check_cap(cap)
-    _check_settings(set(batch.launchers.values()), opts)
+    batch.check_cap(cap)  # the one cost check, before the settings: nothing is started either way
+    check_settings(batch.launchers.values(), opts)
     from probes.orchestrate import ResultNotStored
 
     try:
-        results = _run_with_progress(requests, launcher_for, as_json=as_json, max_usd=cap)
+        results = _run_with_progress(requests, launcher_for, as_json=as_json)
     except ResultNotStored as exc:  # the probe ran: exit 1, its result is in the JSON file
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(1) from None
@@ -255,8 +231,8 @@ def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool
     return tuple(s.offer_key for s in suggestions)
 
 
-def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *, as_json: bool,
-                       max_usd: float | None) -> list[ProbeResult]:
+def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *,
+                       as_json: bool) -> list[ProbeResult]:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from probes.orchestrate import ProbeEvent, run_probes
@@ -283,8 +259,7 @@ def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *, as_js
                 progress.update(task, completed=1)
             progress.update(task, description=text)
 
-        return run_probes(requests, launcher_for=launcher_for, store=store, max_usd=max_usd,
-                          on_event=on_event)
+        return run_probes(requests, launcher_for=launcher_for, store=store, on_event=on_event)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -25,10 +25,11 @@ from pricing.files import atomic_write
 from probes.device_check import checked
 from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed
+from probes.launchers.cost_check import check_cost
 from probes.store import ProbeStore
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
-__all__ = ["ProbeEvent", "ResultNotStored", "check_budget", "estimate_cost_usd", "run_probes"]
+__all__ = ["ProbeEvent", "ResultNotStored", "check_budget", "run_probes"]
 
 log = logging.getLogger("probes")
 
@@ -46,24 +47,11 @@ class ProbeEvent:
     result: ProbeResult | None = None
 
 
-def estimate_cost_usd(requests: Sequence[ProbeRequest], launcher_for: LauncherFor) -> float:
-    """Dollars all probes cost if each runs its whole time box plus its launcher's boot time."""
-    return sum(launcher_for(r).estimate_cost_usd(r) for r in requests)
-
-
 def check_budget(requests: Sequence[ProbeRequest], launcher_for: LauncherFor,
                  max_usd: float | None) -> float:
-    """The estimate; ProbeError when it (or any probe's own) exceeds the cap."""
-    for request in requests:
-        own = launcher_for(request).estimate_cost_usd(request)
-        if request.max_usd is not None and own > request.max_usd:
-            raise ProbeError(f"probe on {request.offer_key} may cost ${own:.2f}, over its max_usd "
-                             f"${request.max_usd:.2f}; shorten --time-box or raise --max-usd")
-    total = estimate_cost_usd(requests, launcher_for)
-    if max_usd is not None and total > max_usd:
-        raise ProbeError(f"these probes may cost ${total:.2f}, over --max-usd ${max_usd:.2f}; "
-                         "probe fewer offers, shorten --time-box, or raise --max-usd")
-    return total
+    """Dollars all probes cost if each runs its whole time box plus its launcher's boot time;
+    ``OverProbeBudget`` (``check_cost``) when it, or any probe's own quote, exceeds its cap."""
+    return check_cost([launcher_for(r).quote_request(r) for r in requests], max_usd)
 
 
 class ResultNotStored(ProbeError):

@@ -1,5 +1,9 @@
 """What ``advisor probe`` is about to run: one request per offer, its launcher, and what the
-whole batch may cost, checked against the dollar cap before anything starts."""
+whole batch may cost, checked against the dollar cap before anything starts.
+
+Which launcher probes an offer, each probe's quote and the cap check are ``probes.launchers``'
+(``launcher_for_offer``, ``quote_request``, ``check_cost``); this module puts them together for
+one workload spec."""
 
 from __future__ import annotations
 
@@ -7,16 +11,17 @@ import uuid
 from dataclasses import dataclass
 
 from advisor.errors import AdvisorError
-from advisor.formatting import fmt_usd_pair, fmt_usd_small
 from advisor.profiling import recipe_for
 from advisor.ranking.offers import per_device_batch
 from advisor.spec import WorkloadSpec
 from pricing import InstanceOffer, OfferKeyError, parse_offer_key, shipped_catalog
-from probes.launchers.quote import launcher_for_offer, quote_probe
+from probes.launchers.choice import launcher_for_offer
+from probes.launchers.cost_check import check_cost, fmt_usd_small
+from probes.launchers.quote import ProbeQuote, quote_probe, quote_request
 from probes.types import LOCAL_OFFER_KEY, ProbeRequest
 
-__all__ = ["ProbeBatch", "ProbeOptions", "ProbeTarget", "billed_probe_minutes", "launcher_name",
-           "offer_price", "prepare_probes", "probe_target"]
+__all__ = ["ProbeBatch", "ProbeOptions", "ProbeTarget", "billed_probe_minutes", "offer_price",
+           "prepare_probes", "probe_target"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,35 +50,33 @@ class ProbeOptions:
 
 @dataclass(frozen=True, slots=True)
 class ProbeBatch:
-    """The requests, the launcher of each (by probe id), and the most they may cost: each
-    probe's time box (its search box included) plus its launcher's boot time, at its price."""
+    """The requests, the launcher of each (by probe id), and each one's quote: its time box
+    (its search box included) plus its launcher's boot time, billed at its price."""
 
     requests: tuple[ProbeRequest, ...]
     launchers: dict[str, str]
-    estimate_usd: float
+    quotes: tuple[ProbeQuote, ...]
+
+    @property
+    def estimate_usd(self) -> float:
+        """The most the whole batch may cost: the sum of its quotes."""
+        return sum(quote.usd for quote in self.quotes)
 
     def check_cap(self, max_usd: float | None) -> None:
-        """AdvisorError naming --max-usd when the estimate is over it (None: no cap)."""
-        if max_usd is not None and self.estimate_usd > max_usd:
-            shown, cap = fmt_usd_pair(self.estimate_usd, max_usd)
-            raise AdvisorError(f"these probes may cost ${shown}, over --max-usd ${cap}; probe "
-                               "fewer offers, shorten --time-box, or raise --max-usd")
+        """``probes.launchers``' one cost check: OverProbeBudget (a ProbeError) naming
+        --max-usd when the estimate is over it (None: no cap)."""
+        check_cost(self.quotes, max_usd)
 
     def describe_estimate(self) -> str:
         """The estimate as the probe table's title shows it."""
         return fmt_usd_small(self.estimate_usd)
 
 
-def launcher_name(offer_key: str) -> str | None:
-    """The launcher that probes an offer: local, aws, gcp or gcp-tpu; None for other clouds."""
-    return launcher_for_offer(offer_key)
-
-
 def billed_probe_minutes(offer_key: str, time_box_s: float) -> float:
     """Minutes a probe of ``offer_key`` is billed (``probes.launchers.quote.quote_probe``: its
     launcher's boot time for the family plus the time box, at least the billing minimum)."""
     return quote_probe(offer_key, price_usd_per_hour=0.0, time_box_s=time_box_s,
-                       launcher=launcher_name(offer_key) or "aws").billed_s / 60.0
+                       launcher=launcher_for_offer(offer_key) or "aws").billed_s / 60.0
 
 
 def offer_price(offer_key: str) -> float:
@@ -101,7 +104,7 @@ def probe_target(text: str) -> ProbeTarget:
     if offer is None:
         raise AdvisorError(f"offer {ref.key!r} is not in the price catalog; see "
                            f"'advisor pricing list --cloud {ref.cloud}' for keys")
-    launcher = launcher_name(ref.key)
+    launcher = launcher_for_offer(ref.key)
     if launcher is None:
         raise AdvisorError(f"offer {ref.key!r}: probes run on aws or gcp, not {ref.cloud}")
     return ProbeTarget(ref.key, launcher, offer.price_usd_per_hour, offer.accelerator,
@@ -111,8 +114,7 @@ def probe_target(text: str) -> ProbeTarget:
 def prepare_probes(spec: WorkloadSpec, targets: list[ProbeTarget],
                    options: ProbeOptions) -> ProbeBatch:
     """One request per target (the global batch split over its devices) and their cost."""
-    requests, launchers = [], {}
-    estimate = 0.0  # each request's quote, as its launcher's estimate_cost_usd gives it
+    requests, launchers, quotes = [], {}, []
     for target in targets:
         request = ProbeRequest(
             probe_id=uuid.uuid4().hex[:12], offer_key=target.key,
@@ -125,7 +127,5 @@ def prepare_probes(spec: WorkloadSpec, targets: list[ProbeTarget],
             allow_numerics=options.allow_numerics)
         requests.append(request)
         launchers[request.probe_id] = target.launcher
-        estimate += quote_probe(target.key, price_usd_per_hour=request.price_usd_per_hour,
-                                time_box_s=options.time_box_s, find_batch=options.find_batch,
-                                launcher=target.launcher).usd
-    return ProbeBatch(tuple(requests), launchers, estimate)
+        quotes.append(quote_request(request, launcher=target.launcher))
+    return ProbeBatch(tuple(requests), launchers, tuple(quotes))

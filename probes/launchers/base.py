@@ -25,7 +25,7 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
@@ -145,11 +145,12 @@ class Launcher(abc.ABC):
         budget = self.boot_s(request.offer_key) + request.max_run_s + self.grace_s + 300.0
         return self.now() + timedelta(seconds=budget)
 
-    def estimate_cost_usd(self, request: ProbeRequest) -> float:
-        """Dollars the probe costs if it runs its whole time box (two with the batch search)
-        plus the boot time: its ``quote``."""
-        return self.quote(request.offer_key, price_usd_per_hour=request.price_usd_per_hour,
-                          run_s=request.max_run_s).usd
+    @classmethod
+    def quote_request(cls, request: ProbeRequest) -> ProbeQuote:
+        """The quote of ``request`` on this launcher: its whole time box (two with the batch
+        search) plus the boot time, and the request's own cap."""
+        return replace(cls.quote(request.offer_key, price_usd_per_hour=request.price_usd_per_hour,
+                                 run_s=request.max_run_s), max_usd=request.max_usd)
 
     @abc.abstractmethod
     def launch(self, request: ProbeRequest) -> LaunchHandle:

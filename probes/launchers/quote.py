@@ -7,19 +7,24 @@ instance's family (``Launcher.boot_s``: image start, setup, installs) plus the h
 ``quote_probe`` is the one place that figure is made:
 the planner's suggestions, "could be better", the headline's next probe and ``advisor probe``'s
 ``--max-usd`` check all take it from here, and ``quote_text`` writes it rounded up, so a cap of
-the figure shown always admits the probe.
+the figure shown always admits the probe (``probes.launchers.cost_check`` checks quotes
+against their caps).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pricing import BillingRule, Cloud, parse_offer_key, usd
+from pricing import BillingRule, usd
 from probes.errors import ProbeError
+from probes.launchers.choice import launcher_for_offer
 
-__all__ = ["DEFAULT_PROBE_TIME_BOX_S", "ProbeQuote", "launcher_for_offer", "quote_probe",
-           "quote_text"]
+if TYPE_CHECKING:
+    from probes.types import ProbeRequest
+
+__all__ = ["DEFAULT_PROBE_TIME_BOX_S", "ProbeQuote", "quote_probe", "quote_request", "quote_text"]
 
 DEFAULT_PROBE_TIME_BOX_S = 30.0  # ``advisor probe``'s time box without --time-box or --tune
 
@@ -28,7 +33,8 @@ DEFAULT_PROBE_TIME_BOX_S = 30.0  # ``advisor probe``'s time box without --time-b
 class ProbeQuote:
     """The most one probe of ``offer_key`` costs: ``boot_s`` of its launcher for the family,
     ``run_s`` of harness, billed by the cloud's ``billing`` rule (None: this machine, not
-    billed per start), at ``price_usd_per_hour``."""
+    billed per start), at ``price_usd_per_hour``; ``max_usd`` is the probe's own cap (its
+    request's; None: none)."""
 
     offer_key: str
     launcher: str
@@ -36,6 +42,7 @@ class ProbeQuote:
     run_s: float
     price_usd_per_hour: float
     billing: BillingRule | None = None
+    max_usd: float | None = None
 
     @property
     def billing_minimum_s(self) -> float:
@@ -71,14 +78,6 @@ def quote_text(usd: float) -> str:
     return f"${shown:,.3f}" if step < 0.01 else f"${shown:,.2f}"
 
 
-def launcher_for_offer(offer_key: str) -> str | None:
-    """The launcher that probes an offer: local, aws, gcp or gcp-tpu; None for other clouds."""
-    ref = parse_offer_key(offer_key)
-    if ref.cloud is None:
-        return "local"
-    return {Cloud.AWS: "aws", Cloud.GCP: "gcp-tpu" if ref.is_tpu else "gcp"}.get(ref.cloud)
-
-
 def quote_probe(offer_key: str, *, price_usd_per_hour: float,
                 time_box_s: float = DEFAULT_PROBE_TIME_BOX_S, find_batch: bool = False,
                 launcher: str | None = None) -> ProbeQuote:
@@ -87,9 +86,23 @@ def quote_probe(offer_key: str, *, price_usd_per_hour: float,
     and the cloud's billing minimum. ProbeError for an offer no launcher runs."""
     from probes.launchers import launcher_class
 
-    name = launcher or launcher_for_offer(offer_key)
+    return launcher_class(_launcher_name(offer_key, launcher)).quote(
+        offer_key, price_usd_per_hour=price_usd_per_hour,
+        run_s=time_box_s * (2.0 if find_batch else 1.0))
+
+
+def quote_request(request: ProbeRequest, *, launcher: str | None = None) -> ProbeQuote:
+    """The quote of ``request`` (its offer, price, time box, batch search and own cap) by
+    ``launcher`` (default: the one that probes the offer)."""
+    from probes.launchers import launcher_class
+
+    return launcher_class(_launcher_name(request.offer_key, launcher)).quote_request(request)
+
+
+def _launcher_name(offer_key: str, name: str | None) -> str:
+    """``name``, by default the launcher that probes ``offer_key``; ProbeError for none."""
+    name = name or launcher_for_offer(offer_key)
     if name is None:
         raise ProbeError(f"offer {offer_key!r}: no launcher probes it (probes run on aws, gcp "
                          "or this machine)")
-    return launcher_class(name).quote(offer_key, price_usd_per_hour=price_usd_per_hour,
-                                      run_s=time_box_s * (2.0 if find_batch else 1.0))
+    return name

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from pricing import parse_offer_key
 from probes.errors import ProbeError
 from probes.launchers.base import LaunchFailed
+from probes.launchers.choice import launcher_for_offer
 from probes.vocabulary import DeviceKind
 
 __all__ = [
@@ -227,7 +228,7 @@ def runtime_for_offer(offer_key: str) -> Runtime:
     """The runtime a cloud offer (``aws:trn1.2xlarge:us-east-1``) boots; LaunchFailed for an
     unknown family or an offer no cloud launcher runs (``local``)."""
     ref = parse_offer_key(offer_key)
-    launcher = "gcp-tpu" if ref.is_tpu else str(ref.cloud) if ref.cloud else "local"
+    launcher = launcher_for_offer(offer_key) or str(ref.cloud)
     if launcher not in RUNTIME_TABLES:
         raise LaunchFailed(f"offer {offer_key!r}: no cloud runtime table for launcher "
                            f"{launcher!r}; known are {', '.join(sorted(RUNTIME_TABLES))}")

@@ -8,6 +8,7 @@ from advisor.errors import AdvisorError
 from advisor.ranking.probe_plan import ProbeOptions, prepare_probes, probe_target
 from advisor.spec import parse_workload_spec
 from probes.launchers import launcher_class
+from probes.launchers.cost_check import OverProbeBudget
 
 SPEC = parse_workload_spec({"name": "t", "model": {"builtin": "mlp"}, "batch_size": 100,
                             "data": {"samples": 1000}})
@@ -28,7 +29,7 @@ def test_cap_refuses_with_amounts_told_apart() -> None:
                            ProbeOptions(time_box_s=30))
     batch.check_cap(None)
     batch.check_cap(batch.estimate_usd)
-    with pytest.raises(AdvisorError, match=r"over --max-usd \$"):
+    with pytest.raises(OverProbeBudget, match=r"over --max-usd \$"):  # probes.launchers' check
         batch.check_cap(batch.estimate_usd * 0.999)
 
 

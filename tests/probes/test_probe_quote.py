@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from probes.launchers import launcher_class
-from probes.launchers.quote import launcher_for_offer, quote_probe, quote_text
+from probes.launchers.choice import launcher_for_offer
+from probes.launchers.quote import quote_probe, quote_text
 
 TPU = "gcp:tpu-v5litepod-1:us-central1:spot"
 
