@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from probes.launchers.cost_check import fmt_usd_pair, fmt_usd_small  # probe dollars
+from probes import fmt_usd_pair, fmt_usd_small  # probe dollars
 
 __all__ = ["fmt_compact", "fmt_count", "fmt_money", "fmt_number", "fmt_usd", "fmt_usd_pair",
            "fmt_usd_small"]

@@ -11,8 +11,7 @@ from typing import Any
 
 from advisor._fields import MAX_NAME_CHARS, Fields, load_yaml_mapping, shown
 from pricing import Cloud
-from probes.models import BUILTIN_MODELS, ModelOptionError, check_builtin_options
-from probes.vocabulary import ENTRYPOINT_PATTERN, Precision
+from probes import BUILTIN_MODELS, ENTRYPOINT_PATTERN, ModelOptionError, Precision, check_builtin_options
 
 __all__ = [
     "BUILTIN_MODELS",

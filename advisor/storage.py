@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 # the masking lives in the lower layer (the probe store shows URLs too): one implementation
-from probes.urls import MASK, db_error_line, mask_secrets, shown_url, sqlalchemy_url, url_secrets
+from probes import MASK, db_error_line, mask_secrets, shown_url, sqlalchemy_url, url_secrets
 
 __all__ = ["MASK", "data_dir", "db_error_line", "default_storage_url", "is_postgres_url",
            "mask_secrets", "profile_cache_dir", "shown_url", "sqlalchemy_url", "url_secrets"]

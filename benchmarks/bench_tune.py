@@ -32,8 +32,8 @@ from _table import write_result  # noqa: E402
 from advisor.profiling import recipe_for  # noqa: E402
 from advisor.spec import load_workload_spec  # noqa: E402
 from probes.devices import detect_device  # noqa: E402
-from probes.tune import Tuner  # noqa: E402
-from probes.tune_report import RowKind, RowStatus, TuneRow  # noqa: E402
+from probes.tune.report import RowKind, RowStatus, TuneRow  # noqa: E402
+from probes.tune.tuner import Tuner  # noqa: E402
 from probes.types import ProbeRequest, ProbeResult  # noqa: E402
 
 SPECS = (ROOT / "examples" / "resnet50_tune.yaml", ROOT / "examples" / "custom" / "model.yaml")

@@ -13,8 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cli.render import console, fmt_number
-from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow
-from probes.types import ProbeResult
+from probes import ProbeResult, RowKind, RowStatus, TuneReport, TuneRow
 
 __all__ = ["print_tuning", "tune_options"]
 

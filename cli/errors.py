@@ -10,7 +10,7 @@ import click
 
 from advisor.errors import AdvisorError
 from pricing.errors import PricingError
-from probes.errors import ProbeError
+from probes import ProbeError
 
 __all__ = ["USER_ERRORS", "BadInput", "handle_errors"]
 

@@ -15,9 +15,14 @@ from cli.errors import handle_errors
 from cli.options import PositiveNumber, json_option, spec_file_argument
 from cli.probe_table import print_warnings, probe_table
 from cli.render import console, echo_json, fmt_number, printable
-from probes.launchers.choice import check_settings, launcher_options
-from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S
-from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+from probes import (
+    DEFAULT_PROBE_TIME_BOX_S,
+    ProbeRequest,
+    ProbeResult,
+    ProbeStatus,
+    check_settings,
+    launcher_options,
+)
 
 __all__ = ["probe", "probes"]
 
@@ -26,13 +31,13 @@ _TUNE_TIME_BOX_S = 300.0  # every knob, the combination and the profile share it
 
 
 def _store() -> Any:
-    from probes.store import ProbeStore
+    from probes import ProbeStore
 
     return ProbeStore(default_storage_url())
 
 
 def _launcher_factory(opts: dict[str, str | None]) -> Any:
-    from probes.launchers import Launcher, make_launcher
+    from probes import Launcher, make_launcher
 
     cache: dict[str, Launcher] = {}
 
@@ -54,8 +59,7 @@ def _gcp_project_option(what: str) -> Callable[[Any], Any]:
 def _result_json(result: ProbeResult) -> dict[str, Any]:
     """The stored result and its findings, judged against the device it really ran on."""
     from pricing import load_accelerators
-    from probes.device_check import result_accelerator
-    from probes.findings import findings_for
+    from probes import findings_for, result_accelerator
 
     accelerator = result_accelerator(result)
     spec = load_accelerators().get(accelerator) if accelerator else None
@@ -169,7 +173,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
 
     batch.check_cap(cap)  # the one cost check, before the settings: nothing is started either way
     check_settings(batch.launchers.values(), opts)
-    from probes.orchestrate import ResultNotStored
+    from probes import ResultNotStored
 
     try:
         results = _run_with_progress(requests, launcher_for, as_json=as_json)
@@ -235,7 +239,7 @@ def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *,
                        as_json: bool) -> list[ProbeResult]:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from probes.orchestrate import ProbeEvent, run_probes
+    from probes import ProbeEvent, run_probes
 
     store = _store()
     err = console(stderr=True)
@@ -281,7 +285,7 @@ def probes() -> None:
 def list_probes(fingerprint: str | None, as_json: bool) -> None:
     """Every stored probe result, oldest first."""
     from pricing import shipped_catalog
-    from probes.device_check import rechecked
+    from probes import rechecked
 
     results = rechecked(_store().list(fingerprint=fingerprint), shipped_catalog())
     rows = [r.to_dict() for r in results]
@@ -306,7 +310,7 @@ def show_probe(probe_id: str, as_json: bool) -> None:
     """One probe's full result and its findings. PROBE_ID may be the first few characters of
     the id when no other probe's id starts with them."""
     from pricing import shipped_catalog
-    from probes.device_check import rechecked
+    from probes import rechecked
 
     store = _store()
     probe_id = store.resolve_id(probe_id)
@@ -353,7 +357,7 @@ def gc_probes(dry_run: bool, aws_regions: tuple[str, ...], gcp_project: str | No
     ones a crashed or interrupted 'advisor probe' left behind. A local probe whose 'advisor
     probe' is gone (killed) is ended at once, and a result it finished is stored first.
     """
-    from probes.launchers import Launcher, make_launcher
+    from probes import Launcher, make_launcher
 
     local = make_launcher("local", work_dir=data_dir() / "probe-runs")
     launchers: list[Launcher] = [local]

@@ -13,9 +13,7 @@ from rich.text import Text
 
 from cli.render import console, fmt_number, min_width, printable
 from pricing import PricingError, billing_rule, parse_offer_key
-from probes.findings import FindingKind
-from probes.probe_warnings import probe_warnings
-from probes.types import ProbeResult
+from probes import FindingKind, ProbeResult, probe_warnings
 
 __all__ = ["billing_notes", "print_warnings", "probe_table"]
 

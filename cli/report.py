@@ -152,7 +152,7 @@ def probe_report(probe_id: str, out_dir: Path, pdf: bool, as_json: bool) -> None
     """
     from advisor.ranking import offer_price
     from advisor.storage import default_storage_url
-    from probes.store import ProbeStore
+    from probes import ProbeStore
     from reports.output import check_output_path
     from reports.probe import write_probe_report
 

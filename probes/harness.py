@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from probes.batch_search import BatchSearch, search_largest_batch
-from probes.device_check import device_mismatch
-from probes.devices import Device, detect_device
+from probes.devices.check import device_mismatch
+from probes.devices.detect import detect_device
+from probes.devices.seam import Device
 from probes.errors import ProbeError
 from probes.stats import percentile, relative_halfwidth
 from probes.steady import measure_steady
@@ -212,7 +213,7 @@ class Harness:
             return device
         base = {"device": _device_label(device), "accelerator": device.accelerator}
         if request.tune:  # every knob, one at a time, inside the same box
-            from probes.tune import Tuner
+            from probes.tune.tuner import Tuner
 
             return Tuner(request, device, workload=self._workload, labels=base,
                          clock=self._clock, progress=self._progress).run()
@@ -312,9 +313,9 @@ def _cap_address_space(limit_gib: float | None) -> None:
     """On cpu, make allocations past the cap fail (so they become ``oom``, not a dead host)."""
     import resource
 
-    from probes.devices import _meminfo_gib
+    from probes.devices.cpu import meminfo_gib
 
-    cap = limit_gib if limit_gib is not None else (_meminfo_gib("MemAvailable") or 0.0) * 0.9
+    cap = limit_gib if limit_gib is not None else (meminfo_gib("MemAvailable") or 0.0) * 0.9
     if cap <= 0:
         return
     current = 0

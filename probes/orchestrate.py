@@ -22,7 +22,7 @@ from types import FrameType
 
 from pricing import PricingError
 from pricing.files import atomic_write
-from probes.device_check import checked
+from probes.devices.check import checked
 from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed
 from probes.launchers.cost_check import check_cost

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from probes.devices import Device
+from probes.devices.seam import Device
 from probes.errors import ProbeError
 from probes.vocabulary import DeviceKind, Precision
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Self
 
 from pricing import LOCAL_OFFER_KEY, BillingRule, usd
 from probes.errors import ProbeError
-from probes.tune_report import TuneReport
+from probes.tune.report import TuneReport
 from probes.vocabulary import Precision
 from probes.workload import WorkloadRecipe
 

@@ -14,10 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from probes.probe_warnings import probe_warnings
-from probes.step_profile import StepProfile
-from probes.tune_report import RowKind, RowStatus, TuneRow
-from probes.types import ProbeResult
+from probes import ProbeResult, RowKind, RowStatus, StepProfile, TuneRow, probe_warnings
 from reports.charts import Bar, StackedBar, bar_chart, stacked_bar_chart
 from reports.columns import column_table, write_csv
 from reports.errors import ReportError

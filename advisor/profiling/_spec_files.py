@@ -9,7 +9,7 @@ from pathlib import Path
 from advisor.spec import WorkloadSpec
 from advisor.storage import data_dir, profile_cache_dir
 from pricing.files import warn_cache_unwritable
-from probes.workload import WorkloadRecipe
+from probes import WorkloadRecipe
 
 __all__ = ["profile_cache_file", "recipe_for"]
 

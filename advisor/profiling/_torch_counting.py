@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from probes.built import BuiltWorkload
+from probes import BuiltWorkload
 
 __all__ = ["SavedBytes", "StepCount", "count_step", "extra_flop_formulas", "identity",
            "parameters"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.spec import Precision
-from probes.workload import BuiltWorkload, WorkloadRecipe, build_workload
+from probes import BuiltWorkload, WorkloadRecipe, build_workload
 
 __all__ = ["PHASES", "STEP_ERRORS", "FakeStep", "autocast_for", "fake_build",
            "fake_grouped_mm", "run_fake_steps"]

@@ -41,7 +41,7 @@ from typing import Any
 
 from advisor.profiling.fake_step import FakeStep, run_fake_steps
 from advisor.spec import Precision
-from probes.workload import WorkloadRecipe
+from probes import WorkloadRecipe
 
 __all__ = ["DEVICES", "MemoryCollector", "TracedMemory", "cuda_allocated_bytes", "trace_peak_bytes"]
 

@@ -23,7 +23,7 @@ from advisor.profiling.fake_step import FakeStep, run_fake_steps
 from advisor.profiling.op_profile import TRACE_ERRORS, trace_error
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
-from probes.workload import WorkloadRecipe
+from probes import WorkloadRecipe
 
 __all__ = ["cached_step_op_names", "load_op_names", "step_op_names", "trace_op_names"]
 

@@ -29,8 +29,7 @@ from advisor.errors import AdvisorError
 from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
-from probes.errors import ProbeError
-from probes.workload import WorkloadRecipe
+from probes import ProbeError, WorkloadRecipe
 
 __all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "TRACE_ERRORS", "OpClass",
            "OpCollector", "OpCost", "OpMix", "cached_op_mix", "classify_op", "load_op_mix", "op_mix_for_spec",

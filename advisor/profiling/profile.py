@@ -24,8 +24,7 @@ from advisor.profiling.op_profile import OpMix, cached_op_mix, store_op_mix
 from advisor.profiling.step_trace import trace_training_step
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
-from probes.errors import ProbeError
-from probes.workload import WorkloadRecipe, build_workload, first_line
+from probes import ProbeError, WorkloadRecipe, build_workload, first_line
 
 __all__ = ["MemoryBasis", "WorkloadProfile", "needs_measuring", "profile_workload"]
 

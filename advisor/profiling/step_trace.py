@@ -21,9 +21,7 @@ from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, autocast_for, run
 from advisor.profiling.memory_trace import MemoryCollector, TracedMemory
 from advisor.profiling.op_profile import TRACE_BATCHES, OpCollector, OpMix
 from advisor.spec import Precision
-from probes.built import BuiltWorkload
-from probes.errors import ProbeError
-from probes.workload import WorkloadRecipe, first_line
+from probes import BuiltWorkload, ProbeError, WorkloadRecipe, first_line
 
 __all__ = ["CountedStep", "StepTrace", "trace_training_step"]
 

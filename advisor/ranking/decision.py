@@ -18,8 +18,7 @@ from advisor.ranking.offers import CONSERVATIVE_QUANTILE, CostEstimate, Opportun
 from advisor.ranking.planner import candidates_from, plan
 from advisor.throughput import Basis
 from pricing import Market
-from probes.launchers.choice import launcher_for_offer
-from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S, quote_probe, quote_text
+from probes import DEFAULT_PROBE_TIME_BOX_S, launcher_for_offer, quote_probe, quote_text
 
 __all__ = [
     "BASIS_LABEL",

@@ -24,11 +24,15 @@ from typing import Any
 from advisor.ranking.offers import MeasuredMemory
 from advisor.throughput import Basis, Measurement
 from pricing import Catalog
-from probes.device_check import rechecked, result_accelerator
-from probes.findings import findings_for
-from probes.store import most_trustworthy
-from probes.tune_report import TuneRow
-from probes.types import ProbeResult, ProbeStatus
+from probes import (
+    ProbeResult,
+    ProbeStatus,
+    TuneRow,
+    findings_for,
+    most_trustworthy,
+    rechecked,
+    result_accelerator,
+)
 
 __all__ = ["ProbeEvidence", "TunedPolicy", "evidence_from_probes"]
 

@@ -17,7 +17,7 @@ from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
 from pricing.billing import samples_per_usd, usd
-from probes.batch_search import search_largest_batch
+from probes import search_largest_batch
 
 if TYPE_CHECKING:
     from advisor.ranking.portability import Portability

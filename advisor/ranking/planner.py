@@ -21,8 +21,7 @@ from statistics import NormalDist
 from advisor.errors import AdvisorError
 from advisor.ranking.offers import CostEstimate, Recommendation
 from pricing.billing import usd
-from probes.launchers.choice import launcher_for_offer
-from probes.launchers.quote import DEFAULT_PROBE_TIME_BOX_S, quote_probe, quote_text
+from probes import DEFAULT_PROBE_TIME_BOX_S, launcher_for_offer, quote_probe, quote_text
 
 __all__ = ["Candidate", "ProbeSuggestion", "knowledge_gradient", "plan", "plan_probes"]
 

@@ -15,10 +15,16 @@ from advisor.profiling import recipe_for
 from advisor.ranking.offers import per_device_batch
 from advisor.spec import WorkloadSpec
 from pricing import InstanceOffer, OfferKeyError, parse_offer_key, shipped_catalog
-from probes.launchers.choice import launcher_for_offer
-from probes.launchers.cost_check import check_cost, fmt_usd_small
-from probes.launchers.quote import ProbeQuote, quote_probe, quote_request
-from probes.types import LOCAL_OFFER_KEY, ProbeRequest
+from probes import (
+    LOCAL_OFFER_KEY,
+    ProbeQuote,
+    ProbeRequest,
+    check_cost,
+    fmt_usd_small,
+    launcher_for_offer,
+    quote_probe,
+    quote_request,
+)
 
 __all__ = ["ProbeBatch", "ProbeOptions", "ProbeTarget", "billed_probe_minutes", "offer_price",
            "prepare_probes", "probe_target"]

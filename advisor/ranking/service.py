@@ -37,8 +37,7 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog, *,
     AdvisorError (one line, naming the store) when the store cannot be read: a missing
     folder, an in-memory or damaged SQLite file, a server that refuses the connection.
     """
-    from probes.errors import ProbeError
-    from probes.urls import sqlite_problem
+    from probes import ProbeError, sqlite_problem
 
     url = default_storage_url()
     problem = sqlite_problem(url)
@@ -46,7 +45,7 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog, *,
         raise AdvisorError(f"recommend cannot read the probe store: {problem}")
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return ProbeEvidence()
-    from probes.store import ProbeStore
+    from probes import ProbeStore
 
     try:
         stored = ProbeStore(url).list(fingerprint=spec.fingerprint())

@@ -140,8 +140,8 @@ def _tuned(sps: float, *, combos: tuple[tuple[float, bool], ...]) -> ProbeResult
     """A tuned A10G probe at ``sps``; each combination (samples/s, changes numerics)."""
     from dataclasses import replace
 
-    from probes.knobs import Knob, StepConfig
-    from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow
+    from probes.tune.knobs import Knob, StepConfig
+    from probes.tune.report import RowKind, RowStatus, TuneReport, TuneRow
     from probes.vocabulary import Precision
 
     base = StepConfig(Precision.FP32, 64)

@@ -10,8 +10,8 @@ import tiny_workload
 from probe_helpers import FakeClock, make_request, ok_result
 
 from pricing import shipped_catalog
-from probes.device_check import checked, offer_accelerator, rechecked, result_accelerator
 from probes.devices import CpuDevice
+from probes.devices.check import checked, offer_accelerator, rechecked, result_accelerator
 from probes.findings import findings_for
 from probes.harness import oom_summary, run_probe
 from probes.launchers.fake import FakeBehaviour, FakeLauncher

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import torch
 
-from probes import devices, xla_devices
 from probes.devices import (
     CpuDevice,
     CudaDevice,
@@ -21,6 +20,8 @@ from probes.devices import (
     XlaDevice,
     detect_device,
 )
+from probes.devices import cpu as devices
+from probes.devices import xla as xla_devices
 from probes.errors import ProbeError
 
 _GIB = 2**30

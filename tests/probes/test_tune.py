@@ -16,10 +16,10 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from probes.devices import CpuDevice
 from probes.harness import run_probe
-from probes.knobs import Knob
-from probes.tune import Tuner
-from probes.tune_report import RowKind, RowStatus
-from probes.tune_runs import with_loader_settings
+from probes.tune.knobs import Knob
+from probes.tune.report import RowKind, RowStatus
+from probes.tune.runs import with_loader_settings
+from probes.tune.tuner import Tuner
 from probes.types import ProbeResult, ProbeStatus
 from probes.workload import BuiltWorkload
 

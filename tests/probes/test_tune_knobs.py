@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from probes.knobs import (
+from probes.tune.knobs import (
     DeviceTraits,
     Knob,
     LoaderKind,
@@ -16,7 +16,7 @@ from probes.knobs import (
     combine,
     plan_knobs,
 )
-from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
+from probes.tune.report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
 
 
 @dataclass
@@ -199,7 +199,7 @@ def test_batch_reach_is_the_largest_batch_that_ran_and_the_fastest() -> None:
 
 
 def test_step_shares_add_up_to_one() -> None:
-    from probes.step_profile import StepProfile
+    from probes.tune.profile import StepProfile
 
     profile = StepProfile("base", 10, input_wait_s=0.1, forward_s=0.3, backward_s=0.5,
                           optimizer_s=0.1, top_operators=())

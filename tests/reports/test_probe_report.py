@@ -14,10 +14,10 @@ from offline_html import external_references
 
 from advisor.storage import default_storage_url
 from cli.main import advisor
-from probes.knobs import Knob, Skipped, StepConfig
-from probes.step_profile import OperatorTime, StepProfile
 from probes.store import ProbeStore
-from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow
+from probes.tune.knobs import Knob, Skipped, StepConfig
+from probes.tune.profile import OperatorTime, StepProfile
+from probes.tune.report import RowKind, RowStatus, TuneReport, TuneRow
 from probes.types import ProbeResult, ProbeStatus
 from probes.vocabulary import Precision
 from reports.probe import TUNING_COLUMNS, write_probe_report

@@ -36,7 +36,7 @@ from advisor.sweep.accounting.budget import grace_period_s
 from advisor.sweep.errors import StoreUnavailable
 from advisor.sweep.run.outage import OutageTolerantStorage, is_connection_error, is_refused_login
 from advisor.sweep.spec.sweep_spec import SweepSpec
-from probes.urls import sqlite_problem
+from probes import sqlite_problem
 
 __all__ = [
     "CONNECT_TIMEOUT_S",

@@ -44,12 +44,7 @@ from advisor.sweep.run.bundle import make_worker_bundle, url_password
 from advisor.sweep.spec.outcomes import StopKind, StopReason
 from advisor.sweep.spec.sweep_spec import SweepSpec
 from pricing import parse_offer_key
-from probes.errors import ProbeError
-from probes.launchers import LaunchHandle
-from probes.launchers.aws import AwsLauncher
-from probes.types import ProbeRequest
-from probes.urls import sqlalchemy_url
-from probes.workload import WorkloadRecipe
+from probes import AwsLauncher, LaunchHandle, ProbeError, ProbeRequest, WorkloadRecipe, sqlalchemy_url
 
 __all__ = ["SweepAwsLauncher", "launch_requests", "make_sweep_launcher", "run_launched",
            "worker_boot_script", "worker_packages"]

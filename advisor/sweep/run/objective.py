@@ -27,8 +27,7 @@ from advisor.sweep.accounting.ledger import record_charge
 from advisor.sweep.accounting.records import TrialCharge, read_settings, tag_worker
 from advisor.sweep.run.outage import ride_out
 from advisor.sweep.spec.sweep_spec import Distribution, ParamSpec, SweepSpec
-from probes.errors import ProbeError
-from probes.workload import first_line, import_entrypoint  # the one line `recommend` prints too
+from probes import ProbeError, first_line, import_entrypoint  # the one line `recommend` prints too
 
 __all__ = [
     "INTERRUPTED",

@@ -20,7 +20,7 @@ from advisor.sweep.spec.search_space import (
     parse_search,
 )
 from pricing import OfferKeyError, parse_offer_key
-from probes.vocabulary import ENTRYPOINT_PATTERN
+from probes import ENTRYPOINT_PATTERN
 
 __all__ = [
     "BudgetSpec",

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pricing import samples_per_usd
-from probes.knobs import Knob, Skipped, StepConfig, knob_spec
-from probes.step_profile import StepProfile
+from probes.tune.knobs import Knob, Skipped, StepConfig, knob_spec
+from probes.tune.profile import StepProfile
 
 __all__ = ["RowKind", "RowStatus", "TuneReport", "TuneRow", "beats", "chosen_settings"]
 

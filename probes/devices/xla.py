@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from probes.device import Device
+from probes.devices.seam import Device
 from probes.vocabulary import DeviceKind
 
 __all__ = ["HpuDevice", "NeuronDevice", "XlaDevice"]

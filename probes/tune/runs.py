@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from probes.devices import Device
-from probes.knobs import LoaderKind, StepConfig, WorkloadTraits
+from probes.devices.seam import Device
 from probes.train_step import TrainStep, build_train_step, to_channels_last, to_device
+from probes.tune.knobs import LoaderKind, StepConfig, WorkloadTraits
 from probes.workload import BuiltWorkload
 
 __all__ = ["BuiltRun", "open_run", "with_loader_settings", "workload_traits"]

@@ -3,7 +3,7 @@
 Inside the request's time box (and its dollar cap at the offer's price), which starts after the
 baseline's first step as a plain probe's does, the tuner measures the baseline (the spec as
 written, on one cached batch, as a plain probe does), then each applicable knob of
-``probes.knobs`` one at a time (the loader knobs on the real loader), then the baseline again
+``probes.tune.knobs`` one at a time (the loader knobs on the real loader), then the baseline again
 (a machine that changed speed meanwhile shows), then the best combination of the knobs that
 beat both baselines beyond the noise, then profiles the tuned configuration. Every run is timed
 by the harness's own step and steady-state rule (``probes.train_step``, ``probes.steady``) on a
@@ -29,8 +29,11 @@ from typing import Any
 
 from pricing import seconds_for_usd
 from probes.batch_search import search_largest_batch
-from probes.devices import Device
-from probes.knobs import (
+from probes.devices.seam import Device
+from probes.stats import percentile, relative_halfwidth
+from probes.steady import measure_steady
+from probes.train_step import OutOfMemory, fits_one_step, is_oom_error, oom_summary, release_memory, run_timed
+from probes.tune.knobs import (
     DeviceTraits,
     Knob,
     LoaderKind,
@@ -40,12 +43,9 @@ from probes.knobs import (
     knob_spec,
     plan_knobs,
 )
-from probes.stats import percentile, relative_halfwidth
-from probes.steady import measure_steady
-from probes.step_profile import profile_steps
-from probes.train_step import OutOfMemory, fits_one_step, is_oom_error, oom_summary, release_memory, run_timed
-from probes.tune_report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
-from probes.tune_runs import BuiltRun, open_run, workload_traits
+from probes.tune.profile import profile_steps
+from probes.tune.report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
+from probes.tune.runs import BuiltRun, open_run, workload_traits
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 from probes.workload import BuiltWorkload, build_workload, first_line
 

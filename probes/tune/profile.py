@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from probes.vocabulary import DeviceKind
 
 if TYPE_CHECKING:
-    from probes.devices import Device
+    from probes.devices.seam import Device
     from probes.train_step import TrainStep
 
 __all__ = ["OperatorTime", "StepProfile", "profile_steps"]
