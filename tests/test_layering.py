@@ -186,3 +186,54 @@ def test_the_sweep_face_exports_what_it_names() -> None:
     face = importlib.import_module("advisor.sweep")
     missing = [name for name in face.__all__ if getattr(face, name, None) is None]
     assert missing == []
+
+
+def _probes_imports(path: Path) -> set[str]:
+    """``probes`` and ``probes.<x>...`` modules that ``path`` imports, as dotted names, at any
+    depth (type-checking imports included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names
+                         if alias.name == "probes" or alias.name.startswith("probes."))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                and node.module.split(".")[0] == "probes":
+            found.add(node.module)
+    return found
+
+
+def test_other_packages_use_the_face_of_probes() -> None:
+    """advisor/, reports/, cli/ and pricing/ import ``probes`` (its ``__init__``, the public
+    names), never a module inside it such as ``probes.types`` or ``probes.launchers.quote``."""
+    bad = [f"{path.relative_to(ROOT)} imports {module}"
+           for package in ("advisor", "reports", "cli", "pricing")
+           for path in sorted((ROOT / package).rglob("*.py"))
+           for module in _probes_imports(path) if module != "probes"]
+    assert bad == []
+
+
+def test_probes_face_check_catches_an_inside_import(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from probes import ProbeStore\n\ndef f():\n"
+                      "    from probes.launchers.quote import quote_probe\n    import probes.urls\n")
+    assert _probes_imports(module) == {"probes", "probes.launchers.quote", "probes.urls"}
+
+
+def test_the_probes_face_exports_what_it_names() -> None:
+    import importlib
+
+    face = importlib.import_module("probes")
+    missing = [name for name in face.__all__ if getattr(face, name, None) is None]
+    assert missing == []
+    assert sorted(face.__all__) == sorted(set(face.__all__))
+
+
+def test_importing_the_probes_face_loads_no_torch_or_cloud_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, probes\nheavy = [m for m in ('torch', 'boto3', 'botocore', "
+            "'google.cloud') if m in sys.modules]\nprint(','.join(heavy))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=ROOT)
+    assert done.stdout.strip() == ""
