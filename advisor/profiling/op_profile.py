@@ -242,11 +242,17 @@ def _recorder_class() -> type:
 
 
 class OpCollector:
-    """Sums the operators of the steady steps ``run_fake_steps`` runs at the two batch sizes
-    of ``TRACE_BATCHES`` (enter ``mode()`` among its observers and pass ``on_phase``); one
-    collector per pass. Raises ImportError without torch."""
+    """Sums the operators of the steady steps ``run_fake_steps`` runs at two batch sizes
+    (``batches``, default ``TRACE_BATCHES``; enter ``mode()`` among its observers and pass
+    ``on_phase``); one collector per pass. The mix is linear in the batch, so any two sizes
+    give it: a pass that also traces memory reuses that trace's sizes, whose steps it runs
+    anyway. Raises ImportError without torch; ValueError for sizes not two distinct ones."""
 
-    def __init__(self) -> None:
+    def __init__(self, batches: tuple[int, int] = TRACE_BATCHES) -> None:
+        small, large = sorted(batches)
+        if not 0 < small < large:
+            raise ValueError(f"the operator mix needs two distinct batch sizes, got {batches}")
+        self.batches = (small, large)
         self._recorder = _recorder_class()()
         self._totals: dict[int, dict[tuple[OpClass, str], list[float]]] = {}
 
@@ -255,9 +261,9 @@ class OpCollector:
         return cast("AbstractContextManager[Any]", self._recorder)
 
     def on_phase(self, step: int, phase: str, state: FakeStep) -> None:
-        """Record the steady steps at ``TRACE_BATCHES``, the optimizer's work as its own class."""
+        """Record the steady steps at ``batches``, the optimizer's work as its own class."""
         recorder = self._recorder
-        kept = step >= 2 and state.batch_size in TRACE_BATCHES
+        kept = step >= 2 and state.batch_size in self.batches
         if phase == "start" and kept:
             recorder.totals = self._totals[state.batch_size] = defaultdict(
                 lambda: [0.0, 0.0, 0.0])
@@ -266,10 +272,10 @@ class OpCollector:
 
     def result(self) -> OpMix | None:
         """The operator mix, or None until the steady steps at both batch sizes have run."""
-        small, large = TRACE_BATCHES
+        small, large = self.batches
         if small not in self._totals or large not in self._totals:
             return None
-        return _mix(self._totals[small], self._totals[large])
+        return _mix(self._totals[small], self._totals[large], self.batches)
 
 
 def trace_op_mix(recipe: WorkloadRecipe, precision: Precision) -> OpMix:
@@ -300,9 +306,10 @@ def trace_error(exc: BaseException) -> AdvisorError:
 
 
 def _mix(low_totals: Mapping[tuple[OpClass, str], list[float]],
-         high_totals: Mapping[tuple[OpClass, str], list[float]]) -> OpMix:
-    """Per-sample and per-step work from the totals of the steps at both ``TRACE_BATCHES``."""
-    small, large = TRACE_BATCHES
+         high_totals: Mapping[tuple[OpClass, str], list[float]],
+         batches: tuple[int, int]) -> OpMix:
+    """Per-sample and per-step work from the totals of the steps at both ``batches``."""
+    small, large = batches
     per_sample, per_step = [], []
     for key in sorted(set(low_totals) | set(high_totals)):
         low = low_totals.get(key, [0.0, 0.0, 0.0])

@@ -52,7 +52,8 @@ def trace_training_step(recipe: WorkloadRecipe, precision: Precision, *,
                         memory_batches: tuple[int, int] | None, op_mix: bool,
                         count_batch: int | None) -> StepTrace:
     """Trace ``recipe`` at ``precision`` once: the CUDA peak memory at ``memory_batches`` (None:
-    not traced), the operator mix at ``op_profile.TRACE_BATCHES`` when ``op_mix``, and one
+    not traced), the operator mix when ``op_mix`` (at ``memory_batches`` when those are traced,
+    else at ``op_profile.TRACE_BATCHES``: each new batch size costs one more step), and one
     counted forward + backward at ``count_batch`` (None: not counted).
 
     Errors of the model (it does not build or its step does not run on fake tensors) end the
@@ -61,9 +62,9 @@ def trace_training_step(recipe: WorkloadRecipe, precision: Precision, *,
     """
     if memory_batches is None and not op_mix:
         raise ValueError("trace_training_step needs memory_batches or op_mix")
-    ops = OpCollector() if op_mix else None
+    ops = OpCollector(memory_batches or TRACE_BATCHES) if op_mix else None
     memory = MemoryCollector(memory_batches) if memory_batches is not None else None
-    wanted = [*(TRACE_BATCHES if ops else ()), *sorted(memory_batches or ())]
+    wanted = [*(ops.batches if ops else ()), *sorted(memory_batches or ())]
     batches = list(dict.fromkeys(wanted))  # each batch size once, the operator mix's first
     collectors: list[Any] = [c for c in (memory, ops) if c is not None]
     counted: list[CountedStep] = []

@@ -101,7 +101,8 @@ def test_written_files_are_listed_on_stderr(calls: list[Path], tmp_path: Path) -
 # --- the table (defects 2 and 3) -------------------------------------------------------------
 
 def test_run_cost_is_shown_to_the_cent(calls: list[Path], mlp_rec: Recommendation) -> None:
-    code, out, err = _run("recommend", str(MLP_YAML), "--top", "5")
+    # a wide terminal: at 80 columns (pytest-xdist's workers set COLUMNS=80) rows stack
+    code, out, err = _run("recommend", str(MLP_YAML), "--top", "5", env={"COLUMNS": "200"})
     assert code == 0, err
     rows = _table_rows(out)
     assert len(rows) == 5
