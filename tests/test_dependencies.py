@@ -59,7 +59,7 @@ NOT_IMPORTED = {
 }
 
 # Dev tools that are not imported by name: runners, checkers and stubs.
-DEV_TOOLS = {"pytest", "ruff", "mypy", "pandas-stubs", "types-pyyaml"}
+DEV_TOOLS = {"pytest", "pytest-xdist", "ruff", "mypy", "pandas-stubs", "types-pyyaml"}
 
 
 def _normalize(name: str) -> str:
