@@ -6,7 +6,9 @@ per-tensor update as on a non-CUDA device), traced on fake tensors with the CPU'
 memory, no compute) under a dispatch mode that records the name of every ``aten`` operator:
 the overload packet without namespace or overload (``convolution``, ``add_``,
 ``grid_sampler_2d``), as the operators reach a backend after autograd. Cached by the spec's
-fingerprint beside the other profiles.
+fingerprint beside the other profiles; a cold profile records them in its own pass (with CUDA's
+semantics: the names are the same but for the multi-tensor optimizer's ``_foreach_`` ops,
+recorded as their per-tensor op), so this trace runs only for a profile cached without them.
 
 Torch is imported only inside the tracing function; a cached set is read without it.
 """
@@ -14,8 +16,9 @@ Torch is imported only inside the tracing function; a cached set is read without
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
@@ -25,11 +28,13 @@ from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
 from probes import WorkloadRecipe
 
-__all__ = ["cached_step_op_names", "load_op_names", "step_op_names", "trace_op_names"]
+__all__ = ["NameCollector", "cached_step_op_names", "load_op_names", "step_op_names",
+           "store_op_names", "trace_op_names"]
 
 _CACHE_VERSION = 1
 _TRACE_BATCH = 1
 _NAMESPACE = "aten::"
+_FOREACH = "_foreach_"
 # Traced sets by (fingerprint, folder the entrypoint imports from): a process asks once.
 _MEMO: dict[tuple[str, str | None], frozenset[str]] = {}
 
@@ -50,10 +55,34 @@ def _recorder() -> Any:
             if self.recording:
                 name = str(func.name())
                 if name.startswith(_NAMESPACE):
-                    self.names.add(name.removeprefix(_NAMESPACE).split(".")[0])
+                    name = name.removeprefix(_NAMESPACE).split(".")[0]
+                    # a multi-tensor optimizer's op is its per-tensor op on a backend
+                    self.names.add(name.removeprefix(_FOREACH))
             return func(*args, **(kwargs or {}))
 
     return NameRecorder()
+
+
+class NameCollector:
+    """Collects the aten operator names of every step ``run_fake_steps`` runs (enter ``mode()``
+    among its observers and pass ``on_phase``): the separate CPU trace below, or the cold
+    profile's one pass (``step_trace``), which then stores them with the profile. Raises
+    ImportError without torch."""
+
+    def __init__(self) -> None:
+        self._recorder = _recorder()
+
+    def mode(self) -> AbstractContextManager[Any]:
+        """The dispatch mode that records names while a step runs."""
+        return cast("AbstractContextManager[Any]", self._recorder)
+
+    def on_phase(self, step: int, phase: str, _state: FakeStep) -> None:
+        """Record from the set-up step on, leaving out making batches."""
+        self._recorder.recording = step >= 1 and phase not in ("batch", "done")
+
+    def result(self) -> frozenset[str]:
+        """The names recorded so far."""
+        return frozenset(self._recorder.names)
 
 
 def trace_op_names(recipe: WorkloadRecipe, precision: Precision) -> frozenset[str]:
@@ -63,20 +92,16 @@ def trace_op_names(recipe: WorkloadRecipe, precision: Precision) -> frozenset[st
     Raises AdvisorError when torch is missing or the step does not run on fake tensors.
     """
     try:
-        recorder = _recorder()
+        collector = NameCollector()
     except ImportError as exc:
         raise AdvisorError("tracing the step's operators needs torch; install with "
                            "pip install 'advisor[torch]'") from exc
-
-    def on_phase(step: int, phase: str, _state: FakeStep) -> None:
-        recorder.recording = step >= 1 and phase not in ("batch", "done")
-
     try:
         run_fake_steps(recipe, precision, (_TRACE_BATCH,), device="cpu", foreach=False,
-                       observers=[recorder], on_phase=on_phase)
+                       observers=[collector.mode()], on_phase=collector.on_phase)
     except TRACE_ERRORS as exc:
         raise trace_error(exc) from exc
-    return frozenset(recorder.names)
+    return collector.result()
 
 
 def step_op_names(spec: WorkloadSpec, *, use_cache: bool = True) -> frozenset[str] | None:
@@ -97,11 +122,16 @@ def step_op_names(spec: WorkloadSpec, *, use_cache: bool = True) -> frozenset[st
                                    spec.precision)
     except AdvisorError:
         return None
-    _MEMO[key] = names
+    store_op_names(spec, names)
+    return names
+
+
+def store_op_names(spec: WorkloadSpec, names: frozenset[str]) -> None:
+    """Keep ``names`` as the operator names of ``spec`` (in this process and on disk)."""
+    _MEMO[(spec.fingerprint(), spec.source_dir)] = names
     path = _cache_file(spec)
     if path is not None:
         write_cache(path, json.dumps({"version": _CACHE_VERSION, "names": sorted(names)}))
-    return names
 
 
 def cached_step_op_names(spec: WorkloadSpec) -> frozenset[str] | None:

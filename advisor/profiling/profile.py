@@ -20,8 +20,9 @@ from advisor.profiling._spec_files import profile_cache_file, recipe_for
 from advisor.profiling._torch_counting import StepCount, count_step, parameters
 from advisor.profiling.fake_step import STEP_ERRORS, fake_build, fake_grouped_mm
 from advisor.profiling.memory_trace import TracedMemory
-from advisor.profiling.op_profile import OpMix, cached_op_mix, store_op_mix
-from advisor.profiling.step_trace import trace_training_step
+from advisor.profiling.op_names import store_op_names
+from advisor.profiling.op_profile import cached_op_mix, store_op_mix
+from advisor.profiling.step_trace import StepTrace, trace_training_step
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
 from probes import ProbeError, WorkloadRecipe, build_workload, first_line
@@ -125,12 +126,14 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
         cached = _read_cache(path)
         if cached is not None:
             return cached
-    measured, op_mix = _measure_spec(spec, trace_ops=not use_cache or cached_op_mix(spec) is None)
+    measured, traced = _measure_spec(spec, trace_ops=not use_cache or cached_op_mix(spec) is None)
     profile = _apply_override(spec, measured)
     if path is not None:
         write_cache(path, json.dumps({"version": _CACHE_VERSION, **asdict(profile)}, indent=1))
-    if op_mix is not None:
-        store_op_mix(spec, op_mix)
+    if traced is not None and traced.op_mix is not None:
+        store_op_mix(spec, traced.op_mix)
+    if traced is not None and traced.op_names is not None:
+        store_op_names(spec, traced.op_names)
     return profile
 
 
@@ -149,9 +152,9 @@ def needs_measuring(spec: WorkloadSpec) -> bool:
 
 
 def _measure_spec(spec: WorkloadSpec, *,
-                  trace_ops: bool) -> tuple[WorkloadProfile | None, OpMix | None]:
-    """The measured profile (None when the override says everything needed) and, with
-    ``trace_ops``, the operator mix when it was traced in the same pass."""
+                  trace_ops: bool) -> tuple[WorkloadProfile | None, StepTrace | None]:
+    """The measured profile (None when the override says everything needed) and the one pass
+    over the step when it ran (its operator mix, with ``trace_ops``, and operator names)."""
     override = spec.profile
     if _override_is_complete(spec):
         return None, None
@@ -168,7 +171,8 @@ def _measure_spec(spec: WorkloadSpec, *,
                         name=spec.name), None
     traced = trace_training_step(recipe_for(spec, samples_per_device=spec.batch_size),
                                  spec.precision, memory_batches=memory_batches,
-                                 op_mix=trace_ops, count_batch=_PROFILE_BATCHES[1])
+                                 op_mix=trace_ops, count_batch=_PROFILE_BATCHES[1],
+                                 op_names=True)
     counted = traced.counted
     if counted is None or (memory_batches is not None and traced.memory is None):
         # Something failed: measure as separate traces do, for their fallbacks and messages
@@ -180,10 +184,10 @@ def _measure_spec(spec: WorkloadSpec, *,
                                    weight_bytes=counted.weight_bytes, precision=spec.precision,
                                    mode="fake", activation_bytes_per_sample=0)
     if memory_batches is None:
-        return measured, traced.op_mix
+        return measured, traced
     if traced.memory is None:
-        return _traced(spec, measured), traced.op_mix
-    return _with_memory(spec, measured, traced.memory), traced.op_mix
+        return _traced(spec, measured), traced
+    return _with_memory(spec, measured, traced.memory), traced
 
 
 def _trace_batches(batch_size: int) -> tuple[int, int]:

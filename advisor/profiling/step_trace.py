@@ -1,6 +1,6 @@
 """One pass over a workload's training step on fake tensors for everything the cold profile
-needs: the traced memory (``memory_trace``), the operator mix (``op_profile``) and the FLOP
-count (``profile``).
+needs: the traced memory (``memory_trace``), the operator mix (``op_profile``), the FLOP
+count (``profile``) and the operator names (``op_names``).
 
 The model is built once, under ``FakeTensorMode`` with the memory tracker and the operator
 recorder stacked as dispatch modes; one set-up step allocates Adam's state, and one steady step
@@ -19,6 +19,7 @@ from typing import Any
 from advisor.profiling._torch_counting import StepCount, count_step, parameters
 from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, autocast_for, run_fake_steps
 from advisor.profiling.memory_trace import MemoryCollector, TracedMemory
+from advisor.profiling.op_names import NameCollector
 from advisor.profiling.op_profile import TRACE_BATCHES, OpCollector, OpMix
 from advisor.spec import Precision
 from probes import BuiltWorkload, ProbeError, WorkloadRecipe, first_line
@@ -45,16 +46,18 @@ class StepTrace:
     memory: TracedMemory | None
     op_mix: OpMix | None
     counted: CountedStep | None
+    op_names: frozenset[str] | None = None
     problem: str = ""
 
 
 def trace_training_step(recipe: WorkloadRecipe, precision: Precision, *,
                         memory_batches: tuple[int, int] | None, op_mix: bool,
-                        count_batch: int | None) -> StepTrace:
+                        count_batch: int | None, op_names: bool = False) -> StepTrace:
     """Trace ``recipe`` at ``precision`` once: the CUDA peak memory at ``memory_batches`` (None:
     not traced), the operator mix when ``op_mix`` (at ``memory_batches`` when those are traced,
     else at ``op_profile.TRACE_BATCHES``: each new batch size costs one more step), and one
-    counted forward + backward at ``count_batch`` (None: not counted).
+    counted forward + backward at ``count_batch`` (None: not counted); with ``op_names``, the
+    aten operator names of its steps (``op_names.NameCollector``, for the portability check).
 
     Errors of the model (it does not build or its step does not run on fake tensors) end the
     pass and leave the parts not finished None; the caller traces those on their own to get
@@ -64,9 +67,10 @@ def trace_training_step(recipe: WorkloadRecipe, precision: Precision, *,
         raise ValueError("trace_training_step needs memory_batches or op_mix")
     ops = OpCollector(memory_batches or TRACE_BATCHES) if op_mix else None
     memory = MemoryCollector(memory_batches) if memory_batches is not None else None
+    names = NameCollector() if op_names else None
     wanted = [*(ops.batches if ops else ()), *sorted(memory_batches or ())]
     batches = list(dict.fromkeys(wanted))  # each batch size once, the operator mix's first
-    collectors: list[Any] = [c for c in (memory, ops) if c is not None]
+    collectors: list[Any] = [c for c in (memory, ops, names) if c is not None]
     counted: list[CountedStep] = []
 
     def on_phase(step: int, phase: str, state: FakeStep) -> None:
@@ -86,7 +90,9 @@ def trace_training_step(recipe: WorkloadRecipe, precision: Precision, *,
         lists, problem = autocast_for(precision, "cuda")[1], first_line(exc)
     return StepTrace(memory=memory.result(lists) if memory is not None else None,
                      op_mix=ops.result() if ops is not None else None,
-                     counted=counted[0] if counted else None, problem=problem)
+                     counted=counted[0] if counted else None,
+                     op_names=names.result() if names is not None and not problem else None,
+                     problem=problem)
 
 
 def _count(built: BuiltWorkload, batch_size: int, precision: Precision) -> list[CountedStep]:

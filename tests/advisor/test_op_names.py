@@ -113,3 +113,19 @@ def test_a_bad_cache_file_reads_as_none(tmp_path: Path, text: str) -> None:
     path = tmp_path / "x.opnames.json"
     path.write_text(text)
     assert load_op_names(path) is None
+
+
+def test_a_cold_profile_stores_the_names_from_its_own_pass(grid_spec: WorkloadSpec,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from advisor.profiling.profile import profile_workload
+
+    def no_trace(*_args: object) -> frozenset[str]:
+        raise AssertionError("a second trace for the names")
+
+    monkeypatch.setattr(op_names, "trace_op_names", no_trace)
+    profile_workload(grid_spec)
+    monkeypatch.setattr(op_names, "_MEMO", {})  # from disk, as the next process reads them
+    names = step_op_names(grid_spec)
+    assert names is not None and {"grid_sampler_2d", "grid_sampler_2d_backward"} <= names
+    assert {"addcdiv_", "lerp_"} <= names  # the multi-tensor update named per tensor
+    assert not any(n.startswith("_foreach_") for n in names)
