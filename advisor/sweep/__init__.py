@@ -37,7 +37,7 @@ if TYPE_CHECKING:
         TrialCost,
         sweep_status,
     )
-    from advisor.sweep.errors import OverBudget, StoreUnavailable
+    from advisor.sweep.errors import StoreUnavailable
     from advisor.sweep.run.artifacts import SweepArtifactStore, open_artifact_store, upload_artifact
     from advisor.sweep.run.cleanup import CleanupReport, cleanup_study, plan_cleanup
     from advisor.sweep.run.objective import suggest
@@ -58,7 +58,6 @@ __all__ = [
     "BudgetGate",
     "CleanupReport",
     "FinishedSweep",
-    "OverBudget",
     "StopKind",
     "StopReason",
     "StoreUnavailable",
@@ -100,7 +99,7 @@ _HOME = {
     "STATES": "accounting.status", "StudyListing": "accounting.status",
     "SweepStatus": "accounting.status", "TrialCost": "accounting.status",
     "sweep_status": "accounting.status",
-    "OverBudget": "errors", "StoreUnavailable": "errors",
+    "StoreUnavailable": "errors",
     "SweepArtifactStore": "run.artifacts", "open_artifact_store": "run.artifacts",
     "upload_artifact": "run.artifacts",
     "CleanupReport": "run.cleanup", "cleanup_study": "run.cleanup", "plan_cleanup": "run.cleanup",

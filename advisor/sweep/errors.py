@@ -1,34 +1,16 @@
 """The sweep's exceptions a caller can act on, leaves of ``advisor.errors.AdvisorError``.
 
 Every other sweep failure is an ``AdvisorError`` (or a ``SpecError`` for sweep.yaml) whose
-message says what to change; these say which condition it was, so a script can wait and
-retry (``StoreUnavailable``) or raise the budget (``OverBudget``) instead of parsing the text.
+message says what to change; ``StoreUnavailable`` says which condition it was, so a script can wait and
+retry instead of parsing the text. (A dollar cap is no error: the sweep stops with its
+``StopReason``; a ranking with no feasible offer is ``advisor.errors.NoFeasibleOffer``.)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from advisor.errors import AdvisorError
 
-if TYPE_CHECKING:
-    from advisor.sweep.spec.outcomes import StopReason
-
-__all__ = ["OverBudget", "StoreUnavailable"]
-
-
-class OverBudget(AdvisorError):  # noqa: N818 - the condition, as callers name it
-    """No trial may start: the sweep's dollar cap (``budget.max_usd``) would be passed.
-
-    ``reason`` is the dollar-cap ``StopReason`` with its figures (spent, running, the next
-    trial's worst case, the cap); the message is its sentence.
-    """
-
-    def __init__(self, reason: StopReason) -> None:
-        from advisor.sweep.spec.outcomes import render_stop_reason
-
-        self.reason = reason
-        super().__init__(render_stop_reason(reason))
+__all__ = ["StoreUnavailable"]
 
 
 class StoreUnavailable(AdvisorError):  # noqa: N818 - the condition, as callers name it

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, NoFeasibleOffer
 from advisor.sweep.spec.sweep_spec import SweepSpec
 from pricing import (
     Catalog,
@@ -163,11 +163,12 @@ def _recommended(spec: SweepSpec) -> InstanceOffer:
         path = Path(spec.source_dir) / path
     from advisor.ranking import recommend_for_file
 
-    ranked = recommend_for_file(path).ranked
-    if not ranked:
-        raise AdvisorError(f"instance: recommended, but the ranking for {path} is empty; "
-                           "loosen its constraints or give an offer key")
-    return ranked[0].offer
+    rec = recommend_for_file(path)
+    if not rec.ranked:
+        raise NoFeasibleOffer(f"instance: recommended, but the ranking for {path} is empty; "
+                              "loosen its constraints or give an offer key",
+                              workload=rec.workload, rejected=len(rec.rejected))
+    return rec.pick().offer
 
 
 def resolve_instance(spec: SweepSpec) -> InstanceChoice:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
+from advisor.errors import NoFeasibleOffer
 from advisor.ranking.service import recommend_for_file
 from advisor.sweep.accounting.instances import resolve_instance
 from advisor.sweep.spec import load_sweep_spec
@@ -27,3 +29,14 @@ def test_recommended_instance_is_the_top_ranked_offer(tmp_path: Path) -> None:
     assert choice.offer == top
     assert top.key.startswith("aws:") and top.key.endswith(":on-demand")
     assert choice.price_usd_per_hour == top.price_usd_per_hour
+
+
+def test_recommended_with_no_feasible_offer_says_so_as_its_own_error(tmp_path: Path) -> None:
+    model = {**MODEL, "constraints": {**MODEL["constraints"], "budget_usd": 1e-6}}
+    (tmp_path / "model.yaml").write_text(yaml.safe_dump(model))
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump({
+        "study": "s", "entrypoint": "train:objective", "instance": "recommended",
+        "model": "model.yaml", "budget": {"max_trials": 1}}))
+    with pytest.raises(NoFeasibleOffer, match="instance: recommended, but the ranking") as caught:
+        resolve_instance(load_sweep_spec(tmp_path / "sweep.yaml"))
+    assert caught.value.workload == "tiny" and caught.value.rejected > 0
