@@ -76,7 +76,10 @@ def evaluate(bench_csv: Path, probes: int, repeats: int, seed: int, reference: s
                                progress=lambda done, total: bar.update(task, completed=done,
                                                                         total=total))
     if as_json:
-        echo_json(result.to_dict(by_accelerator=by_accelerator))
+        data = result.to_dict()
+        if by_accelerator:
+            data["by_accelerator"] = [row.to_dict() for row in result.by_accelerator]
+        echo_json(data)
         return
     out = console()
     out.print(f"{result.n} predictions from {probes} probe(s) each ({model_name} model, "

@@ -184,7 +184,7 @@ def status(as_json: bool) -> None:
 
     infos = snapshot_status(data_dir() / "snapshots")
     if as_json:
-        echo_json({"snapshots": [i.to_json() for i in infos]})
+        echo_json({"snapshots": [i.to_dict() for i in infos]})
         return
     table = Table(title="price snapshots (* = in use)", title_justify="left")
     for name in ("", "cloud", "captured (UTC)", "age days", "rows", "on-demand", "spot",

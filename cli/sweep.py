@@ -204,7 +204,7 @@ def _run(sweep_yaml: str, spec: Any, *, workers: int | None, storage: str | None
         with contextlib.redirect_stdout(sys.stderr):  # the objective's prints too
             outcome = run_sweep(sweep_yaml, workers=workers, storage_url=storage, launch=launch,
                                 finished_checked=finished_checked)
-        click.echo(json.dumps({**outcome.status.to_json(), "stop_reason": outcome.stop_reason},
+        click.echo(json.dumps({**outcome.status.to_dict(), "stop_reason": outcome.stop_reason},
                               indent=2))
         return outcome
     progress, update = _progress_display(spec.budget.max_trials, spec.budget.max_usd)
@@ -366,7 +366,7 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
 
         listings = list_studies(storage_url=storage)
         if as_json:
-            click.echo(json.dumps([row.to_json() for row in listings], indent=2))
+            click.echo(json.dumps([row.to_dict() for row in listings], indent=2))
         else:
             _render_listing(listings, storage)
         return
@@ -386,7 +386,7 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
         if csv_path is not None:
             write_sweep_csv(data, csv_path)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         _render_status(result)
 

@@ -19,12 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from pricing._import_shared import OFFER_COLUMNS
 from pricing.accelerators import SHIPPED_DATA_DIR
 from pricing.catalog import Catalog, load_catalog, shipped_catalog
 from pricing.errors import PricingError, SnapshotError
 from pricing.files import atomic_write
+from pricing.records import JsonView
 from pricing.types import Cloud, InstanceOffer
 
 __all__ = [
@@ -40,7 +42,7 @@ _STAMP = "%Y%m%dT%H%M%SZ"
 
 
 @dataclass(frozen=True)
-class SnapshotInfo:
+class SnapshotInfo(JsonView):
     """One snapshot (or the shipped catalog) as ``advisor pricing status`` lists it.
 
     ``age_days`` is measured from ``captured_at`` to the ``now`` given to ``snapshot_status``;
@@ -59,8 +61,9 @@ class SnapshotInfo:
     in_use: bool
     age_days: float
 
-    def to_json(self) -> dict[str, object]:
-        """A plain-JSON dict of this record."""
+    def to_dict(self) -> dict[str, Any]:
+        """A plain-JSON dict of this record (``advisor pricing status --json``; the age to
+        the hundredth of a day)."""
         return {
             "cloud": self.cloud.value, "path": str(self.path),
             "captured_at": self.captured_at.isoformat(), "rows": self.rows,

@@ -1,4 +1,5 @@
-"""Probe requests and results: frozen records with checked invariants and a JSON round trip.
+"""Probe requests and results: frozen records with checked invariants and a JSON round trip
+(``pricing.records.Record``: the fields as they are, enums by value, times in ISO 8601).
 
 A ``ProbeRequest`` travels to the instance as JSON; the harness answers with a
 ``ProbeResult`` as JSON. Both check their invariants on construction, so a result that
@@ -9,13 +10,13 @@ that did not fit.
 from __future__ import annotations
 
 import enum
-import json
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Self
+from typing import Any
 
 from pricing import LOCAL_OFFER_KEY, BillingRule, usd
+from pricing.records import Record
 from probes.errors import ProbeError
 from probes.tune.report import TuneReport
 from probes.vocabulary import Precision
@@ -26,8 +27,6 @@ __all__ = [
     "ProbeRequest",
     "ProbeResult",
     "ProbeStatus",
-    "recipe_from_dict",
-    "recipe_to_dict",
 ]
 
 
@@ -46,23 +45,6 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def recipe_to_dict(recipe: WorkloadRecipe) -> dict[str, Any]:
-    """A JSON-ready dict of a workload recipe."""
-    data = asdict(recipe)
-    data["options"] = dict(recipe.options)
-    data["precision"] = str(recipe.precision)
-    return data
-
-
-def recipe_from_dict(data: dict[str, Any]) -> WorkloadRecipe:
-    """The recipe back from ``recipe_to_dict``; raises ProbeError on unknown keys."""
-    known = {f.name for f in fields(WorkloadRecipe)}
-    unknown = set(data) - known
-    if unknown:
-        raise ProbeError(f"recipe: unknown keys {sorted(unknown)}; known are {sorted(known)}")
-    return WorkloadRecipe(**data)
-
-
 def _check_positive(owner: str, name: str, value: float | None, *, allow_none: bool) -> None:
     if value is None:
         if not allow_none:
@@ -72,37 +54,8 @@ def _check_positive(owner: str, name: str, value: float | None, *, allow_none: b
         raise ProbeError(f"{owner}: {name} must be a finite number > 0, got {value!r}")
 
 
-class _JsonRecord:
-    """The JSON text round trip of a record whose ``to_dict`` / ``from_dict`` do the fields;
-    ``from_json`` raises ProbeError naming the record (``_what``) for text that is not JSON."""
-
-    _what: ClassVar[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        raise NotImplementedError
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        """Parse ``to_dict`` output."""
-        raise NotImplementedError
-
-    def to_json(self) -> str:
-        """The record as a JSON document."""
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> Self:
-        """Parse a JSON document written by ``to_json``."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ProbeError(f"{cls._what}: not JSON ({exc})") from exc
-        return cls.from_dict(data)
-
-
 @dataclass(frozen=True)
-class ProbeRequest(_JsonRecord):
+class ProbeRequest(Record):
     """One probe to run: which workload, on which offer, within what time and dollars.
 
     ``time_box_s`` bounds the measurement on the instance (boot time is extra);
@@ -117,7 +70,7 @@ class ProbeRequest(_JsonRecord):
     ``allow_numerics`` lets precision and batch changes into that combination.
     """
 
-    _what = "probe request"
+    _error = ProbeError
 
     probe_id: str
     offer_key: str
@@ -158,27 +111,9 @@ class ProbeRequest(_JsonRecord):
         if self.allow_numerics and not self.tune:
             raise ProbeError(f"{owner}: allow_numerics applies only to a tune; set tune too")
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["recipe"] = recipe_to_dict(self.recipe)
-        data["created_at"] = self.created_at.isoformat()
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ProbeRequest:
-        """Parse ``to_dict`` output; raises ProbeError naming a bad or missing key."""
-        data = dict(data)
-        try:
-            data["recipe"] = recipe_from_dict(dict(data["recipe"]))
-            data["created_at"] = datetime.fromisoformat(data["created_at"])
-            return cls(**data)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProbeError(f"probe request: bad JSON ({exc})") from exc
-
 
 @dataclass(frozen=True)
-class ProbeResult(_JsonRecord):
+class ProbeResult(Record):
     """What one probe measured (or why it could not).
 
     ``samples_per_second`` is the steady-state mean after warm-up; ``rel_halfwidth`` its
@@ -202,7 +137,7 @@ class ProbeResult(_JsonRecord):
     profile; the figures above are then the baseline's (the spec as written).
     """
 
-    _what = "probe result"
+    _error = ProbeError
 
     probe_id: str
     offer_key: str
@@ -275,29 +210,6 @@ class ProbeResult(_JsonRecord):
         billed_s = billing.billed_s(wall_time_s) if billing is not None else wall_time_s
         return replace(self, wall_time_s=wall_time_s,
                        cost_usd=usd(billed_s, price_usd_per_hour))
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["status"] = str(self.status)
-        data["precision"] = str(self.precision)
-        data["tuning"] = self.tuning.to_dict() if self.tuning is not None else None
-        data["created_at"] = self.created_at.isoformat()
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
-        """Parse ``to_dict`` output; raises ProbeError naming what is wrong."""
-        data = dict(data)
-        try:
-            data["status"] = ProbeStatus(data["status"])
-            if data.get("tuning") is not None:  # results stored before tuning have no key
-                data["tuning"] = TuneReport.from_dict(data["tuning"])
-            if "created_at" in data:
-                data["created_at"] = datetime.fromisoformat(data["created_at"])
-            return cls(**data)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProbeError(f"probe result: bad JSON ({exc})") from exc
 
     @classmethod
     def failure(

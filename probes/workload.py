@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from pricing.records import Record
 from probes.built import BuiltWorkload
 from probes.errors import ProbeError
 from probes.models import BUILTIN
@@ -22,13 +23,17 @@ __all__ = ["BuiltWorkload", "WorkloadRecipe", "build_workload", "first_line", "i
 
 
 @dataclass(frozen=True)
-class WorkloadRecipe:
+class WorkloadRecipe(Record):
     """How to build the model and its batches.
 
     Exactly one of ``builtin`` (a name in ``probes.models``) and ``entrypoint``
     (``"package.module:function"``, importable from ``base_dir``) is set. ``batch_size`` is
     per device; ``precision`` is fp32, tf32, bf16 or fp16 (its text is read as the enum).
+    It travels inside a ``ProbeRequest`` as JSON (``pricing.records.Record``).
     """
+
+    _error = ProbeError
+    _what = "recipe"
 
     builtin: str | None
     entrypoint: str | None

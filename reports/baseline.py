@@ -22,11 +22,13 @@ import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from advisor.formatting import fmt_money
 from advisor.ranking import BASIS_LABEL, CostEstimate, Recommendation
 from advisor.throughput import Basis
 from pricing import Cloud, InstanceOffer, Market, OfferKeyError, parse_offer_key
+from pricing.records import JsonView
 from reports.errors import ReportError
 
 __all__ = [
@@ -67,7 +69,7 @@ class CompareMarket(enum.StrEnum):
 
 
 @dataclass(frozen=True)
-class Savings:
+class Savings(JsonView):
     """What the top pick saves against the baseline, for the whole run and per sample.
 
     ``pick_side`` and ``baseline_side`` are the two estimates compared: with
@@ -138,7 +140,7 @@ class Savings:
                 f"{self.baseline.offer.key}, {self._markets()}{self._spot_share()}; the pick is "
                 f"{t} ({BASIS_LABEL[t]}), the baseline {base}")
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, Any]:
         """The saving as plain data (the report's ``--json`` and CSV carry these figures)."""
         return {
             "baseline_offer": self.baseline.offer.key, "baseline_chosen_by": self.baseline.chosen_by,

@@ -23,12 +23,13 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Self, cast
 
 from advisor.errors import AdvisorError
 from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
+from pricing.records import Record
 from probes import ProbeError, WorkloadRecipe
 
 __all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "TRACE_ERRORS", "OpClass",
@@ -86,11 +87,13 @@ class OpCost:
 
 
 @dataclass(frozen=True, slots=True)
-class OpMix:
+class OpMix(Record):
     """A training step's work: ``per_sample`` scales with the batch, ``per_step`` does not.
 
     The cost of one sample at a per-device batch ``b`` is ``per_sample + per_step / b``.
     """
+
+    _error = AdvisorError
 
     per_sample: tuple[OpCost, ...]
     per_step: tuple[OpCost, ...]
@@ -119,14 +122,16 @@ class OpMix:
         mine = sum(c.flops for c in self.per_sample if c.op_class is op_class)
         return mine / total if total > 0 else None
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain data for a JSON file."""
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for a JSON file: per part, one row ``[class, dtype, flops, bytes,
+        kernels]`` per cost (the cache and the shipped reference mixes store this shape)."""
         return {part: [[c.op_class.value, c.dtype, c.flops, c.bytes_moved, c.kernels]
                        for c in getattr(self, part)] for part in ("per_sample", "per_step")}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> OpMix:
-        """The mix ``to_json`` wrote; raises AdvisorError on a malformed one."""
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The mix ``to_dict`` wrote (other keys, such as a cache's version, are ignored);
+        raises AdvisorError on a malformed one."""
         try:
             parts = {part: tuple(OpCost(OpClass(r[0]), str(r[1]), float(r[2]), float(r[3]),
                                         float(r[4])) for r in data[part])
@@ -351,7 +356,7 @@ def store_op_mix(spec: WorkloadSpec, mix: OpMix) -> None:
     """Cache ``mix`` as the operator mix of ``spec`` (nothing where the cache is unwritable)."""
     path = _cache_file(spec)
     if path is not None:
-        write_cache(path, json.dumps({"version": _CACHE_VERSION, **mix.to_json()}))
+        write_cache(path, json.dumps({"version": _CACHE_VERSION, **mix.to_dict()}))
 
 
 def _cache_file(spec: WorkloadSpec) -> Path | None:
@@ -369,7 +374,7 @@ def load_op_mix(path: Path) -> OpMix | None:
     if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:
         return None
     try:
-        return OpMix.from_json(data)
+        return OpMix.from_dict(data)
     except AdvisorError:
         return None
 
@@ -382,7 +387,7 @@ def write_reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> None:
         for key, precision in _REFERENCE_PRECISIONS.items():
             recipe = WorkloadRecipe(builtin=builtin, entrypoint=None, options=options,
                                     batch_size=TRACE_BATCHES[0], precision=precision)
-            mixes[f"{model}/{key}"] = trace_op_mix(recipe, precision).to_json()
+            mixes[f"{model}/{key}"] = trace_op_mix(recipe, precision).to_dict()
     path.write_text(json.dumps({"version": _CACHE_VERSION, "mixes": mixes}, indent=1) + "\n")
 
 
@@ -392,7 +397,7 @@ def reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> dict[str, OpMix]:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise AdvisorError(f"cannot read the reference operator mixes {path}: {exc}") from exc
-    return {name: OpMix.from_json(mix) for name, mix in data.get("mixes", {}).items()}
+    return {name: OpMix.from_dict(mix) for name, mix in data.get("mixes", {}).items()}
 
 
 if __name__ == "__main__":

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from advisor.errors import AdvisorError
 from pricing import AcceleratorSpec
+from pricing.records import JsonView
 
 __all__ = ["OPERATOR_SUPPORT_CSV", "RUNTIMES_CSV", "BackendRuntime", "OperatorStatus",
            "OperatorSupport", "Portability", "backend_runtime",
@@ -166,7 +168,7 @@ def _names(operators: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Portability:
+class Portability(JsonView):
     """What training the step on ``accelerator`` (a non-CUDA device) takes: the
     ``runtime_package``, the ``first_compile`` wait, and the traced operators the backend
     would run on the host CPU (``fallback``) or fail on (``unsupported``);
@@ -218,8 +220,9 @@ class Portability:
         return {"backend": self.backend, "runtime_package": self.runtime_package,
                 "operators": _names(self.blocked_operators)}
 
-    def to_dict(self) -> dict[str, object]:
-        """Plain data for ``--json``: the fields, the line and the headline clause."""
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for ``--json``: the fields (the operator lists as ``*_operators``), the
+        line and the headline clause."""
         return {"accelerator": self.accelerator, "backend": self.backend,
                 "runtime_package": self.runtime_package, "first_compile": self.first_compile,
                 "fallback_operators": list(self.fallback),

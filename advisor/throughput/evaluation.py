@@ -20,8 +20,9 @@ import random
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from advisor._fields import decode_utf8
 from advisor.errors import AdvisorError
@@ -30,6 +31,7 @@ from advisor.throughput.estimate import Measurement, ThroughputModel, WorkloadFe
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec, PricingError, canonical_accelerator_name
 from pricing.billing import samples_per_usd
+from pricing.records import JsonView
 
 __all__ = [
     "BenchRow",
@@ -88,7 +90,7 @@ def _accuracy(predictions: Sequence[Prediction]) -> tuple[int, float, float, flo
 
 
 @dataclass(frozen=True, slots=True)
-class TargetAccuracy:
+class TargetAccuracy(JsonView):
     """Accuracy of the predictions for one target accelerator; percentages as numbers."""
 
     accelerator: str
@@ -97,9 +99,13 @@ class TargetAccuracy:
     median_ape: float
     coverage_pct: float  # predictions of this target inside the model's interval
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, NaN as null (a row of ``advisor model evaluate --by-accelerator``)."""
+        return {f.name: _json_number(getattr(self, f.name)) for f in fields(self)}
+
 
 @dataclass(frozen=True, slots=True)
-class EvaluationResult:
+class EvaluationResult(JsonView):
     """Accuracy of the predictions and quality of the ranking; percentages as numbers.
     ``predictions`` in the order the seed draws them, the same for every model (so two
     models compare prediction by prediction)."""
@@ -121,17 +127,16 @@ class EvaluationResult:
         rows = [TargetAccuracy(target, *_accuracy(ps)) for target, ps in grouped.items()]
         return tuple(sorted(rows, key=lambda r: (-r.mape, r.accelerator)))
 
-    def to_dict(self, *, by_accelerator: bool = False) -> dict[str, object]:
-        """The JSON object ``advisor model evaluate --json`` prints (NaN as null), with the
-        per-accelerator list when ``by_accelerator``."""
-        def clean(v: object) -> object:
-            return None if isinstance(v, float) and math.isnan(v) else v
-        out: dict[str, object] = {k: clean(getattr(self, k)) for k in (
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object ``advisor model evaluate --json`` prints (NaN as null; with
+        ``--by-accelerator`` it adds each of ``by_accelerator``'s ``to_dict``)."""
+        return {k: _json_number(getattr(self, k)) for k in (
             "n", "mape", "median_ape", "top1_pct", "mean_regret_pct", "coverage_pct")}
-        if by_accelerator:
-            out["by_accelerator"] = [{k: clean(v) for k, v in asdict(t).items()}
-                                     for t in self.by_accelerator]
-        return out
+
+
+def _json_number(value: object) -> object:
+    """None for NaN (no figure), which JSON cannot say; anything else as it is."""
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _positive(text: str, column: str, line: int, path: Path, *, fix: str) -> float:

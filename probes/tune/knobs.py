@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from pricing.records import Record
+from probes.errors import ProbeError
 from probes.vocabulary import DeviceKind, Precision
 
 __all__ = [
@@ -173,11 +175,13 @@ class WorkloadTraits:
 
 
 @dataclass(frozen=True)
-class StepConfig:
+class StepConfig(Record):
     """One configuration of the step: precision, per-device batch, memory format, compiler
     backend (None: eager), cuDNN convolution autotuning (``torch.backends.cudnn.benchmark``),
     cached batch or the real loader, and the loader's ``num_workers`` and ``pin_memory``
-    (None: as the entrypoint's loader has them)."""
+    (None: as the entrypoint's loader has them). It rides in a tune's JSON (a ``Record``)."""
+
+    _error = ProbeError
 
     precision: Precision
     batch_size: int
@@ -211,18 +215,6 @@ class StepConfig:
             knobs += [k for k, v in ((Knob.LOADER_WORKERS, self.num_workers),
                                      (Knob.PIN_MEMORY, self.pin_memory)) if v is not None]
         return ", ".join(self.setting(k) for k in knobs)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        data = asdict(self)
-        data["precision"] = str(self.precision)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> StepConfig:
-        """The configuration back from ``to_dict``."""
-        return cls(**{**data, "precision": Precision(data["precision"])})
-
 
 @dataclass(frozen=True)
 class Trial:

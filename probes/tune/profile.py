@@ -4,15 +4,17 @@
 next batch, moved to the device), forward, backward and optimizer are timed by the clock
 with a device sync between them, and the profiler's operator table gives the top
 operators by self time (device time on CUDA, CPU time elsewhere). ``StepProfile`` is plain
-data with a JSON round trip; torch is imported only by ``profile_steps``.
+data with a JSON round trip (``pricing.records.Record``); torch is imported only by ``profile_steps``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pricing.records import Record
+from probes.errors import ProbeError
 from probes.vocabulary import DeviceKind
 
 if TYPE_CHECKING:
@@ -36,9 +38,11 @@ class OperatorTime:
 
 
 @dataclass(frozen=True)
-class StepProfile:
+class StepProfile(Record):
     """Mean seconds per step of each phase over ``steps`` profiled steps of ``setting``,
     and the top operators; ``operator_time`` says which time ranks them."""
+
+    _error = ProbeError
 
     setting: str
     steps: int
@@ -59,17 +63,6 @@ class StepProfile:
         step took no measurable time)."""
         total = sum(seconds for _, seconds in self.phases()) or 1.0
         return tuple((name, seconds, seconds / total) for name, seconds in self.phases())
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> StepProfile:
-        """The profile back from ``to_dict``."""
-        ops = tuple(OperatorTime(**op) for op in data["top_operators"])
-        return cls(**{**data, "top_operators": ops})
-
 
 def _operators(prof: Any, *, on_device: bool, steps: int, top: int) -> tuple[OperatorTime, ...]:
     events = []

@@ -1,18 +1,19 @@
 """What a tune measured: one row per configuration, the knobs skipped, the step profile.
 
-Plain records with a JSON round trip (they ride inside ``ProbeResult.tuning``) and the pure
-rules that read them: which trial beats the baseline beyond the noise, which settings
-the best combination takes, and which measured configuration counts as the tuned one.
+Plain records with a JSON round trip (``pricing.records.Record``; they ride inside
+``ProbeResult.tuning``) and the pure rules that read them: which trial beats the baseline
+beyond the noise, which settings the best combination takes, and which measured
+configuration counts as the tuned one.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from pricing import samples_per_usd
+from pricing.records import Record
+from probes.errors import ProbeError
 from probes.tune.knobs import Knob, Skipped, StepConfig, knob_spec
 from probes.tune.profile import StepProfile
 
@@ -41,7 +42,7 @@ class RowStatus(enum.StrEnum):
 
 
 @dataclass(frozen=True)
-class TuneRow:
+class TuneRow(Record):
     """One configuration and what it measured.
 
     ``setting`` is the change in words (``bf16``, ``num_workers=4``, the combination's
@@ -51,6 +52,8 @@ class TuneRow:
     or batch than the spec, so it needs a convergence check before anyone trains with it.
     ``note`` says why a row was not measured, failed, or what it held back.
     """
+
+    _error = ProbeError
 
     kind: RowKind
     knob: Knob | None
@@ -83,21 +86,6 @@ class TuneRow:
         if self.samples_per_second is None or price_usd_per_hour <= 0:
             return None
         return samples_per_usd(self.samples_per_second, price_usd_per_hour)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        data = asdict(self)
-        data.update(kind=str(self.kind), knob=str(self.knob) if self.knob else None,
-                    status=str(self.status), config=self.config.to_dict())
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TuneRow:
-        """The row back from ``to_dict``."""
-        return cls(**{**data, "kind": RowKind(data["kind"]),
-                      "knob": Knob(data["knob"]) if data.get("knob") else None,
-                      "status": RowStatus(data["status"]),
-                      "config": StepConfig.from_dict(data["config"])})
 
 
 def beats(row: TuneRow, baseline: TuneRow) -> bool:
@@ -134,11 +122,13 @@ def chosen_settings(rows: tuple[TuneRow, ...]) -> dict[Knob, StepConfig]:
 
 
 @dataclass(frozen=True)
-class TuneReport:
+class TuneReport(Record):
     """A tune of one probe: ``rows`` (the baseline first), the knobs that do not apply and
     why, whether numerics-changing settings were allowed into combinations, the box it ran
     in and how long it took, and the profile of the tuned configuration (None: no time or
     the profiler failed)."""
+
+    _error = ProbeError
 
     rows: tuple[TuneRow, ...]
     skipped: tuple[Skipped, ...]
@@ -195,21 +185,3 @@ class TuneReport:
             return None
         best = max(rows, key=lambda r: r.samples_per_second or 0.0)
         return max(r.config.batch_size for r in rows), best.config.batch_size
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {"rows": [r.to_dict() for r in self.rows],
-                "skipped": [{"knob": str(s.knob), "reason": s.reason} for s in self.skipped],
-                "allow_numerics": self.allow_numerics, "time_box_s": self.time_box_s,
-                "elapsed_s": self.elapsed_s,
-                "profile": self.profile.to_dict() if self.profile else None}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TuneReport:
-        """The report back from ``to_dict``."""
-        profile = data.get("profile")
-        return cls(rows=tuple(TuneRow.from_dict(r) for r in data["rows"]),
-                   skipped=tuple(Skipped(Knob(s["knob"]), s["reason"]) for s in data["skipped"]),
-                   allow_numerics=bool(data["allow_numerics"]),
-                   time_box_s=float(data["time_box_s"]), elapsed_s=float(data["elapsed_s"]),
-                   profile=StepProfile.from_dict(profile) if profile else None)

@@ -46,7 +46,7 @@ def _features() -> dict[str, WorkloadFeatures]:
     return {key: WorkloadFeatures(
         precision=Precision(item["precision"]), flops_per_sample=item["flops_per_sample"],
         conv_flops_fraction=item["conv_flops_fraction"], params=item["params"],
-        name=Path(item["spec"]).stem, op_mix=OpMix.from_json(item["op_mix"]),
+        name=Path(item["spec"]).stem, op_mix=OpMix.from_dict(item["op_mix"]),
         batch_size_per_device=item["batch_size_per_device"]) for key, item in data.items()}
 
 
@@ -168,7 +168,7 @@ def _write_features() -> None:
                 "flops_per_sample": profile.flops_per_sample,
                 "conv_flops_fraction": profile.conv_flops_fraction, "params": profile.params,
                 "batch_size_per_device": spec.batch_size,
-                "op_mix": op_mix_for_spec(spec).to_json()}
+                "op_mix": op_mix_for_spec(spec).to_dict()}
     FEATURES_JSON.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
 
 

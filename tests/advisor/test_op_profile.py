@@ -111,4 +111,4 @@ def test_at_batch_shares_per_step_work_and_round_trips_json() -> None:
     costs = {c.op_class: c for c in mix.at_batch(4)}
     assert costs[OpClass.OPTIMIZER].bytes_moved == 2.0
     assert costs[OpClass.MATMUL].flops == 10.0
-    assert OpMix.from_json(mix.to_json()) == mix
+    assert OpMix.from_dict(mix.to_dict()) == mix

@@ -26,7 +26,7 @@ def _features(key: str) -> WorkloadFeatures:
     return WorkloadFeatures(precision=Precision(item["precision"]),
                             flops_per_sample=item["flops_per_sample"],
                             conv_flops_fraction=item["conv_flops_fraction"],
-                            params=item["params"], op_mix=OpMix.from_json(item["op_mix"]),
+                            params=item["params"], op_mix=OpMix.from_dict(item["op_mix"]),
                             batch_size_per_device=item["batch_size_per_device"])
 
 

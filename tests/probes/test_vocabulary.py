@@ -9,8 +9,9 @@ from probe_helpers import make_request, ok_result
 
 from probes.errors import ProbeError
 from probes.models import BUILTIN, BUILTIN_MODELS, OPTIONS
-from probes.types import ProbeResult, recipe_from_dict, recipe_to_dict
+from probes.types import ProbeResult
 from probes.vocabulary import ENTRYPOINT_PATTERN, DeviceKind, Precision
+from probes.workload import WorkloadRecipe
 
 
 def test_advisor_spec_and_the_knobs_use_the_one_precision() -> None:
@@ -27,15 +28,15 @@ def test_precision_fields_are_the_enum_and_serialize_as_the_same_strings() -> No
     assert result.precision is Precision.FP32
     assert request.recipe.precision is Precision.FP32
     assert json.loads(result.to_json())["precision"] == "fp32"
-    assert recipe_to_dict(request.recipe)["precision"] == "fp32"
-    assert recipe_from_dict({**recipe_to_dict(request.recipe), "precision": "bf16"}).precision \
+    assert request.recipe.to_dict()["precision"] == "fp32"
+    assert WorkloadRecipe.from_dict({**request.recipe.to_dict(), "precision": "bf16"}).precision \
         is Precision.BF16
     assert ProbeResult.from_json(result.to_json()).precision is Precision.FP32
 
 
 def test_a_recipe_with_an_unknown_precision_names_the_field() -> None:
     with pytest.raises(ProbeError, match="precision 'fp8' is not one of fp32, tf32, bf16, fp16"):
-        recipe_from_dict({**recipe_to_dict(make_request().recipe), "precision": "fp8"})
+        WorkloadRecipe.from_dict({**make_request().recipe.to_dict(), "precision": "fp8"})
 
 
 def test_builtin_names_are_the_option_tables_and_the_builders() -> None:

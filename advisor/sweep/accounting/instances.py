@@ -20,10 +20,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from advisor.errors import AdvisorError, NoFeasibleOffer
 from advisor.sweep.spec.sweep_spec import SweepSpec
@@ -37,6 +36,7 @@ from pricing import (
     shipped_catalog,
 )
 from pricing.billing import BillingRule, billing_rule, usd
+from pricing.records import Record
 from pricing.types import Cloud
 
 __all__ = ["SWEEP_CLOUDS", "InstanceChoice", "WorkerInstance", "find_offer", "overhead_usd",
@@ -46,11 +46,14 @@ SWEEP_CLOUDS = (Cloud.AWS,)  # the clouds sweep workers are launched on (advisor
 
 
 @dataclass(frozen=True)
-class WorkerInstance:
+class WorkerInstance(Record):
     """One launched worker: its instance, offer and price, and when it ran (Unix seconds).
 
-    ``ended_at_s`` is None while the instance runs (it accrues until ``now_s``).
+    ``ended_at_s`` is None while the instance runs (it accrues until ``now_s``). Stored on
+    the study as its fields' plain values (a ``Record``).
     """
+
+    _error = AdvisorError
 
     worker_id: str
     instance_id: str
@@ -84,20 +87,6 @@ class WorkerInstance:
     def billed_usd(self, now_s: float) -> float:
         """Dollars the cloud bills for the instance so far."""
         return usd(self.billed_s(now_s), self.price_usd_per_hour)
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain values, as stored on the study."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> WorkerInstance:
-        """The record ``to_json`` wrote."""
-        ended = data.get("ended_at_s")
-        return cls(worker_id=str(data["worker_id"]), instance_id=str(data["instance_id"]),
-                   offer_key=str(data["offer_key"]),
-                   price_usd_per_hour=float(data["price_usd_per_hour"]),
-                   launched_at_s=float(data["launched_at_s"]),
-                   ended_at_s=None if ended is None else float(ended))
 
 
 def overhead_usd(instances: Iterable[WorkerInstance], trial_usd_by_worker: Mapping[str, float],

@@ -168,7 +168,7 @@ def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 
     with rdb.engine.connect() as conn:
         groups = conn.execute(grouped).all()
         loose = conn.execute(uncosted).all()
-        instances = [WorkerInstance.from_json(json.loads(v)) for v in conn.execute(recorded)
+        instances = [WorkerInstance.from_json(v) for v in conn.execute(recorded)
                      .scalars()]
         by_worker = _rdb_usd_by_worker(conn, where, price_usd_per_hour, share,
                                        now) if instances else {}

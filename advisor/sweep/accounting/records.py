@@ -11,11 +11,13 @@ studies written by earlier versions stay readable. Optuna is not imported here a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from advisor.errors import AdvisorError
 from advisor.sweep.accounting.instances import WorkerInstance
 from advisor.sweep.spec.outcomes import StopKind, StopReason, render_stop_reason
 from advisor.sweep.spec.sweep_spec import CleanupSpec, CleanupState, Distribution, ParamSpec
@@ -73,7 +75,7 @@ ARTIFACTS_URL_ATTR = "advisor:artifacts_url"
 MAX_USD_ATTR = "advisor:max_usd"
 CAPTURED_ATTR = "advisor:prices_captured_at"
 STOP_REASON_ATTR = "advisor:stop_reason"  # the sentence, as every version stored it
-STOP_ATTR = "advisor:stop"  # the kind and figures (StopReason.to_json)
+STOP_ATTR = "advisor:stop"  # the kind and figures (StopReason.to_dict)
 INSTANCE_ATTR_PREFIX = "advisor:worker_instance:"  # + worker id: a WorkerInstance, as JSON
 CLEANED_PREFIX = "advisor:cleaned:"  # + artifact id: the bytes its deletion freed
 # trial attributes
@@ -174,28 +176,30 @@ def write_settings(study: optuna.Study, settings: StudySettings) -> None:
 
 def write_stop(study: optuna.Study, reason: StopReason) -> None:
     """Record why the sweep stopped: its kind and figures, and the sentence older readers show."""
-    study.set_user_attr(STOP_ATTR, reason.to_json())
+    study.set_user_attr(STOP_ATTR, reason.to_dict())
     study.set_user_attr(STOP_REASON_ATTR, render_stop_reason(reason))
 
 
 def read_stop(attrs: Mapping[str, Any]) -> StopReason | None:
-    """Why the sweep last stopped (a study of an older version: its sentence, as recorded)."""
-    reason = StopReason.from_json(attrs.get(STOP_ATTR))
-    if reason is not None:
-        return reason
+    """Why the sweep last stopped (a study of an older version: its sentence, as recorded;
+    a kind this version does not know: the sentence too)."""
+    raw = attrs.get(STOP_ATTR)
+    if isinstance(raw, dict):
+        with contextlib.suppress(AdvisorError):  # a newer version's kind: its sentence says it
+            return StopReason.from_dict(raw)
     text = attrs.get(STOP_REASON_ATTR)
     return StopReason(StopKind.RECORDED, text=text) if isinstance(text, str) and text else None
 
 
 def instances_of(attrs: Mapping[str, Any]) -> list[WorkerInstance]:
     """The worker instances recorded among a study's user attributes, by worker id."""
-    return [WorkerInstance.from_json(value) for key, value in sorted(attrs.items())
+    return [WorkerInstance.from_dict(value) for key, value in sorted(attrs.items())
             if key.startswith(INSTANCE_ATTR_PREFIX) and isinstance(value, dict)]
 
 
 def record_instance(study: optuna.Study, instance: WorkerInstance) -> None:
     """Store (or update) the record of a launched worker instance on the study."""
-    study.set_user_attr(INSTANCE_ATTR_PREFIX + instance.worker_id, instance.to_json())
+    study.set_user_attr(INSTANCE_ATTR_PREFIX + instance.worker_id, instance.to_dict())
 
 
 def cleaned_bytes(attrs: Mapping[str, Any]) -> dict[str, int]:

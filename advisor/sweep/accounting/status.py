@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from advisor.errors import AdvisorError
 from advisor.sweep.accounting.budget import cost_of
 from advisor.sweep.accounting.instances import overhead_usd
 from advisor.sweep.accounting.ledger import usd_by_worker
@@ -34,6 +35,7 @@ from advisor.sweep.accounting.records import (
 )
 from advisor.sweep.accounting.timestamps import frozen_moment
 from advisor.sweep.spec.outcomes import TrialStatus, render_stop_reason
+from pricing.records import JsonView, Record
 
 if TYPE_CHECKING:
     import optuna
@@ -73,7 +75,7 @@ class TrialCost:
 
 
 @dataclass(frozen=True)
-class SweepStatus:
+class SweepStatus(JsonView):
     """A sweep's progress and spend, with every trial's cost; ``to_json()`` gives plain types
     for ``--json`` (the totals, not the trials).
 
@@ -163,8 +165,9 @@ class SweepStatus:
         best = self.best_trial()
         return {} if best is None else dict(best.params)
 
-    def to_json(self) -> dict[str, Any]:
-        """The totals as JSON-able plain types (dollars to the micro-dollar)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The totals as JSON-able plain types (dollars to the micro-dollar): the ``--json``
+        of ``advisor sweep status``, without the trials."""
         best = self.best_trial()
         return {
             "study": self.study, "direction": self.direction, "instance": self.instance,
@@ -255,9 +258,12 @@ def sweep_status(study: optuna.Study, *, now_s: float | None = None,
 
 
 @dataclass(frozen=True)
-class StudyListing:
+class StudyListing(Record):
     """One study of a storage as ``advisor sweep status`` with no name lists it: its trials
-    (in all, and by state) and ``spent_usd`` as :class:`SweepStatus` counts it."""
+    (in all, and by state) and ``spent_usd`` as :class:`SweepStatus` counts it. Its
+    ``--json`` is every field (a ``Record``)."""
+
+    _error = AdvisorError
 
     study: str
     direction: str
@@ -266,12 +272,6 @@ class StudyListing:
     spent_usd: float
     instance: str
     stop_reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-able dict of every field."""
-        return {"study": self.study, "direction": self.direction, "trials": self.trials,
-                "trials_by_state": dict(self.trials_by_state), "spent_usd": self.spent_usd,
-                "instance": self.instance, "stop_reason": self.stop_reason}
 
 
 def study_listing(study: optuna.Study) -> StudyListing:

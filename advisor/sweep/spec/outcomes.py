@@ -10,8 +10,12 @@ that turns it into a sentence; nothing reads a sentence back. Pure values, no Op
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Self
+
+from advisor.errors import AdvisorError
+from pricing.records import Record
 
 __all__ = ["StopKind", "StopReason", "TrialStatus", "render_stop_reason"]
 
@@ -79,11 +83,13 @@ class StopKind(enum.Enum):
 
 
 @dataclass(frozen=True)
-class StopReason:
+class StopReason(Record):
     """A stop reason with its figures: trial counts, hours, dollars (USD), seconds.
 
     Only the figures its kind's template names are meaningful; the others stay at zero.
     """
+
+    _error = AdvisorError
 
     kind: StopKind
     trials: int = 0
@@ -102,8 +108,9 @@ class StopReason:
         """True when the sweep stopped because its trials kept failing."""
         return self.kind.failure
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON: the kind's key and the figures that differ from zero."""
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON, as the study stores it: the kind's key and the figures that differ
+        from their defaults."""
         out: dict[str, Any] = {"kind": self.kind.key}
         for f in fields(self)[1:]:
             value = getattr(self, f.name)
@@ -112,16 +119,16 @@ class StopReason:
         return out
 
     @classmethod
-    def from_json(cls, raw: object) -> StopReason | None:
-        """The reason ``to_json`` wrote (None when ``raw`` is not one)."""
-        if not isinstance(raw, dict):
-            return None
-        kind = StopKind.of_key(str(raw.get("kind", "")))
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The reason ``to_dict`` wrote; figures it does not know (a newer version's) are
+        left out. Raises AdvisorError naming an unknown kind or a figure of the wrong type."""
+        raw = data.get("kind") if isinstance(data, Mapping) else data
+        kind = StopKind.of_key(raw) if isinstance(raw, str) else None
         if kind is None:
-            return None
-        known = {f.name: f.type for f in fields(cls)[1:]}
-        figures = {k: v for k, v in raw.items() if k in known}
-        return cls(kind, **figures)
+            raise AdvisorError(f"{cls.record_name()}: bad JSON (kind {raw!r} is not one of "
+                               f"{', '.join(k.key for k in StopKind)})")
+        figures = {f.name for f in fields(cls)[1:]}
+        return super().from_dict({k: v for k, v in data.items() if k in figures} | {"kind": kind})
 
 
 def render_stop_reason(reason: StopReason) -> str:

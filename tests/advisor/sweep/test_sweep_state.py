@@ -131,7 +131,7 @@ def test_every_stop_reason_renders_without_placeholders_and_round_trips(kind: St
     reason = SAMPLES[kind]
     text = render_stop_reason(reason)
     assert text and "{" not in text and "}" not in text
-    assert StopReason.from_json(reason.to_json()) == reason
+    assert StopReason.from_dict(reason.to_dict()) == reason
 
 
 def test_stop_reasons_read_as_before() -> None:

@@ -48,7 +48,7 @@ def test_status_sums_by_state_and_is_json() -> None:
     assert status.spent_usd == 7.0
     assert status.saved_by_pruning_usd == pytest.approx(3.0)
     assert status.best_value == 0.25 and status.best_params == {"x": 1.0}
-    assert json.loads(json.dumps(status.to_json()))["price_usd_per_hour"] == 1.5
+    assert json.loads(json.dumps(status.to_dict()))["price_usd_per_hour"] == 1.5
 
 
 def test_status_costs_each_trial_once(monkeypatch: pytest.MonkeyPatch) -> None:
