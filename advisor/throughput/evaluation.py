@@ -13,8 +13,6 @@ only, never on the held-out workload).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import random
 import statistics
@@ -25,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor._fields import decode_utf8
+from advisor._tables import Table, TableSyntaxError, first_failure, numbers, read_table
 from advisor.errors import AdvisorError
 from advisor.throughput._tiers import BENCH_GENERATION
 from advisor.throughput.estimate import Measurement, ThroughputModel, WorkloadFeatures
@@ -139,33 +138,62 @@ def _json_number(value: object) -> object:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def _positive(text: str, column: str, line: int, path: Path, *, fix: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise AdvisorError(f"{path}:{line}: column {column} must be a positive number, got "
-                           f"{text!r}; {fix}")
-    return value
+def _positive(cells: Sequence[str]) -> list[bool]:
+    """Per cell: does it fail to read as a finite number above zero (as ``float`` reads)?"""
+    values, _ = numbers(cells)
+    return [not (math.isfinite(v) and v > 0) for v in values]
 
 
-def _bench_row(raw: Mapping[str | None, str | None], accelerators: Mapping[str, AcceleratorSpec],
-               *, line: int, path: Path) -> BenchRow:
-    row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
-    if not row["workload"]:
-        raise AdvisorError(f"{path}:{line}: column workload is empty; name the workload")
-    try:
-        name = canonical_accelerator_name(row["accelerator"], accelerators)
-    except PricingError as exc:
-        raise AdvisorError(f"{path}:{line}: column accelerator: {exc}; use a name from "
-                           "'advisor pricing list' (e.g. A100-40GB-SXM, H100, T4)") from exc
-    sps = _positive(row["throughput_samples_per_s"], "throughput_samples_per_s", line,
-                    path, fix="give measured samples per second")
-    price = row.get(PRICE_COLUMN, "")
-    return BenchRow(row["workload"], name, sps, _positive(
-        price, PRICE_COLUMN, line, path, fix="give USD per hour or leave it empty")
-        if price else None)
+def _canonical_names(cells: Sequence[str], accelerators: Mapping[str, AcceleratorSpec]
+                     ) -> dict[str, str | PricingError]:
+    """Each distinct accelerator cell -> its catalog name, or why it has none."""
+    names: dict[str, str | PricingError] = {}
+    for cell in dict.fromkeys(cells):
+        try:
+            names[cell] = canonical_accelerator_name(cell, accelerators)
+        except PricingError as exc:
+            names[cell] = exc
+    return names
+
+
+def _bench_rows(table: Table, accelerators: Mapping[str, AcceleratorSpec], *,
+               path: Path) -> list[BenchRow]:
+    """The table's rows, checked column by column; AdvisorError names the first bad line as a
+    row-by-row check would (workload, accelerator, throughput, then price)."""
+    frame = table.frame.rename(columns=str.strip)
+    cells = {c: [v.strip() for v in frame[c].tolist()] for c in frame.columns
+             if c in (*REQUIRED_COLUMNS, PRICE_COLUMN)}
+    workload, accelerator = cells["workload"], cells["accelerator"]
+    sps = cells["throughput_samples_per_s"]
+    price = cells.get(PRICE_COLUMN, [""] * len(sps))
+    names = _canonical_names(accelerator, accelerators)
+    fix = {"throughput_samples_per_s": "give measured samples per second",
+           PRICE_COLUMN: "give USD per hour or leave it empty"}
+
+    def at(row: int) -> str:
+        return f"{path}:{table.lines[row]}"
+
+    def positive(column: str, column_cells: Sequence[str]) -> Callable[[int], AdvisorError]:
+        return lambda row: AdvisorError(
+            f"{at(row)}: column {column} must be a positive number, got "
+            f"{column_cells[row]!r}; {fix[column]}")
+
+    def unknown(row: int) -> AdvisorError:
+        return AdvisorError(f"{at(row)}: column accelerator: {names[accelerator[row]]}; use a "
+                            "name from 'advisor pricing list' (e.g. A100-40GB-SXM, H100, T4)")
+
+    error = first_failure([
+        ([not w for w in workload],
+         lambda row: AdvisorError(f"{at(row)}: column workload is empty; name the workload")),
+        ([isinstance(names[a], PricingError) for a in accelerator], unknown),
+        (_positive(sps), positive("throughput_samples_per_s", sps)),
+        ([bool(p) and bad for p, bad in zip(price, _positive(price), strict=True)],
+         positive(PRICE_COLUMN, price)),
+    ])
+    if error is not None:
+        raise error
+    return [BenchRow(w, str(names[a]), float(s), float(p) if p else None)
+            for w, a, s, p in zip(workload, accelerator, sps, price, strict=True)]
 
 
 def read_bench(path: Path, accelerators: Mapping[str, AcceleratorSpec]) -> list[BenchRow]:
@@ -179,17 +207,18 @@ def read_bench(path: Path, accelerators: Mapping[str, AcceleratorSpec]) -> list[
         text = decode_utf8(data)  # Excel's "CSV UTF-8" starts with a byte-order mark
     except ValueError as exc:
         raise AdvisorError(f"{path}: {exc}") from exc
-    reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
-        columns = [c.strip() for c in reader.fieldnames or []]
-        missing = [c for c in REQUIRED_COLUMNS if c not in columns]
-        if missing:
-            raise AdvisorError(f"{path}: missing column {missing[0]}; the header needs "
-                               f"{', '.join(REQUIRED_COLUMNS)} (optional {PRICE_COLUMN})")
-        rows = [_bench_row(raw, accelerators, line=reader.line_num, path=path) for raw in reader]
-    except csv.Error as exc:
-        raise AdvisorError(f"{path}:{reader.line_num}: not valid CSV ({exc}); fix the quoting "
-                           "of that line") from exc
+        table = read_table(text)
+    except TableSyntaxError as exc:
+        where = f"{path}:{exc.line}" if exc.line is not None else str(path)
+        raise AdvisorError(f"{where}: not valid CSV ({exc.detail}); fix the quoting of that "
+                           "line") from exc
+    columns = [c.strip() for c in table.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if missing:
+        raise AdvisorError(f"{path}: missing column {missing[0]}; the header needs "
+                           f"{', '.join(REQUIRED_COLUMNS)} (optional {PRICE_COLUMN})")
+    rows = _bench_rows(table, accelerators, path=path)
     if not rows:
         raise AdvisorError(f"{path}: no rows; add one row per (workload, accelerator)")
     return rows
