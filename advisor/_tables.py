@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Table", "TableSyntaxError", "first_failure", "numbers", "read_table"]
+__all__ = ["Check", "Table", "TableSyntaxError", "first_failure", "numbers", "read_table"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _PARSER_LINE = re.compile(r"\bline (\d+)\b")

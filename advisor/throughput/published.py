@@ -10,7 +10,6 @@ table) and ``stack``: ``relative_throughput`` gives those ratios.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -18,8 +17,8 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import TypeVar
 
+from advisor._tables import Check, Table, TableSyntaxError, first_failure, numbers, read_table
 from advisor.errors import AdvisorError
 
 __all__ = [
@@ -31,8 +30,6 @@ __all__ = [
     "load_published",
     "relative_throughput",
 ]
-
-_E = TypeVar("_E", bound=Enum)
 
 PUBLISHED_CSV = Path(__file__).parent.parent / "data" / "published_training.csv"
 
@@ -106,46 +103,57 @@ def _fail(path: Path, line: int, problem: str) -> AdvisorError:
     return AdvisorError(f"{path.name} line {line}: {problem}")
 
 
-def _positive(path: Path, line: int, name: str, text: str) -> float:
-    try:
-        number = float(text)
-    except ValueError:
-        raise _fail(path, line, f"{name} {text!r} is not a number") from None
-    if not math.isfinite(number) or number <= 0:
-        raise _fail(path, line, f"{name} {text!r} must be a finite number above zero")
-    return number
+def _number_checks(path: Path, name: str, cells: Sequence[str], lines: Sequence[int], *,
+                   when: Sequence[bool] | None = None) -> list[Check]:
+    """A column of numbers: each must read (else "is not a number") and be finite and above
+    zero; ``when`` limits the checks to some rows (None: all)."""
+    values, parsed = numbers(cells)
+    wanted = when or [True] * len(cells)
+    return [
+        ([w and not ok for w, ok in zip(wanted, parsed, strict=True)],
+         lambda i: _fail(path, lines[i], f"{name} {cells[i]!r} is not a number")),
+        ([w and not (math.isfinite(v) and v > 0) for w, v in zip(wanted, values, strict=True)],
+         lambda i: _fail(path, lines[i], f"{name} {cells[i]!r} must be a finite number above "
+                         "zero")),
+    ]
 
 
-def _choice(path: Path, line: int, name: str, text: str, kind: type[_E]) -> _E:
-    try:
-        return kind(text)
-    except ValueError:
-        known = ", ".join(str(member.value) for member in kind)
-        raise _fail(path, line, f"{name} {text!r} is not one of: {known}") from None
+def _choice_check(path: Path, name: str, cells: Sequence[str], lines: Sequence[int],
+                  kind: type[Enum]) -> Check:
+    values = {str(member.value) for member in kind}
+    known = ", ".join(str(member.value) for member in kind)
+    return ([cell not in values for cell in cells],
+            lambda i: _fail(path, lines[i], f"{name} {cells[i]!r} is not one of: {known}"))
 
 
-def _parse(path: Path, line: int, raw: Mapping[str, str],
-           accelerators: Iterable[str]) -> PublishedRow:
-    if raw["accelerator"] not in accelerators:
-        raise _fail(path, line, f"accelerator {raw['accelerator']!r} is not in the shipped "
-                    "catalog (pricing/data/accelerators.csv); use the catalog's name")
-    chips = _positive(path, line, "chips", raw["chips"])
-    if chips != int(chips):
-        raise _fail(path, line, f"chips {raw['chips']!r} must be a whole number")
-    for name in ("workload", "precision", "suite", "source", "captured"):
-        if not raw[name].strip():
-            raise _fail(path, line, f"{name} is empty; every row names its {name}")
-    batch = raw["batch_per_chip"].strip()
-    return PublishedRow(
-        line=line, accelerator=raw["accelerator"], chips=int(chips), workload=raw["workload"],
-        precision=raw["precision"],
-        batch_per_chip=_positive(path, line, "batch_per_chip", batch) if batch else None,
-        framework=raw["framework"], stack=_choice(path, line, "stack", raw["stack"], Stack),
-        suite=raw["suite"], value=_positive(path, line, "value", raw["value"]),
-        unit=_choice(path, line, "unit", raw["unit"], ThroughputUnit),
-        samples_per_second_per_chip=_positive(path, line, "samples_per_second_per_chip",
-                                              raw["samples_per_second_per_chip"]),
-        source=raw["source"].strip(), captured=raw["captured"], notes=raw["notes"])
+def _check(path: Path, table: Table, accelerators: Collection[str]) -> None:
+    """Raise AdvisorError for the first bad line, checks in a row's reading order."""
+    lines = range(2, len(table.lines) + 2)  # rows as records: the first is line 2
+    cell = {c: table.cells(c) for c in _COLUMNS}
+    chips, _ = numbers(cell["chips"])
+    batch = [b.strip() for b in cell["batch_per_chip"]]
+    checks: list[Check] = [
+        ([a not in accelerators for a in cell["accelerator"]],
+         lambda i: _fail(path, lines[i], f"accelerator {cell['accelerator'][i]!r} is not in the "
+                         "shipped catalog (pricing/data/accelerators.csv); use the catalog's "
+                         "name")),
+        *_number_checks(path, "chips", cell["chips"], lines),
+        ([c != int(c) if math.isfinite(c) else False for c in chips],
+         lambda i: _fail(path, lines[i], f"chips {cell['chips'][i]!r} must be a whole number")),
+        *[([not text.strip() for text in cell[name]],
+           lambda i, name=name: _fail(path, lines[i], f"{name} is empty; every row names its "
+                                      f"{name}"))
+          for name in ("workload", "precision", "suite", "source", "captured")],
+        *_number_checks(path, "batch_per_chip", batch, lines, when=[bool(b) for b in batch]),
+        _choice_check(path, "stack", cell["stack"], lines, Stack),
+        *_number_checks(path, "value", cell["value"], lines),
+        _choice_check(path, "unit", cell["unit"], lines, ThroughputUnit),
+        *_number_checks(path, "samples_per_second_per_chip",
+                        cell["samples_per_second_per_chip"], lines),
+    ]
+    error = first_failure(checks)
+    if error is not None:
+        raise error
 
 
 def load_published(path: Path = PUBLISHED_CSV, *,
@@ -159,14 +167,25 @@ def load_published(path: Path = PUBLISHED_CSV, *,
 
 @cache
 def _load(path: Path, known: frozenset[str]) -> tuple[PublishedRow, ...]:
-    with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in _COLUMNS if c not in (reader.fieldnames or ())]
-        if missing:
-            raise AdvisorError(f"{path.name}: missing column(s) {', '.join(missing)}")
-        # line numbers count the header as line 1, as an editor shows them
-        return tuple(_parse(path, number, raw, known)
-                     for number, raw in enumerate(reader, start=2))
+    try:
+        table = read_table(path.read_text())
+    except TableSyntaxError as exc:
+        raise AdvisorError(f"{path.name} line {exc.line}: not valid CSV ({exc.detail})") from exc
+    missing = [c for c in _COLUMNS if c not in table.columns]
+    if missing:
+        raise AdvisorError(f"{path.name}: missing column(s) {', '.join(missing)}")
+    _check(path, table, known)
+    # line numbers count the header as line 1, as an editor shows them
+    return tuple(
+        PublishedRow(
+            line=line, accelerator=r["accelerator"], chips=int(float(r["chips"])),
+            workload=r["workload"], precision=r["precision"],
+            batch_per_chip=float(r["batch_per_chip"]) if r["batch_per_chip"].strip() else None,
+            framework=r["framework"], stack=Stack(r["stack"]), suite=r["suite"],
+            value=float(r["value"]), unit=ThroughputUnit(r["unit"]),
+            samples_per_second_per_chip=float(r["samples_per_second_per_chip"]),
+            source=r["source"].strip(), captured=r["captured"], notes=r["notes"])
+        for line, r in enumerate(table.frame[list(_COLUMNS)].to_dict("records"), start=2))
 
 
 def _catalog_names() -> frozenset[str]:

@@ -6,10 +6,14 @@ Rows come from the public Lambda benchmark tables (``advisor/data/reference_thro
 
 from __future__ import annotations
 
-import csv
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from advisor._tables import Table, TableSyntaxError, first_failure, numbers, read_table
+from advisor.errors import AdvisorError
 
 __all__ = [
     "REFERENCE_CONV_FLOPS_FRACTION",
@@ -59,17 +63,59 @@ class ReferenceRow:
     sample_unit: str
 
 
+_COLUMNS = ("generation", "model", "precision", "accelerator", "accelerator_count",
+            "batch_size_per_accelerator", "samples_per_second", "sample_unit")
+
+
+def _whole(cells: list[str]) -> list[bool]:
+    """Per cell: does ``int`` refuse it?"""
+    failed = []
+    for cell in cells:
+        try:
+            int(cell)
+            failed.append(False)
+        except ValueError:
+            failed.append(True)
+    return failed
+
+
+def _check(path: Path, table: Table) -> None:
+    """AdvisorError naming the first bad line (a row's columns in file order)."""
+    def fail(problem: Callable[[int], str]) -> Callable[[int], AdvisorError]:
+        return lambda i: AdvisorError(f"{path.name} line {table.lines[i]}: {problem(i)}")
+
+    counts, batches = table.cells("accelerator_count"), table.cells("batch_size_per_accelerator")
+    speeds = table.cells("samples_per_second")
+    values, parsed = numbers(speeds)
+    error = first_failure([
+        (_whole(counts), fail(lambda i: f"accelerator_count {counts[i]!r} is not a whole "
+                                        "number")),
+        (_whole(batches), fail(lambda i: f"batch_size_per_accelerator {batches[i]!r} is not a "
+                                         "whole number")),
+        ([not ok for ok in parsed], fail(lambda i: f"samples_per_second {speeds[i]!r} is not a "
+                                                   "number")),
+        ([not (math.isfinite(v) and v > 0) for v in values],
+         fail(lambda i: f"samples_per_second {speeds[i]!r} must be a finite number above zero")),
+    ])
+    if error is not None:
+        raise error
+
+
 @cache
 def load_reference(path: Path = REFERENCE_CSV) -> tuple[ReferenceRow, ...]:
-    """All shipped reference rows."""
-    with path.open(newline="") as handle:
-        return tuple(
-            ReferenceRow(
-                generation=row["generation"], model=row["model"], precision=row["precision"],
-                accelerator=row["accelerator"], accelerator_count=int(row["accelerator_count"]),
-                batch_size_per_accelerator=int(row["batch_size_per_accelerator"]),
-                samples_per_second=float(row["samples_per_second"]),
-                sample_unit=row["sample_unit"],
-            )
-            for row in csv.DictReader(handle)
-        )
+    """All shipped reference rows; AdvisorError (one line) names a missing column or the first
+    bad line."""
+    try:
+        table = read_table(path.read_text())
+    except TableSyntaxError as exc:
+        raise AdvisorError(f"{path.name} line {exc.line}: not valid CSV ({exc.detail})") from exc
+    missing = [c for c in _COLUMNS if c not in table.columns]
+    if missing:
+        raise AdvisorError(f"{path.name}: missing column(s) {', '.join(missing)}")
+    _check(path, table)
+    return tuple(
+        ReferenceRow(generation, model, precision, accelerator, int(count), int(batch),
+                     float(speed), unit)
+        for generation, model, precision, accelerator, count, batch, speed, unit
+        in table.frame[list(_COLUMNS)].itertuples(index=False, name=None)
+    )

@@ -51,3 +51,18 @@ def test_row_errors_count_physical_lines(tmp_path: Path) -> None:
     bench.write_text(HEADER + "a,T4,3\n\na,T4,0\n")  # a blank line before the bad row
     with pytest.raises(AdvisorError, match=r"bench.csv:4: column throughput_samples_per_s"):
         read_bench(bench, load_accelerators())
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a later row with a cell more than the header (an unquoted comma, most likely)
+    (HEADER + "a,T4,3\na,H100,1,5\n", "bench.csv:3: not valid CSV (Expected 3 fields in line 3"),
+    # a quote opened and never closed: the line the row starts on
+    (HEADER + "a,T4,3\n\"a,H100,1\n", "bench.csv:3: not valid CSV (EOF inside string"),
+], ids=["extra-cell", "open-quote"])
+def test_text_that_is_not_csv_is_one_line_naming_the_line(tmp_path: Path, text: str,
+                                                          expected: str) -> None:
+    bench = tmp_path / "bench.csv"
+    bench.write_text(text)
+    with pytest.raises(AdvisorError, match=re.escape(expected)) as info:
+        read_bench(bench, load_accelerators())
+    assert str(info.value).endswith("fix the quoting of that line")
