@@ -76,7 +76,7 @@ class TrialCost:
 
 @dataclass(frozen=True)
 class SweepStatus(JsonView):
-    """A sweep's progress and spend, with every trial's cost; ``to_json()`` gives plain types
+    """A sweep's progress and spend, with every trial's cost; ``to_dict()`` gives plain types
     for ``--json`` (the totals, not the trials).
 
     ``spent_usd`` is the ended trials' charges plus ``instance_overhead_usd``: the instance
