@@ -174,9 +174,9 @@ def run(sweep_yaml: str, workers: int | None, storage: str | None, launch: bool,
     one_here = not (as_json or launch) and (workers if workers is not None else spec.workers) == 1
     if one_here and _say_if_finished(spec, storage):  # a finished sweep: no heavy imports
         return
-    import optuna
+    from advisor.sweep import quiet_optuna_logging
 
-    optuna.logging.set_verbosity(optuna.logging.ERROR)  # failed trials: one line each, ours
+    quiet_optuna_logging()
     try:
         with _sweep_warnings_as_lines():
             outcome = _run(sweep_yaml, spec, workers=workers, storage=storage, launch=launch,
@@ -281,11 +281,9 @@ def worker(sweep_yaml: str, storage: str | None, as_json: bool) -> None:
     """
     import sys
 
-    import optuna
+    from advisor.sweep import load_sweep_spec, quiet_optuna_logging, run_worker
 
-    from advisor.sweep import load_sweep_spec, run_worker
-
-    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    quiet_optuna_logging()
     spec = load_sweep_spec(sweep_yaml)
     with _sweep_warnings_as_lines():
         if as_json:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         list_studies,
         load_status,
         load_sweep_report_data,
+        quiet_optuna_logging,
         sweep_report_data,
     )
     from advisor.sweep.spec.outcomes import StopKind, StopReason, TrialStatus, render_stop_reason
@@ -82,6 +83,7 @@ __all__ = [
     "open_study",
     "parse_sweep_spec",
     "plan_cleanup",
+    "quiet_optuna_logging",
     "render_stop_reason",
     "run_sweep",
     "run_worker",
@@ -107,7 +109,7 @@ _HOME = {
     "WorkerResult": "run.runner", "open_study": "run.runner", "run_worker": "run.runner",
     "cleanup_stored_study": "run.service", "list_studies": "run.service",
     "load_status": "run.service", "load_sweep_report_data": "run.service",
-    "sweep_report_data": "run.service",
+    "sweep_report_data": "run.service", "quiet_optuna_logging": "run.service",
     "StopKind": "spec.outcomes", "StopReason": "spec.outcomes", "TrialStatus": "spec.outcomes",
     "render_stop_reason": "spec.outcomes",
     "SweepSpec": "spec.sweep_spec", "load_sweep_spec": "spec.sweep_spec",

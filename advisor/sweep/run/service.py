@@ -26,7 +26,13 @@ from advisor.sweep.run.heartbeat import charge_stale_trial, fail_stale_trials, t
 
 __all__ = ["cleanup_stored_study", "list_studies", "load_status", "load_stored_study",
            "load_sweep_report_data", "open_stored_studies", "open_stored_study",
-           "sweep_report_data"]
+           "quiet_optuna_logging", "sweep_report_data"]
+
+
+def quiet_optuna_logging() -> None:
+    """Optuna logs errors only: the commands say what happened to each trial in one line of
+    their own (a failed trial, a stop), so Optuna's per-trial info lines would repeat them."""
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
 
 
 def _load(study_name: str, storage: optuna.storages.RDBStorage, url: str) -> optuna.Study:
