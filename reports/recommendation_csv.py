@@ -92,7 +92,7 @@ spot_discount_saved_usd      | USD               | the spot discount's share, ap
                                                    when pick and baseline are in one market)
 baseline_offer               |                   | the offer the saving is measured against
 compare_market               |                   | `same` (both sides on demand where one is spot) or `any`
-""")
+""", decimals=6)  # every figure to 6 decimals, so the file reads well and diffs stay stable
 
 COLUMNS = [c.name for c in COLUMN_DOCS]
 
@@ -105,14 +105,9 @@ _INTRO = ("One row per offer of an `advisor recommend` ranking: ranked offers fi
 _QUOTED_FIGURES = ("run_hours", "run_cost_usd")
 
 
-def _rounded(row: dict[str, Any]) -> dict[str, Any]:
-    """Floats rounded to 6 decimals so the file reads well and diffs stay stable."""
-    return {k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}
-
-
 def _ranked_row(rank: int, rank_by: str, est: CostEstimate, captured: str) -> dict[str, Any]:
-    return _rounded({"rank": rank, "rank_by": rank_by, "status": "ranked",
-                     "prices_captured_at": captured, **estimate_row(est)})
+    return {"rank": rank, "rank_by": rank_by, "status": "ranked", "prices_captured_at": captured,
+            **estimate_row(est)}
 
 
 def _saving_cells(saved: Savings | None) -> dict[str, Any]:
@@ -129,22 +124,23 @@ def _saving_cells(saved: Savings | None) -> dict[str, Any]:
 
 def recommendation_rows(rec: Recommendation, *,
                         saved: Savings | None = None) -> Iterator[dict[str, Any]]:
-    """The CSV rows as dicts keyed by :data:`COLUMNS` (missing keys are empty cells), made one
-    at a time as they are written; the top pick's row carries ``saved`` (its saving against the
+    """The CSV rows as dicts keyed by :data:`COLUMNS` (missing keys are empty cells; figures
+    unrounded: the writer rounds them as :data:`COLUMN_DOCS` says), made one at a time as they
+    are written; the top pick's row carries ``saved`` (its saving against the
     report's baseline) when given."""
     captured = rec.prices_captured_at.isoformat()
     for i, est in enumerate(rec.ranked, start=1):
         row = _ranked_row(i, str(rec.rank_by), est, captured)
-        yield {**row, **_rounded(_saving_cells(saved))} if i == 1 else row
+        yield {**row, **_saving_cells(saved)} if i == 1 else row
     for rej in rec.rejected:
-        yield _rounded({
+        yield {
             "status": "rejected", "prices_captured_at": captured,
             "accelerator_count": rej.offer.accelerator_count,
             "accelerator_memory_gib": rej.offer.accelerator_memory_gib,
             "price_observed_at": rej.offer.observed_at.isoformat(),
             "price_source": rej.offer.source, **rejection_row(rej),
             **{key: rej.figures[key] for key in _QUOTED_FIGURES if key in rej.figures},
-        })
+        }
 
 
 def write_recommendation_csv(rec: Recommendation, path: Path, *,

@@ -35,7 +35,7 @@ instance           |                   | offer the trials were charged at (`loca
 prices_captured_at | date (YYYY-MM-DD) | capture date of the price snapshot the instance price came from
                                          (empty when the study did not record it)
 params             | JSON              | the trial's hyper-parameters as a JSON object (sorted keys)
-""")
+""", decimals={"cost_usd": 8, "wall_s": 3})
 
 COLUMNS = [c.name for c in COLUMN_DOCS]
 
@@ -54,9 +54,9 @@ def _row(data: SweepStatus, t: TrialCost, best: int | None) -> dict[str, Any]:
         "study": data.study, "trial": t.number, "state": str(t.state),
         "objective_value": "" if t.value is None else t.value, "value_kind": kind,
         "is_best": "true" if t.number == best else "false",
-        "cost_usd": round(t.cost_usd, 8),
+        "cost_usd": t.cost_usd,
         "price_usd_per_hour": "" if t.price_usd_per_hour is None else t.price_usd_per_hour,
-        "wall_s": "" if t.wall_s is None else round(t.wall_s, 3),
+        "wall_s": "" if t.wall_s is None else t.wall_s,
         "started_at": _iso(t.started_at), "finished_at": _iso(t.finished_at),
         "steps_reported": t.steps_reported, "instance": data.instance,
         "prices_captured_at": data.prices_captured_at.isoformat()
@@ -66,7 +66,8 @@ def _row(data: SweepStatus, t: TrialCost, best: int | None) -> dict[str, Any]:
 
 
 def sweep_rows(data: SweepStatus) -> list[dict[str, Any]]:
-    """The CSV rows as dicts keyed by :data:`COLUMNS`, in trial order."""
+    """The CSV rows as dicts keyed by :data:`COLUMNS`, in trial order (figures unrounded: the
+    writer rounds them as :data:`COLUMN_DOCS` says)."""
     best = data.best_trial()
     number = best.number if best else None
     return [_row(data, t, number) for t in sorted(data.trials, key=lambda t: t.number)]

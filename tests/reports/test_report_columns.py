@@ -59,3 +59,35 @@ def test_write_csv_may_ignore_extra_keys(tmp_path: Path) -> None:
     path, _ = write_csv(tmp_path / "t.csv", column_table("a |  | first"), [{"a": 1, "z": 2}],
                         intro="", ignore_extra=True)
     assert path.read_text() == "a\n1\n"
+
+
+def test_the_writer_owns_decimals_and_cell_text(tmp_path: Path) -> None:
+    columns = column_table("n |  | count\nusd | USD | cost\ns | seconds | time\nnote |  | text",
+                           decimals={"usd": 2})
+    rows = [
+        {"n": 1, "usd": 2.675, "s": 9.477e-05, "note": 'say "hi", twice'},  # 2.675 is 2.67499...
+        {"n": 2, "usd": 0.125, "s": float("inf")},  # a tie rounds to even; no infinity written
+        {"usd": 1e17, "s": 1.0, "note": None},  # no exponent; None is an empty cell
+    ]
+    path, _ = write_csv(tmp_path / "t.csv", columns, rows, intro="")
+    assert path.read_text() == ('n,usd,s,note\n1,2.67,0.00009477,"say ""hi"", twice"\n'
+                                "2,0.12,,\n,100000000000000000,1.0,\n")
+
+
+def test_decimals_name_only_columns_that_exist() -> None:
+    with pytest.raises(ValueError, match="decimals for z: no such column"):
+        column_table("a |  | first", decimals={"z": 1})
+
+
+def test_write_csv_writes_the_header_once_over_many_chunks(tmp_path: Path) -> None:
+    rows = [{"a": i / 3} for i in range(5_001)]  # more rows than one chunk holds
+    path, _ = write_csv(tmp_path / "t.csv", column_table("a |  | x", decimals=3), rows,
+                        intro="")
+    lines = path.read_text().splitlines()
+    assert lines[:3] == ["a", "0.0", "0.333"] and len(lines) == 5_002
+    assert lines[-1] == "1666.667"
+
+
+def test_write_csv_with_no_rows_writes_the_header(tmp_path: Path) -> None:
+    path, _ = write_csv(tmp_path / "t.csv", column_table("a |  | x\nb |  | y"), [], intro="")
+    assert path.read_text() == "a,b\n"
