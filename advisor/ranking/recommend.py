@@ -168,12 +168,6 @@ def _portability_advice(records: Sequence[Portability], policy: PortabilityPolic
     return lines
 
 
-def _traced_operators(spec: WorkloadSpec) -> frozenset[str] | None:
-    from advisor.profiling.op_names import step_op_names
-
-    return step_op_names(spec)
-
-
 def _scaling_line(ranked: Sequence[CostEstimate], catalog: Catalog, model: ThroughputModel) -> str:
     """The fitted scaling efficiency of the best-ranked multi-device offer per interconnect."""
     examples: dict[str, str] = {}
@@ -230,16 +224,17 @@ def recommend(
     measured about memory on it (decides memory fit there); ``op_mix`` (the traced operator
     mix) lets offers with no probe be predicted from the operators' roofline; ``rank_by``
     picks the figure of samples per dollar that orders the offers; ``step_operators`` returns
-    the aten operators of the step (default: traced on fake tensors, cached), asked only where
-    a TPU, Trainium or Gaudi offer is checked (``constraints.portability: strict``, or one leads
-    or could beat the pick)."""
+    the aten operators of the step (``recommend_for_file`` passes the profile's cached ones,
+    traced on fake tensors where missing; default: not known, so the portability check says
+    it could not check them), asked only where a TPU, Trainium or Gaudi offer is checked
+    (``constraints.portability: strict``, or one leads or could beat the pick)."""
     memory = memory or {}
     check_constraint_names(spec, catalog)
     assumptions = assumptions or CostAssumptions()
     model = model or default_throughput_model(catalog)
     features = workload_features(spec, profile, op_mix)
     portability = portability_checker(
-        catalog.accelerators, step_operators or (lambda: _traced_operators(spec)))
+        catalog.accelerators, step_operators or (lambda: None))
     strict = spec.constraints.portability is PortabilityPolicy.STRICT
     candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators,
                                          include_flagged=include_flagged)

@@ -8,7 +8,13 @@ from pathlib import Path
 
 from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
-from advisor.profiling import OpMix, needs_measuring, op_mix_for_spec, profile_workload
+from advisor.profiling import (
+    OpMix,
+    needs_measuring,
+    op_mix_for_spec,
+    profile_workload,
+    step_op_names,
+)
 from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
 from advisor.ranking.offers import RankBy, Recommendation
 from advisor.ranking.recommend import recommend
@@ -79,7 +85,8 @@ def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
         profile, op_mix = profile_workload(spec), traced_op_mix(spec)
     rec = recommend(spec, catalog=catalog, profile=profile,
                     measurements=evidence.measurements, memory=evidence.memory,
-                    include_flagged=include_flagged, op_mix=op_mix, rank_by=rank_by)
+                    include_flagged=include_flagged, op_mix=op_mix, rank_by=rank_by,
+                    step_operators=lambda: step_op_names(spec))
     if not evidence.probes:
         return rec
     return replace(rec, advice=evidence.advice + rec.advice,

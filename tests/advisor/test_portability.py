@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from advisor.errors import AdvisorError
-from advisor.profiling import WorkloadProfile, op_names
+from advisor.profiling import WorkloadProfile, op_names, step_op_names
 from advisor.ranking.decision import headline, headline_note
 from advisor.ranking.offers import Recommendation, RejectionKind
 from advisor.ranking.portability import (
@@ -173,6 +173,7 @@ def _recommend(spec: WorkloadSpec, *accelerators: str,
                ) -> Recommendation:
     spec = replace(spec, constraints=Constraints(accelerators_include=accelerators,
                                                  portability=policy))
+    kwargs.setdefault("step_operators", lambda: step_op_names(spec))  # as recommend_for_file
     return recommend(spec, catalog=shipped_catalog(), profile=SMALL, today=TODAY,
                      **kwargs)  # type: ignore[arg-type]
 
