@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import json
 import marshal
 import math
@@ -59,7 +60,6 @@ class _RowReader:
         self._width = len(header)
         self._cloud = cloud
         self._accelerators = accelerators
-        self._dates: dict[str, date] = {}
 
     def __call__(self, cells: list[str]) -> InstanceOffer:
         """One row as an offer; ValueError saying what is wrong."""
@@ -75,9 +75,7 @@ class _RowReader:
         if accelerator not in self._accelerators:
             raise ValueError(f"unknown accelerator {accelerator[:40]!r}"
                              f"{did_you_mean(accelerator, list(self._accelerators))}")
-        observed_at = self._dates.get(observed)
-        if observed_at is None:
-            observed_at = self._dates[observed] = date.fromisoformat(observed)
+        observed_at = _day(observed)
         return InstanceOffer(
             cloud=row_cloud, region=region, zone=zone or None, instance_type=instance_type,
             accelerator=accelerator,
@@ -136,6 +134,12 @@ def _parsed_key(path: Path, cloud: Cloud) -> tuple[object, ...]:
     return (_PARSED_FORMAT, stat.st_size, stat.st_mtime_ns, cloud.value, zlib.crc32(names))
 
 
+@functools.lru_cache(maxsize=1024)
+def _day(text: str) -> date:
+    """A date from ISO text, remembered: a catalog repeats a few capture dates on many rows."""
+    return date.fromisoformat(text)
+
+
 def _offer_cells(offer: InstanceOffer) -> tuple[object, ...]:
     """An offer as plain values in ``InstanceOffer``'s field order (marshal stores these)."""
     return (offer.cloud.value, offer.region, offer.zone, offer.instance_type, offer.accelerator,
@@ -146,15 +150,7 @@ def _offer_cells(offer: InstanceOffer) -> tuple[object, ...]:
 
 def _offers_from_cells(rows: list[tuple[Any, ...]]) -> list[InstanceOffer]:
     clouds, markets = {c.value: c for c in Cloud}, {m.value: m for m in Market}
-    dates: dict[str, date] = {}
-
-    def day(text: str) -> date:
-        found = dates.get(text)
-        if found is None:
-            found = dates[text] = date.fromisoformat(text)
-        return found
-
-    return [InstanceOffer(clouds[c], r, z, t, a, n, v, m, am, markets[mk], p, src, day(d), f)
+    return [InstanceOffer(clouds[c], r, z, t, a, n, v, m, am, markets[mk], p, src, _day(d), f)
             for c, r, z, t, a, n, v, m, am, mk, p, src, d, f in rows]
 
 
