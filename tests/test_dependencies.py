@@ -52,9 +52,8 @@ NOT_IMPORTED = {
              "depend on it",
     "psycopg": "SQLAlchemy's driver for postgresql:// (probes/urls.py picks it by find_spec)",
     "psycopg2-binary": "SQLAlchemy's driver for postgresql:// (probes/urls.py prefers it)",
-    # Issue 32 asks for both under the throughput model and the CSV reports; that work is in
-    # progress elsewhere, so they stay declared until it lands.
-    "pandas": "issue 32: the tables (model evaluate, reference tables, CSV reports)",
+    # Issue 32 asks for it under the throughput model; that work is in progress elsewhere, so
+    # it stays declared until it lands.
     "scikit-learn": "issue 32: the throughput model as an estimator",
 }
 
