@@ -105,14 +105,14 @@ def main() -> None:
                 elif output == "--csv":
                     cmd += ["--csv", str(home / "out.csv")]
                 for cold in (False, True):
-                    if cold and factor != 1 and output != "table":
+                    if cold and (args.cold_repeats < 1 or factor != 1 and output != "table"):
                         continue  # a cold start's extra cost does not grow with the catalog
                     wall, peak = _measure(cmd, env, home, cold=cold,
                                           repeats=args.cold_repeats if cold else args.repeats)
                     rows.append([f"{offers:,}", output, "cold" if cold else "warm",
                                  f"{wall:.2f}", f"{peak:.0f}"])
         shutil.rmtree(home / "snapshots", ignore_errors=True)
-        for example in EXAMPLES:
+        for example in EXAMPLES if args.cold_repeats > 0 else ():  # --cold-repeats 0: warm only
             cmd = [*ADVISOR, "recommend", f"examples/{example}.yaml"]
             wall, peak = _measure(cmd, env, home, cold=True, repeats=args.cold_repeats)
             rows.append([f"shipped ({example})", "table", "cold", f"{wall:.2f}", f"{peak:.0f}"])
