@@ -67,14 +67,14 @@ class Recording(tp.ThroughputModel):
     def fit(self, reference: Sequence[tp.ReferenceRow],
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
         """Fit the wrapped model; returns self."""
-        self._inner.fit(reference, accelerators)
+        self._inner.fit(reference, accelerators=accelerators)
         return self
 
-    def predict(self, workload: tp.WorkloadFeatures, accelerator: AcceleratorSpec, *,
-                count: int = 1, measurements: Sequence[tp.Measurement] = ()) -> tp.ThroughputEstimate:
+    def estimate(self, workload: tp.WorkloadFeatures, accelerator: AcceleratorSpec, *,
+                 count: int = 1, measurements: Sequence[tp.Measurement] = ()) -> tp.ThroughputEstimate:
         """The wrapped model's estimate, recorded."""
-        estimate = self._inner.predict(workload, accelerator, count=count,
-                                       measurements=measurements)
+        estimate = self._inner.estimate(workload, accelerator, count=count,
+                                        measurements=measurements)
         if all(m.accelerator != accelerator.name for m in measurements):
             self._log[(workload.name, accelerator.name)].append(estimate.samples_per_second)
         return estimate

@@ -38,7 +38,7 @@ def main() -> None:
         features = workload_features(spec, profile_workload(spec), traced_op_mix(spec))
         predicted = {}
         for name, value in zip(("H100-SXM", "H200"), measured, strict=True):
-            est = model.predict(features, catalog.accelerators[name], count=1)
+            est = model.estimate(features, catalog.accelerators[name], count=1)
             predicted[name] = est.samples_per_second
             hit = est.samples_per_second_low <= value <= est.samples_per_second_high
             width = est.samples_per_second_high / est.samples_per_second_low

@@ -117,7 +117,7 @@ def main() -> None:
                         help="multiply every batch (a CPU dry run: 0.02)")
     args = parser.parse_args()
     specs = load_accelerators()
-    model = TransferModel(calibrate=False).fit(load_reference(), specs)
+    model = TransferModel(calibrate=False).fit(load_reference(), accelerators=specs)
     rows, device, accelerator = [], "unknown", None
     for label, source, precision, batch, earlier_sps, earlier_gib, autotune in JOBS:
         batch = max(2, round(batch * args.batch_scale))
@@ -133,7 +133,7 @@ def main() -> None:
         predicted = "-"
         if spec is not None and result.accelerator in specs:
             features = workload_features(spec, profile_workload(spec), op_mix_for_spec(spec))
-            sps = model.predict(features, specs[result.accelerator]).samples_per_second
+            sps = model.estimate(features, specs[result.accelerator]).samples_per_second
             predicted = f"{sps:,.0f} {_error(sps, result.samples_per_second, 0.20)}"
         measured_sps = result.samples_per_second
         measured_gib = result.peak_memory_gib

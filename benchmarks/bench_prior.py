@@ -70,7 +70,7 @@ def leave_one_model_out() -> list[str]:
     rows = []
     for model_name in sorted(REFERENCE_FLOPS_PER_SAMPLE):
         kept = [r for r in reference if r.model != model_name]
-        models = {label: TransferModel(calibrate=False, roofline_weight=w).fit(kept, specs)
+        models = {label: TransferModel(calibrate=False, roofline_weight=w).fit(kept, accelerators=specs)
                   for label, w in _WEIGHTS.items()}
         truth: dict[tuple[str, str, str, int], list[float]] = defaultdict(list)
         for r in reference:
@@ -87,7 +87,7 @@ def leave_one_model_out() -> list[str]:
                 op_mix=mixes[f"{model_name}/{precision}"], batch_size_per_device=batch)
             measured = statistics.median(values)
             for label, model in models.items():
-                predicted = model.predict(features, specs[name]).samples_per_second
+                predicted = model.estimate(features, specs[name]).samples_per_second
                 errors[(precision, label)].append(abs(predicted / measured - 1))
         for precision in ("fp32", "mixed"):
             n = len(errors[(precision, "roofline (new)")])
@@ -100,8 +100,8 @@ def leave_one_model_out() -> list[str]:
 def issue_h100() -> list[str]:
     """Markdown rows: the issue's H100 figures against old and new predictions."""
     specs = load_accelerators()
-    models = {label: TransferModel(calibrate=False, roofline_weight=w).fit(load_reference(),
-                                                                           specs)
+    models = {label: TransferModel(calibrate=False, roofline_weight=w).fit(
+                  load_reference(), accelerators=specs)
               for label, w in _WEIGHTS.items()}
     h100 = specs["H100-SXM"]
     rows = []
@@ -112,7 +112,7 @@ def issue_h100() -> list[str]:
         features = workload_features(spec, profile_workload(spec), op_mix_for_spec(spec))
         cells = []
         for model in models.values():
-            predicted = model.predict(features, h100).samples_per_second
+            predicted = model.estimate(features, h100).samples_per_second
             met = "met" if abs(predicted / measured - 1) <= 0.20 else "missed"
             cells.append(f"{predicted:,.0f} ({predicted / measured - 1:+.0%}, {met})")
         rows.append(f"| {label} | {spec.batch_size} | {measured:,} | {issue_old:,} | "

@@ -125,8 +125,8 @@ class Models(NamedTuple):
 
 def _ratio(model: TransferModel, features: WorkloadFeatures, specs: dict[str, AcceleratorSpec],
            name: str, anchor: str) -> float:
-    return (model.predict(features, specs[name]).samples_per_second
-            / model.predict(features, specs[anchor]).samples_per_second)
+    return (model.estimate(features, specs[name]).samples_per_second
+            / model.estimate(features, specs[anchor]).samples_per_second)
 
 
 def run_table(table: Table, features: WorkloadFeatures, models: Models,

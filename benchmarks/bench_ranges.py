@@ -52,7 +52,7 @@ def main() -> None:
         features = WorkloadFeatures(precision=precision, flops_per_sample=None,
                                     name=f"{row.generation}/{row.model}/{row.precision}")
         probe = Measurement(row.accelerator, one, rel_halfwidth=args.halfwidth)
-        est = model.predict(features, spec, count=row.accelerator_count, measurements=[probe])
+        est = model.estimate(features, spec, count=row.accelerator_count, measurements=[probe])
         inside = est.samples_per_second_low <= row.samples_per_second <= est.samples_per_second_high
         over = (est.samples_per_second_high
                 > row.accelerator_count * one * (1 + args.halfwidth) * (1 + 1e-9))

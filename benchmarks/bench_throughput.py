@@ -197,14 +197,14 @@ def simulate_planner(path: Path, weights: Weights, seed: int = 0,
         others = [r for r in load_reference() if r.generation == path.stem
                   and f"{r.model}/{r.precision}" != workload]
         model = transfer_model(weights, calibrate=True,
-                               random_state=rng.randrange(1 << 30)).fit(others, specs)
+                               random_state=rng.randrange(1 << 30)).fit(others, accelerators=specs)
         probed = [min(mine, key=lambda a: mine[a].price_usd_per_hour or 0.0)]
         features = WorkloadFeatures(precision=None, name=workload)
         while True:
             shots = [Measurement(a, mine[a].samples_per_second) for a in probed]
             candidates = []
             for name, row in mine.items():
-                est = model.predict(features, specs[name], measurements=shots)
+                est = model.estimate(features, specs[name], measurements=shots)
                 sigma = (0.02 if name in probed else
                          math.log(est.samples_per_second_high / est.samples_per_second_low) / 3.29)
                 candidates.append(Candidate(name, est.samples_per_second / (row.price_usd_per_hour or 1),

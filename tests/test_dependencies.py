@@ -52,9 +52,6 @@ NOT_IMPORTED = {
              "depend on it",
     "psycopg": "SQLAlchemy's driver for postgresql:// (probes/urls.py picks it by find_spec)",
     "psycopg2-binary": "SQLAlchemy's driver for postgresql:// (probes/urls.py prefers it)",
-    # Issue 32 asks for it under the throughput model; that work is in progress elsewhere, so
-    # it stays declared until it lands.
-    "scikit-learn": "issue 32: the throughput model as an estimator",
 }
 
 # Dev tools that are not imported by name: runners, checkers and stubs.

@@ -145,8 +145,8 @@ def _advice(spec: WorkloadSpec, ranked: Sequence[CostEstimate], catalog: Catalog
     top = ranked[0]
     spec_top = catalog.accelerators[top.offer.accelerator]
     if spec.precision in (Precision.FP32, Precision.TF32) and spec_top.supports_bf16:
-        faster = model.predict(replace(features, precision=Precision.BF16), spec_top,
-                               count=top.offer.accelerator_count)
+        faster = model.estimate(replace(features, precision=Precision.BF16), spec_top,
+                                count=top.offer.accelerator_count)
         gain = faster.samples_per_second / top.throughput.samples_per_second
         if gain > 1.1:
             advice.append(f"{spec_top.name} supports bf16 and precision is {spec.precision}: "
@@ -260,7 +260,7 @@ def recommend(
         if throughput is None:
             # The operator prior splits per-step work over the samples each device holds.
             on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))
-            throughput = throughputs[fit_key[:2]] = model.predict(
+            throughput = throughputs[fit_key[:2]] = model.estimate(
                 on_offer, catalog.accelerators[offer.accelerator],
                 count=offer.accelerator_count,
                 measurements=measurements).step_capped(spec.batch_size)

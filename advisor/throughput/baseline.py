@@ -17,7 +17,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from advisor.errors import AdvisorError
 from advisor.throughput.estimate import (
@@ -28,10 +28,14 @@ from advisor.throughput.estimate import (
     WorkloadFeatures,
     peak_flops,
     precision_key,
+    reference_targets,
 )
 from advisor.throughput.reference import ReferenceRow
 from advisor.throughput.scaling import ScalingModel
 from pricing import AcceleratorSpec
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 __all__ = ["MedianRatioModel", "NearestRatioModel"]
 
@@ -45,9 +49,10 @@ class MedianRatioModel(ThroughputModel):
             raise AdvisorError(f"half_width must be > 0, got {half_width}")
         self.half_width = half_width
 
-    def fit(self, reference: Sequence[ReferenceRow],
+    def fit(self, X: Sequence[ReferenceRow], y: npt.ArrayLike | None = None, *,
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
         """Index single-device log throughput by accelerator and workload; returns self."""
+        reference = reference_targets(X, y)
         logs: dict[str, dict[str, float]] = defaultdict(dict)
         for row in reference:
             if row.accelerator_count == 1 and row.samples_per_second > 0:
@@ -80,7 +85,7 @@ class MedianRatioModel(ThroughputModel):
         return statistics.mean(self._estimate(workload, probe, log_sps, target)
                                for probe, log_sps in probes.items())
 
-    def predict(
+    def estimate(
         self,
         workload: WorkloadFeatures,
         accelerator: AcceleratorSpec,

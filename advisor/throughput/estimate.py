@@ -1,9 +1,11 @@
 """Throughput estimates and the model that predicts them.
 
 ``ThroughputModel`` is the seam: scikit-learn style (keyword hyper-parameters in
-``__init__``, ``fit`` returns self, learned state ends in ``_``). The model ``recommend``
-uses is ``advisor.throughput.transfer.TransferModel``; ``advisor.throughput.baseline`` holds
-the simple baseline it is measured against.
+``__init__``, ``fit(X, y=None, *, accelerators)`` on reference rows returns self, learned
+state ends in ``_``) and ``estimate`` answers one question with its interval. The model
+``recommend`` uses is ``advisor.throughput.transfer.TransferModel`` (a scikit-learn
+estimator; its fitted state is cached as ``PlainTransferModel``);
+``advisor.throughput.baseline`` holds the simple baselines it is measured against.
 """
 
 from __future__ import annotations
@@ -11,14 +13,17 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Self
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Self
 
 from advisor.errors import AdvisorError
 from advisor.profiling import OpMix
 from advisor.spec import Precision
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 __all__ = [
     "MIN_STEP_SECONDS",
@@ -30,6 +35,7 @@ __all__ = [
     "architecture_class",
     "peak_flops",
     "precision_key",
+    "reference_targets",
 ]
 
 
@@ -125,18 +131,19 @@ class Measurement:
 class ThroughputModel(abc.ABC):
     """Predicts a workload's training throughput on an accelerator type and count.
 
-    ``fit`` learns from reference measurements of other workloads and returns self;
-    ``predict`` may use measurements of this workload (probes), which always win on the
+    ``fit`` learns from reference measurements of other workloads (rows ``X``, their
+    samples/s or ``y``, as ``reference_targets`` reads them) and returns self;
+    ``estimate`` may use measurements of this workload (probes), which always win on the
     accelerator they were taken on. Implementations are not thread safe while fitting.
     """
 
     @abc.abstractmethod
-    def fit(self, reference: Sequence[ReferenceRow],
+    def fit(self, X: Sequence[ReferenceRow], y: npt.ArrayLike | None = None, *,
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
         """Learn from reference rows; returns self."""
 
     @abc.abstractmethod
-    def predict(
+    def estimate(
         self,
         workload: WorkloadFeatures,
         accelerator: AcceleratorSpec,
@@ -155,6 +162,22 @@ class ThroughputModel(abc.ABC):
         reference rows (published runs and their software stack); None when nothing to add."""
         del accelerator
         return None
+
+
+def reference_targets(X: Sequence[ReferenceRow], y: npt.ArrayLike | None,
+                      ) -> list[ReferenceRow]:
+    """The rows ``fit`` learns from: ``X`` as given, or with ``y`` as their samples/s (one
+    value per row, as scikit-learn passes a target)."""
+    if y is None:
+        return list(X)
+    import numpy as np  # the seam's module stays light; numpy is loaded by any fit anyway
+
+    targets = np.asarray(y, dtype=float).ravel()
+    if len(targets) != len(X):
+        raise AdvisorError(f"y has {len(targets)} values for {len(X)} reference rows; give "
+                           "one samples/s per row, or none")
+    return [replace(row, samples_per_second=float(v))
+            for row, v in zip(X, targets, strict=True)]
 
 
 def precision_key(precision: Precision | None, spec: AcceleratorSpec) -> str:

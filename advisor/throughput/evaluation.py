@@ -295,17 +295,17 @@ def evaluate(
                 kept = [r for r in others if r.accelerator != target]
                 model = model_factory().fit([*bench_reference_rows(kept),
                                              *(r for r in reference if r.accelerator != target)],
-                                            accelerators)
+                                            accelerators=accelerators)
             else:
                 base_model = base_model or model_factory().fit(
-                    [*bench_reference_rows(others), *reference], accelerators)
+                    [*bench_reference_rows(others), *reference], accelerators=accelerators)
                 model = base_model
             features = WorkloadFeatures(precision=None, name=workload)
             for _ in range(repeats):
                 chosen = rng.sample(pool, probes)
                 shots = [Measurement(a, measured[a][0]) for a in chosen]
-                estimate = model.predict(features, accelerators[target], measurements=shots)
-                predicted = {a: (measured[a][0] if a in chosen else model.predict(
+                estimate = model.estimate(features, accelerators[target], measurements=shots)
+                predicted = {a: (measured[a][0] if a in chosen else model.estimate(
                     features, accelerators[a], measurements=shots).samples_per_second)
                     for a in measured if a in chosen or (a != target and measured[a][1])}
                 predicted[target] = estimate.samples_per_second

@@ -1,7 +1,8 @@
 """The fitted default throughput model, cached so ``recommend`` starts fast.
 
 Fitting ``TransferModel`` with its residual calibration takes a few seconds; the fitted model
-is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file, the published
+(its ``PlainTransferModel``, free of scikit-learn's classes, so loading it imports no
+scikit-learn) is pickled under ``<data dir>/cache/`` keyed by a hash of the reference file, the published
 training figures, the shipped reference operator mixes, the accelerator specs, the model's
 hyper-parameters and the source of ``advisor.throughput``, and refitted whenever one
 changes. A missing, stale or unreadable cache file only costs a refit. Within one process
@@ -25,15 +26,15 @@ from pathlib import Path
 
 from advisor.profiling import REFERENCE_OP_MIX_JSON
 from advisor.storage import data_dir
+from advisor.throughput._plain import PlainTransferModel
 from advisor.throughput.published import PUBLISHED_CSV, load_published
 from advisor.throughput.reference import REFERENCE_CSV, load_reference
-from advisor.throughput.transfer import TransferModel
 from pricing import AcceleratorSpec
 from pricing.files import write_cache
 
 __all__ = ["CACHE_VERSION", "cached_transfer_model", "fit_in_background"]
 
-CACHE_VERSION = 16
+CACHE_VERSION = 17
 BACKGROUND_WAIT_S = 300.0  # a background fit that takes longer is left, and the model refitted
 
 _fitted: dict[str, bytes] = {}  # cache key -> the pickled fitted model, in this process
@@ -41,7 +42,7 @@ _background: dict[Path, subprocess.Popen[bytes]] = {}  # cache file -> the proce
 
 
 def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec],
-               model: TransferModel) -> str:
+               model: PlainTransferModel) -> str:
     digest = hashlib.sha256()
     digest.update(f"v{CACHE_VERSION}".encode())
     digest.update(reference_path.read_bytes())
@@ -56,16 +57,16 @@ def _cache_key(reference_path: Path, accelerators: Mapping[str, AcceleratorSpec]
 
 def _cache_path(accelerators: Mapping[str, AcceleratorSpec], reference_path: Path,
                 cache_dir: Path | None) -> tuple[str, Path]:
-    key = _cache_key(reference_path, accelerators, TransferModel())
+    key = _cache_key(reference_path, accelerators, PlainTransferModel())
     return key, (cache_dir or data_dir() / "cache") / f"throughput-{key}.pkl"
 
 
-def _load(blob: bytes) -> TransferModel | None:
+def _load(blob: bytes) -> PlainTransferModel | None:
     try:
         model = pickle.loads(blob)  # noqa: S301 - our own cache file
     except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
         return None
-    return model if isinstance(model, TransferModel) else None
+    return model if isinstance(model, PlainTransferModel) else None
 
 
 def _read(path: Path) -> bytes | None:
@@ -87,10 +88,11 @@ def _wait_for_background(path: Path) -> None:
 
 def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
                           reference_path: Path = REFERENCE_CSV,
-                          cache_dir: Path | None = None) -> TransferModel:
+                          cache_dir: Path | None = None) -> PlainTransferModel:
     """``TransferModel()`` fitted on the reference file and anchored to the shipped published
-    training figures (those of ``accelerators``): from this process's memory, the disk cache
-    or a background fit when possible, else fitted now (and cached)."""
+    training figures (those of ``accelerators``), as its ``PlainTransferModel``: from this
+    process's memory, the disk cache or a background fit when possible, else fitted now (and
+    cached)."""
     key, path = _cache_path(accelerators, reference_path, cache_dir)
     _wait_for_background(path)
     on_disk = _read(path)
@@ -100,9 +102,11 @@ def cached_transfer_model(accelerators: Mapping[str, AcceleratorSpec], *,
             if on_disk is None:  # fitted earlier in this process: the next one reads it
                 write_cache(path, blob)
             return cached
-    model = TransferModel()
+    from advisor.throughput.transfer import TransferModel  # scikit-learn: only to fit
+
     published = [r for r in load_published() if r.accelerator in accelerators]
-    model.fit(load_reference(reference_path), accelerators, published=published)
+    model = TransferModel().fit(load_reference(reference_path), accelerators=accelerators,
+                                published=published).plain()
     model.roofline()  # fitted on first use: fit it now so the cache holds it
     blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
     _fitted[key] = blob

@@ -32,7 +32,7 @@ def _reference(profiles: dict[str, dict[str, float]]) -> list[ReferenceRow]:
 
 
 def _predict(model: MedianRatioModel, probes: dict[str, float], target: str) -> float:
-    return model.predict(WORKLOAD, SPECS[target], measurements=[
+    return model.estimate(WORKLOAD, SPECS[target], measurements=[
         Measurement(a, value) for a, value in probes.items()]).samples_per_second
 
 
@@ -41,8 +41,8 @@ def test_the_nearest_workload_carries_its_ratios_over() -> None:
     median ratio is pulled toward the two conv workloads."""
     probes = {a: 30 * PROFILES["lstm"][a] for a in ("T4", "A10G", "L4")}
     truth = 30 * PROFILES["lstm"]["A100-40GB-SXM"]
-    nearest = NearestRatioModel().fit(_reference(PROFILES), SPECS)
-    median = MedianRatioModel().fit(_reference(PROFILES), SPECS)
+    nearest = NearestRatioModel().fit(_reference(PROFILES), accelerators=SPECS)
+    median = MedianRatioModel().fit(_reference(PROFILES), accelerators=SPECS)
     assert _predict(nearest, probes, "A100-40GB-SXM") == pytest.approx(truth)
     assert _predict(median, probes, "A100-40GB-SXM") > 1.3 * truth
 
@@ -50,14 +50,14 @@ def test_the_nearest_workload_carries_its_ratios_over() -> None:
 def test_a_workload_missing_a_probe_is_not_a_candidate() -> None:
     profiles = {**PROFILES, "lstm": {a: v for a, v in PROFILES["lstm"].items() if a != "L4"}}
     probes = {a: 30 * PROFILES["lstm"][a] for a in ("T4", "A10G", "L4")}
-    nearest = NearestRatioModel().fit(_reference(profiles), SPECS)
+    nearest = NearestRatioModel().fit(_reference(profiles), accelerators=SPECS)
     predicted = _predict(nearest, probes, "A100-40GB-SXM")
     assert predicted > 1.3 * 30 * PROFILES["lstm"]["A100-40GB-SXM"]  # a conv workload's ratio
 
 
 def test_one_probe_is_the_median_ratio_and_a_probe_is_its_measurement() -> None:
-    nearest = NearestRatioModel().fit(_reference(PROFILES), SPECS)
-    median = MedianRatioModel().fit(_reference(PROFILES), SPECS)
+    nearest = NearestRatioModel().fit(_reference(PROFILES), accelerators=SPECS)
+    median = MedianRatioModel().fit(_reference(PROFILES), accelerators=SPECS)
     one = {"T4": 50.0}
     assert _predict(nearest, one, "L4") == pytest.approx(_predict(median, one, "L4"))
     assert _predict(nearest, one, "L4") == pytest.approx(50.0 * math.exp(math.log(1.6)))
@@ -84,7 +84,7 @@ def test_model_evaluate_runs_the_nearest_ratio_baseline(tmp_path: Path) -> None:
 
 def test_repeated_measurements_of_one_accelerator_average_in_log_space() -> None:
     for model in (MedianRatioModel(), NearestRatioModel()):
-        model.fit(_reference(PROFILES), SPECS)
-        twice = model.predict(WORKLOAD, SPECS["L4"], measurements=[
+        model.fit(_reference(PROFILES), accelerators=SPECS)
+        twice = model.estimate(WORKLOAD, SPECS["L4"], measurements=[
             Measurement("T4", 50.0), Measurement("T4", 200.0)]).samples_per_second
         assert twice == pytest.approx(_predict(model, {"T4": 100.0}, "L4"))

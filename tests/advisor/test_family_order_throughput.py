@@ -55,7 +55,7 @@ FEATURES = _features()
 
 @pytest.fixture(scope="module")
 def model() -> TransferModel:
-    return TransferModel().fit(load_reference(), SPECS, published=load_published())
+    return TransferModel().fit(load_reference(), accelerators=SPECS, published=load_published())
 
 
 def _generation_years() -> dict[tuple[str, str], int]:
@@ -122,7 +122,7 @@ def test_a_newer_generation_is_never_predicted_slower(model: TransferModel,
     for older, newer in _pairs():
         if not _no_weaker(SPECS[newer], SPECS[older], features.precision):
             continue
-        old, new = model.predict(features, SPECS[older]), model.predict(features, SPECS[newer])
+        old, new = model.estimate(features, SPECS[older]), model.estimate(features, SPECS[newer])
         if new.samples_per_second >= old.samples_per_second:
             continue
         # measured on both sides: the older part's reference rows, the newer part's reference
@@ -138,7 +138,7 @@ def test_published_generations_of_one_vendor_are_ordered_as_published(
         model: TransferModel) -> None:
     # the cases: TPU-v2 > TPU-v3 and Gaudi > Gaudi2 were predicted backwards
     resnet = FEATURES["resnet50/bf16"]
-    sps = {name: model.predict(resnet, SPECS[name]).samples_per_second
+    sps = {name: model.estimate(resnet, SPECS[name]).samples_per_second
            for name in ("TPU-v2", "TPU-v3", "TPU-v4", "Gaudi", "Gaudi2")}
     assert sps["TPU-v2"] < sps["TPU-v3"] < sps["TPU-v4"]
     assert sps["Gaudi"] < sps["Gaudi2"]

@@ -32,7 +32,7 @@ def _width(estimate) -> float:  # type: ignore[no-untyped-def]
 
 def test_a_measured_device_has_the_probes_own_interval(model) -> None:  # type: ignore[no-untyped-def]
     probe = Measurement("H200", 2423.0, rel_halfwidth=0.001)
-    one = model.predict(RESNET, SPECS["H200"], measurements=[probe])
+    one = model.estimate(RESNET, SPECS["H200"], measurements=[probe])
     assert one.basis is Basis.MEASURED
     assert one.samples_per_second_high <= 2423.0 * 1.001 + 1e-9
     assert one.samples_per_second_low >= 2423.0 / 1.001 - 1e-9
@@ -41,16 +41,16 @@ def test_a_measured_device_has_the_probes_own_interval(model) -> None:  # type: 
 @pytest.mark.parametrize("count", [2, 4, 8])
 def test_n_devices_never_beat_n_times_the_measured_one(model, count: int) -> None:  # type: ignore[no-untyped-def]
     probe = Measurement("H200", 2423.0, rel_halfwidth=0.001)
-    many = model.predict(RESNET, SPECS["H200"], count=count, measurements=[probe])
+    many = model.estimate(RESNET, SPECS["H200"], count=count, measurements=[probe])
     assert many.basis is Basis.MEASURED
     assert many.samples_per_second_high <= count * 2423.0 * 1.01
     # narrower than the same count predicted from another accelerator's probe
-    other = model.predict(RESNET, SPECS["H100-SXM"], count=count, measurements=[probe])
+    other = model.estimate(RESNET, SPECS["H100-SXM"], count=count, measurements=[probe])
     assert other.basis is Basis.PREDICTED and _width(many) < _width(other)
 
 
 def test_a_probe_without_its_own_spread_keeps_the_usual_one(model) -> None:  # type: ignore[no-untyped-def]
-    one = model.predict(RESNET, SPECS["A10G"], measurements=[Measurement("A10G", 500.0)])
+    one = model.estimate(RESNET, SPECS["A10G"], measurements=[Measurement("A10G", 500.0)])
     assert math.log(one.samples_per_second_high / 500.0) == pytest.approx(0.03)
 
 
@@ -62,9 +62,9 @@ def test_evidence_for_an_offer_never_widens_its_interval(model, target: str, cou
                                                         measured: float,
                                                         halfwidth: float | None) -> None:
     spec = SPECS[target]
-    before = model.predict(RESNET, spec, count=count)
-    after = model.predict(RESNET, spec, count=count,
-                          measurements=[Measurement(target, measured, rel_halfwidth=halfwidth)])
+    before = model.estimate(RESNET, spec, count=count)
+    after = model.estimate(RESNET, spec, count=count,
+                           measurements=[Measurement(target, measured, rel_halfwidth=halfwidth)])
     assert _width(after) <= _width(before) * (1 + 1e-9)
 
 
@@ -79,8 +79,8 @@ def test_no_probe_roofline_predictions_carry_their_own_held_out_bounds(model) ->
     assert high - low < prior_high - prior_low  # narrower than the FLOPs prior's
     with_ops = replace(RESNET, op_mix=reference_op_mixes()["resnet50/mixed"],
                        batch_size_per_device=256)
-    est = model.predict(with_ops, SPECS["H100-SXM"])
+    est = model.estimate(with_ops, SPECS["H100-SXM"])
     assert est.basis is Basis.PREDICTED
     assert math.log(_width(est)) == pytest.approx(high - low)
-    without_ops = model.predict(RESNET, SPECS["H100-SXM"])  # the FLOPs prior's bounds
+    without_ops = model.estimate(RESNET, SPECS["H100-SXM"])  # the FLOPs prior's bounds
     assert _width(without_ops) > _width(est)

@@ -188,7 +188,7 @@ def test_transfer_model_blends_in_the_kriged_shift(target: str) -> None:
     probes = {a: truth[a] for a in BENCH_PROBES}
     errors = {}
     for weight in (0.0, 0.5, 1.0):
-        model = TransferModel(calibrate=False, krige_weight=weight).fit(rows, SPECS)
+        model = TransferModel(calibrate=False, krige_weight=weight).fit(rows, accelerators=SPECS)
         log_sps, case = model.predict_log(M0_MIXED, SPECS[target], probes)
         assert case == "seen3"
         errors[weight] = abs(log_sps - truth[target])
@@ -255,8 +255,8 @@ def test_transfer_model_row_krige_weight_grows_with_the_probes() -> None:
     rows, truth = _bench_rows()
     own = WorkloadFeatures(precision=None, name="m0-mixed")  # no twin: the row view alone
     target = "RTX-4090"
-    on = TransferModel(calibrate=False).fit(rows, SPECS)
-    off = TransferModel(calibrate=False, row_krige_slope=0.0).fit(rows, SPECS)
+    on = TransferModel(calibrate=False).fit(rows, accelerators=SPECS)
+    off = TransferModel(calibrate=False, row_krige_slope=0.0).fit(rows, accelerators=SPECS)
     order = ["T4", "A10", "A100-40GB-SXM", "H100-SXM", "P100", "L4", "A10G", "RTX-3090"]
     gaps, errors = [], {}
     for k in (2, 3, 8):

@@ -35,12 +35,12 @@ RESNET, BERT = _features("resnet50/bf16"), _features("bert/bf16")
 
 @pytest.fixture(scope="module")
 def model() -> TransferModel:
-    return TransferModel().fit(load_reference(), SPECS, published=ROWS)
+    return TransferModel().fit(load_reference(), accelerators=SPECS, published=ROWS)
 
 
 def _ratio(model: TransferModel, workload: WorkloadFeatures, name: str, anchor: str) -> float:
-    return (model.predict(workload, SPECS[name]).samples_per_second
-            / model.predict(workload, SPECS[anchor]).samples_per_second)
+    return (model.estimate(workload, SPECS[name]).samples_per_second
+            / model.estimate(workload, SPECS[anchor]).samples_per_second)
 
 
 @pytest.mark.parametrize(("workload", "measured"), [
@@ -57,13 +57,13 @@ def test_h200_over_h100_is_within_ten_percent_of_the_harness(model: TransferMode
                                   "TPU-v5p", "Gaudi", "Gaudi2"])
 def test_a_part_with_a_published_anchor_is_predicted_not_prior(model: TransferModel,
                                                                name: str) -> None:
-    assert model.predict(RESNET, SPECS[name]).basis is Basis.PREDICTED
+    assert model.estimate(RESNET, SPECS[name]).basis is Basis.PREDICTED
 
 
 @pytest.mark.parametrize("name", ["Trainium1", "Trainium2", "Gaudi3", "GH200", "L4", "T4"])
 def test_a_part_with_nothing_usable_published_stays_prior(model: TransferModel,
                                                           name: str) -> None:
-    assert model.predict(RESNET, SPECS[name]).basis is Basis.PRIOR
+    assert model.estimate(RESNET, SPECS[name]).basis is Basis.PRIOR
 
 
 def test_an_anchored_part_follows_its_published_ratio_on_its_own_kind(
@@ -78,15 +78,15 @@ def test_held_out_part_falls_back_to_a_prior_corrected_by_its_peers(
         model: TransferModel) -> None:
     held = copy.copy(model).anchor_to([r for r in ROWS if r.accelerator != "H200"])
     bare = copy.copy(model).anchor_to([])
-    corrected = held.predict(RESNET, SPECS["H200"])
+    corrected = held.estimate(RESNET, SPECS["H200"])
     assert corrected.basis is Basis.PRIOR
     # the NVIDIA parts anchored so far all ran slower than their datasheet roofline said
-    assert corrected.samples_per_second < bare.predict(RESNET, SPECS["H200"]).samples_per_second
+    assert corrected.samples_per_second < bare.estimate(RESNET, SPECS["H200"]).samples_per_second
     assert "corrected by the published runs of" in (held.evidence_note("H200") or "")
 
 
 def test_an_anchored_interval_is_wider_than_the_anchor_s(model: TransferModel) -> None:
-    h200, h100 = model.predict(RESNET, SPECS["H200"]), model.predict(RESNET, SPECS["H100-SXM"])
+    h200, h100 = model.estimate(RESNET, SPECS["H200"]), model.estimate(RESNET, SPECS["H100-SXM"])
     assert (h200.samples_per_second_high / h200.samples_per_second_low
             > h100.samples_per_second_high / h100.samples_per_second_low)
 

@@ -49,9 +49,9 @@ def _offer_by_offer(spec: Any, measurements: tuple[Measurement, ...],
             rejected.append(no_fit)
             continue
         on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))
-        throughput = model.predict(on_offer, catalog.accelerators[offer.accelerator],
-                                   count=offer.accelerator_count,
-                                   measurements=measurements).step_capped(spec.batch_size)
+        throughput = model.estimate(on_offer, catalog.accelerators[offer.accelerator],
+                                    count=offer.accelerator_count,
+                                    measurements=measurements).step_capped(spec.batch_size)
         estimates.append(cost_of(spec, offer, throughput, assumptions, needed))
     ranked, over = rank(spec, estimates)
     return ranked, sorted(rejected + over, key=lambda r: r.offer.key)
@@ -80,13 +80,13 @@ def test_the_model_is_asked_once_per_accelerator_and_device_count() -> None:
     catalog = shipped_catalog()
     model = default_throughput_model(catalog)
     asked: list[tuple[str, int]] = []
-    predict = model.predict
+    estimate = model.estimate
 
     def counting(features: Any, spec: Any, **kw: Any) -> Any:
         asked.append((spec.name, kw["count"]))
-        return predict(features, spec, **kw)
+        return estimate(features, spec, **kw)
 
-    model.predict = counting  # type: ignore[method-assign]
+    model.estimate = counting  # type: ignore[method-assign]
     rec = recommend(parse_workload_spec({**SPEC, "constraints": {}}), catalog=catalog,
                     profile=RESNET, model=model, today=date(2026, 1, 1))
     assert len(asked) == len(set(asked))

@@ -89,7 +89,7 @@ def test_rejects_bad_hyper_parameters() -> None:
 
 @pytest.fixture(scope="module")
 def transfer() -> TransferModel:
-    return TransferModel(calibrate=False).fit(load_reference(), SPECS)
+    return TransferModel(calibrate=False).fit(load_reference(), accelerators=SPECS)
 
 
 R50 = WorkloadFeatures(precision=Precision.BF16, flops_per_sample=3 * 8.18e9,
@@ -99,16 +99,16 @@ R50 = WorkloadFeatures(precision=Precision.BF16, flops_per_sample=3 * 8.18e9,
 @pytest.mark.parametrize("accelerator", ["H100-SXM", "T4", "L4", "TPU-v5e"])
 def test_no_op_mix_keeps_the_flops_prior_exactly(transfer: TransferModel,
                                                  accelerator: str) -> None:
-    old = TransferModel(calibrate=False, roofline_weight=0.0).fit(load_reference(), SPECS)
-    assert (transfer.predict(R50, SPECS[accelerator]).samples_per_second
-            == old.predict(R50, SPECS[accelerator]).samples_per_second)
+    old = TransferModel(calibrate=False, roofline_weight=0.0).fit(load_reference(), accelerators=SPECS)
+    assert (transfer.estimate(R50, SPECS[accelerator]).samples_per_second
+            == old.estimate(R50, SPECS[accelerator]).samples_per_second)
 
 
 def test_op_mix_switches_to_the_roofline(transfer: TransferModel) -> None:
     mix = reference_op_mixes()["resnet50/mixed"]
     with_mix = replace(R50, op_mix=mix, batch_size_per_device=256)
-    new = transfer.predict(with_mix, SPECS["H100-SXM"]).samples_per_second
-    old = transfer.predict(R50, SPECS["H100-SXM"]).samples_per_second
+    new = transfer.estimate(with_mix, SPECS["H100-SXM"]).samples_per_second
+    old = transfer.estimate(R50, SPECS["H100-SXM"]).samples_per_second
     assert new != old
     assert 0.5 < new / old < 2.0
 

@@ -180,7 +180,7 @@ def test_transfer_model_blends_in_the_spec_prior_for_an_unmeasured_target() -> N
     probes = {a: truth[a] for a in SPREAD_PROBES}
     errors = {}
     for weight in (0.0, 0.5):
-        model = TransferModel(calibrate=False, spec_prior_weight=weight).fit(rows, SPECS)
+        model = TransferModel(calibrate=False, spec_prior_weight=weight).fit(rows, accelerators=SPECS)
         log_sps, case = model.predict_log(M0_MIXED, SPECS[UNMEASURED], probes)
         assert case == "unseen3"
         errors[weight] = abs(log_sps - truth[UNMEASURED])

@@ -10,11 +10,12 @@ import pytest
 from advisor.errors import AdvisorError
 from advisor.spec import Precision
 from advisor.throughput._calibration import interval, residual_case
+from advisor.throughput._plain import _split_precision
 from advisor.throughput._table import split_precision
 from advisor.throughput.estimate import Basis, Measurement, WorkloadFeatures
 from advisor.throughput.model_cache import cached_transfer_model
 from advisor.throughput.reference import ReferenceRow, load_reference
-from advisor.throughput.transfer import TransferModel, _split_precision
+from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
 
 SPECS = load_accelerators()
@@ -23,7 +24,7 @@ RESNET = WorkloadFeatures(precision=Precision.BF16, flops_per_sample=3 * 8.18e9,
 
 @pytest.fixture(scope="module")
 def model() -> TransferModel:
-    return TransferModel().fit(load_reference(), SPECS)
+    return TransferModel().fit(load_reference(), accelerators=SPECS)
 
 
 def _row(model_name: str, accelerator: str, sps: float) -> ReferenceRow:
@@ -46,8 +47,8 @@ def test_targets_unlike_every_probe_are_calibrated_apart_and_wider(model: Transf
     ampere = [Measurement("A100-80GB-SXM", 1500), Measurement("RTX-A6000", 800),
               Measurement("RTX-3090", 700)]
     width = lambda e: e.samples_per_second_high / e.samples_per_second_low  # noqa: E731
-    volta = model.predict(RESNET, SPECS["V100-32GB-SXM2"], measurements=ampere)
-    alike = model.predict(RESNET, SPECS["A100-40GB-SXM"], measurements=ampere)
+    volta = model.estimate(RESNET, SPECS["V100-32GB-SXM2"], measurements=ampere)
+    alike = model.estimate(RESNET, SPECS["A100-40GB-SXM"], measurements=ampere)
     assert volta.basis is alike.basis is Basis.PREDICTED
     assert width(volta) > width(alike)
 
@@ -72,14 +73,14 @@ def test_residual_case_names() -> None:
 
 
 def test_probe_wins_on_its_own_accelerator(model: TransferModel) -> None:
-    est = model.predict(RESNET, SPECS["A10G"], measurements=[Measurement("A10G", 321.0)])
+    est = model.estimate(RESNET, SPECS["A10G"], measurements=[Measurement("A10G", 321.0)])
     assert est.basis is Basis.MEASURED
     assert est.samples_per_second == pytest.approx(321.0)
 
 
 def test_more_probes_narrow_the_interval(model: TransferModel) -> None:
-    one = model.predict(RESNET, SPECS["H100-SXM"], measurements=[Measurement("A100-80GB-SXM", 1500)])
-    three = model.predict(RESNET, SPECS["H100-SXM"], measurements=[
+    one = model.estimate(RESNET, SPECS["H100-SXM"], measurements=[Measurement("A100-80GB-SXM", 1500)])
+    three = model.estimate(RESNET, SPECS["H100-SXM"], measurements=[
         Measurement("A100-80GB-SXM", 1500), Measurement("RTX-A6000", 800),
         Measurement("V100-32GB-SXM2", 900)])
     assert one.basis is Basis.PREDICTED
@@ -88,8 +89,8 @@ def test_more_probes_narrow_the_interval(model: TransferModel) -> None:
 
 
 def test_unprobed_foreign_vendor_is_a_prior_with_wider_interval(model: TransferModel) -> None:
-    nvidia = model.predict(RESNET, SPECS["A100-40GB-SXM"])
-    tpu = model.predict(RESNET, SPECS["TPU-v5e"])
+    nvidia = model.estimate(RESNET, SPECS["A100-40GB-SXM"])
+    tpu = model.estimate(RESNET, SPECS["TPU-v5e"])
     assert tpu.basis is Basis.PRIOR
     ratio = lambda e: e.samples_per_second_high / e.samples_per_second_low  # noqa: E731
     assert ratio(tpu) > ratio(nvidia)
@@ -97,7 +98,7 @@ def test_unprobed_foreign_vendor_is_a_prior_with_wider_interval(model: TransferM
 
 def test_no_flops_and_no_probe_is_a_clear_error(model: TransferModel) -> None:
     with pytest.raises(AdvisorError, match="FLOPs per sample"):
-        model.predict(WorkloadFeatures(precision=Precision.BF16), SPECS["T4"])
+        model.estimate(WorkloadFeatures(precision=Precision.BF16), SPECS["T4"])
 
 
 def test_transfer_follows_the_similar_reference_workload() -> None:
@@ -107,15 +108,15 @@ def test_transfer_follows_the_similar_reference_workload() -> None:
             _row("slow_b", "A10", 100), _row("slow_b", "L4", 50), _row("slow_b", "T4", 25),
             _row("slow_b", "A10G", 12.5)]
     # The transfer alone (factor_weight 0): two opposite rows are no basis for a factorization.
-    model = TransferModel(calibrate=False, min_neighbours=1, factor_weight=0.0).fit(rows, SPECS)
+    model = TransferModel(calibrate=False, min_neighbours=1, factor_weight=0.0).fit(rows, accelerators=SPECS)
     shots = [Measurement("A10", 10), Measurement("L4", 20), Measurement("T4", 40)]
-    est = model.predict(WorkloadFeatures(precision=None), SPECS["A10G"], measurements=shots)
+    est = model.estimate(WorkloadFeatures(precision=None), SPECS["A10G"], measurements=shots)
     assert est.samples_per_second == pytest.approx(80, rel=0.01)
 
 
 def test_multi_device_prediction_scales_sublinearly(model: TransferModel) -> None:
-    one = model.predict(RESNET, SPECS["A100-40GB-SXM"]).samples_per_second
-    eight = model.predict(RESNET, SPECS["A100-40GB-SXM"], count=8).samples_per_second
+    one = model.estimate(RESNET, SPECS["A100-40GB-SXM"]).samples_per_second
+    eight = model.estimate(RESNET, SPECS["A100-40GB-SXM"], count=8).samples_per_second
     assert 6 * one < eight <= 8 * one
 
 
@@ -143,7 +144,7 @@ def test_no_probe_resnet50_stays_near_the_reference_measurement(model: TransferM
                 if r.model == "resnet50" and r.precision == "mixed"
                 and r.accelerator == "A100-40GB-SXM" and r.accelerator_count == 1]
     assert measured
-    predicted = model.predict(features, SPECS["A100-40GB-SXM"]).samples_per_second
+    predicted = model.estimate(features, SPECS["A100-40GB-SXM"]).samples_per_second
     assert predicted == pytest.approx(sum(measured) / len(measured), rel=0.25)
 
 
@@ -152,9 +153,9 @@ def test_factor_blend_stays_close_to_exact_ratios() -> None:
     speeds = {"A10": 1.0, "L4": 0.8, "T4": 0.4, "A10G": 1.1, "RTX-3090": 1.5}
     rows = [_row(m, a, size * s) for m, size in {"a": 100.0, "b": 30.0, "c": 7.0}.items()
             for a, s in speeds.items()]
-    model = TransferModel(calibrate=False, factor_weight=1.0, min_neighbours=1).fit(rows, SPECS)
+    model = TransferModel(calibrate=False, factor_weight=1.0, min_neighbours=1).fit(rows, accelerators=SPECS)
     shots = [Measurement(a, 50.0 * speeds[a]) for a in ("A10", "L4", "T4")]
-    est = model.predict(WorkloadFeatures(precision=None), SPECS["A10G"], measurements=shots)
+    est = model.estimate(WorkloadFeatures(precision=None), SPECS["A10G"], measurements=shots)
     assert est.samples_per_second == pytest.approx(55.0, rel=0.02)
 
 
@@ -211,8 +212,8 @@ def test_precision_twin_prior_carries_the_twins_profile() -> None:
     for twin in (0.0, 0.3):
         fitted = TransferModel(calibrate=False, factor_weight=1.0, min_neighbours=1,
                                factor_alpha=0.01,
-                               twin_shrinkage=twin).fit(reference, SPECS)
-        est = fitted.predict(features, SPECS["A40"], measurements=shots)
+                               twin_shrinkage=twin).fit(reference, accelerators=SPECS)
+        est = fitted.estimate(features, SPECS["A40"], measurements=shots)
         errors[twin] = abs(math.log(est.samples_per_second / truth["A40"]))
     assert errors[0.3] < 0.05
     assert errors[0.3] < errors[0.0] / 2

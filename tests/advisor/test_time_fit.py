@@ -97,8 +97,8 @@ def test_the_transfer_model_blends_it_in_for_a_target_known_by_its_specs_only() 
     fp32 = WorkloadFeatures(precision=Precision.FP32, name="new")
 
     def predict(weight: float, workload: WorkloadFeatures = fp32) -> float:
-        model = TransferModel(calibrate=False, time_fit_weight=weight).fit(_reference(), SPECS)
-        return model.predict(workload, SPECS[TARGET], measurements=shots).samples_per_second
+        model = TransferModel(calibrate=False, time_fit_weight=weight).fit(_reference(), accelerators=SPECS)
+        return model.estimate(workload, SPECS[TARGET], measurements=shots).samples_per_second
 
     assert predict(1.0) == pytest.approx(truth, rel=1e-6)
     without, half = predict(0.0), predict(0.5)
@@ -109,22 +109,22 @@ def test_the_transfer_model_blends_it_in_for_a_target_known_by_its_specs_only() 
         pytest.approx(truth, rel=1e-6))
     assert predict(1.0, WorkloadFeatures(precision=None, name="new")) == pytest.approx(without)
     # a target the reference measured does not take it
-    seen = TransferModel(calibrate=False, time_fit_weight=1.0).fit(_reference(), SPECS)
-    assert seen.predict(fp32, SPECS[PROBES[3]], measurements=shots).samples_per_second != (
+    seen = TransferModel(calibrate=False, time_fit_weight=1.0).fit(_reference(), accelerators=SPECS)
+    assert seen.estimate(fp32, SPECS[PROBES[3]], measurements=shots).samples_per_second != (
         pytest.approx(math.exp(_log_sps(PROBES[3], 1.0, 0.5, "fp32")), rel=1e-6))
 
 
 def test_a_seen_target_of_an_architecture_no_probe_has_takes_it() -> None:
     """V100 (tensor cores, no bf16) from Ampere and Ada probes only: the ratio transfer
     extrapolates, so the time fit joins in; with a Turing probe (T4) beside them it does not."""
-    model = TransferModel(calibrate=False, time_fit_weight=1.0).fit(_reference(), SPECS)
+    model = TransferModel(calibrate=False, time_fit_weight=1.0).fit(_reference(), accelerators=SPECS)
     fp32 = WorkloadFeatures(precision=Precision.FP32, name="new")
     truth = math.exp(_log_sps("V100-16GB-SXM2", 1.0, 0.5, "fp32"))
 
     def predict(probes: list[str]) -> float:
         shots = [Measurement(a, math.exp(_log_sps(a, 1.0, 0.5, "fp32"))) for a in probes]
-        return model.predict(fp32, SPECS["V100-16GB-SXM2"],
-                             measurements=shots).samples_per_second
+        return model.estimate(fp32, SPECS["V100-16GB-SXM2"],
+                              measurements=shots).samples_per_second
 
     assert predict(["A100-40GB-SXM", "A10G", "L4"]) == pytest.approx(truth, rel=1e-6)
     assert predict(["A100-40GB-SXM", "A10G", "T4"]) != pytest.approx(truth, rel=1e-3)

@@ -31,8 +31,8 @@ def _rows(generation: str, speeds: dict[str, float], sizes: dict[str, float],
 def _predict(model: TransferModel, probes: dict[str, float], target: str) -> float:
     specs = load_accelerators()
     shots = [Measurement(a, v) for a, v in probes.items()]
-    return model.predict(WorkloadFeatures(precision=None, name="new"), specs[target],
-                         measurements=shots).samples_per_second
+    return model.estimate(WorkloadFeatures(precision=None, name="new"), specs[target],
+                          measurements=shots).samples_per_second
 
 
 def test_shipped_rows_unlike_the_table_leave_the_own_answer_unchanged() -> None:
@@ -41,8 +41,8 @@ def test_shipped_rows_unlike_the_table_leave_the_own_answer_unchanged() -> None:
     # shipped workloads with the opposite ratio profile: they agree with no probe set
     unlike = _rows("lambda_v9", {a: 1 / s for a, s in SPEEDS.items()}, {"x": 50.0, "y": 9.0})
     probes = {"T4": 30.0, "A10G": 75.0, "L4": 54.0}
-    alone = _predict(TransferModel(calibrate=False).fit(own, specs), probes, "H100-SXM")
-    both = _predict(TransferModel(calibrate=False).fit(own + unlike, specs), probes, "H100-SXM")
+    alone = _predict(TransferModel(calibrate=False).fit(own, accelerators=specs), probes, "H100-SXM")
+    both = _predict(TransferModel(calibrate=False).fit(own + unlike, accelerators=specs), probes, "H100-SXM")
     assert both == pytest.approx(alone, rel=1e-6)
     assert alone == pytest.approx(30.0 * 14.0, rel=0.02)
 
@@ -51,7 +51,7 @@ def test_pooling_everything_is_still_available() -> None:
     specs = load_accelerators()
     own = _rows(BENCH_GENERATION, SPEEDS, {"a": 100.0, "b": 40.0, "c": 7.0})
     unlike = _rows("lambda_v9", {a: 1 / s for a, s in SPEEDS.items()}, {"x": 50.0, "y": 9.0})
-    model = TransferModel(calibrate=False, own_generation=None).fit(own + unlike, specs)
+    model = TransferModel(calibrate=False, own_generation=None).fit(own + unlike, accelerators=specs)
     assert model.pooled_ is None and len(model.table_.workloads) == 5
 
 
