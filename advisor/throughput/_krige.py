@@ -74,7 +74,9 @@ def krige(samples: FloatArray, values: dict[int, float], target: int,
     """Ordinary kriging of one new row at column ``target`` from its ``values`` at other
     columns; the rows of ``samples`` (NaN = not measured) give the mean per column and the
     covariance between columns, each row centred on its own level, and the new row's level
-    is free (the weights sum to one). None when too few rows or no usable value."""
+    is free (the weights sum to one). None when too few rows or no usable value.
+    Hand-written: the covariance is the rows' empirical one over pairwise-observed cells, which
+    no scikit-learn Gaussian-process kernel expresses."""
     if len(samples) < _MIN_ROWS:
         return None
     centred = samples - _nanmean(samples, axis=1)[:, None]

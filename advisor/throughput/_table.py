@@ -101,27 +101,32 @@ def fit_ridge(table: ReferenceTable, *, alpha: float,
     """Per-workload ridge coefficients (intercept first) of log samples/s on spec features.
 
     Features are standardised over the accelerators with specs; the intercept is not
-    penalised. ``exclude_column`` drops one accelerator (to test predicting it unseen).
-    Workloads with fewer than 3 usable points get NaN coefficients.
+    penalised (``sklearn.linear_model.Ridge``, one multi-output fit per set of measured
+    accelerators). ``exclude_column`` drops one accelerator (to test predicting it unseen).
+    Workloads with fewer than 3 usable points get NaN coefficients. The result is a plain
+    array: [intercept, coefficients, feature means, feature scales] per workload.
     """
+    from sklearn.linear_model import Ridge  # fitting only: predictions need no scikit-learn
+
     x = table.features
-    usable = np.isfinite(x).all(axis=1)
+    usable = np.asarray(np.isfinite(x).all(axis=1))
     mean = np.nanmean(x[usable], axis=0)
     std = np.nanstd(x[usable], axis=0)
     std[std == 0] = 1.0
     z = (x - mean) / std
-    design = np.hstack([np.ones((len(z), 1)), z])
-    penalty = alpha * np.eye(design.shape[1])
-    penalty[0, 0] = 0.0
-    coefs = np.full((len(table.workloads), design.shape[1]), np.nan)
-    for w in range(len(table.workloads)):
-        mask = usable & np.isfinite(table.log_sps[w])
-        if exclude_column is not None:
-            mask[exclude_column] = False
-        if mask.sum() < 3:
-            continue
-        d, y = design[mask], table.log_sps[w, mask]
-        coefs[w] = np.linalg.solve(d.T @ d + penalty, d.T @ y)
+    masks: npt.NDArray[np.bool_] = np.isfinite(table.log_sps) & usable[None, :]
+    if exclude_column is not None:
+        masks[:, exclude_column] = False
+    same_mask: dict[bytes, list[int]] = defaultdict(list)
+    for w, mask in enumerate(masks):
+        if mask.sum() >= 3:
+            same_mask[mask.tobytes()].append(w)
+    coefs = np.full((len(table.workloads), N_FEATURES + 1), np.nan)
+    for rows in same_mask.values():
+        mask = masks[rows[0]]
+        fitted = Ridge(alpha=alpha).fit(z[mask], table.log_sps[np.ix_(rows, mask)].T)
+        coefs[rows, 0] = fitted.intercept_
+        coefs[rows, 1:] = fitted.coef_
     return np.asarray(np.concatenate([coefs, np.tile(mean, (len(coefs), 1)),
                                       np.tile(std, (len(coefs), 1))], axis=1))
 

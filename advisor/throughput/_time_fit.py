@@ -25,7 +25,9 @@ _BANDWIDTH = 3
 
 def _nonnegative_lstsq(a: FloatArray, b: FloatArray) -> FloatArray:
     """argmin ||a x - b|| over x >= 0 for two columns: the free solution when it is
-    non-negative, else the better of the two one-term fits."""
+    non-negative, else the better of the two one-term fits. ``scipy.optimize.nnls`` gives the
+    same x (tests/advisor/test_time_fit.py checks it), but this runs per prediction and a
+    warm ``recommend`` with probes would import ``scipy.optimize`` for it."""
     free = np.linalg.lstsq(a, b, rcond=None)[0]
     if (free >= 0).all():
         return np.asarray(free)

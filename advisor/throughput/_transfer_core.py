@@ -38,21 +38,22 @@ ROW_KRIGE_MAX = 0.7  # most weight the kriged row gets, however many probes
 
 @dataclass(frozen=True, slots=True)
 class TransferSettings:
-    """Hyper-parameters of the transfer (see ``TransferModel`` for their meaning)."""
+    """The hyper-parameters the transfer reads, taken from ``PlainTransferModel``'s (their
+    defaults and meaning are stated there, once)."""
 
-    tau: float = 0.06
-    single_probe_dispersion: float = 0.15
-    precision_mismatch_weight: float = 0.3
-    min_neighbours: int = 3
-    top_k: int = 8
-    factor_weight: float = 0.5
-    factor_weight_unseen: float = 0.5
-    factor_shrinkage: float = 0.3
-    twin_shrinkage: float = 0.3
-    krige_weight: float = 0.5
-    spec_prior_weight: float = 0.5
-    row_krige_slope: float = 0.1
-    time_fit_weight: float = 0.25
+    tau: float
+    single_probe_dispersion: float
+    precision_mismatch_weight: float
+    min_neighbours: int
+    top_k: int
+    factor_weight: float
+    factor_weight_unseen: float
+    factor_shrinkage: float
+    twin_shrinkage: float
+    krige_weight: float
+    spec_prior_weight: float
+    row_krige_slope: float
+    time_fit_weight: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,12 @@ import math
 import random
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from advisor._fields import decode_utf8
 from advisor._tables import Table, TableSyntaxError, first_failure, numbers, read_table
@@ -255,6 +257,40 @@ def _regret(measured: Mapping[str, tuple[float, float | None]], predicted: Mappi
     return 1.0 - value, pick == best
 
 
+def _held_out_models(
+    rows: Sequence[BenchRow],
+    table: Mapping[str, Mapping[str, tuple[float, float | None]]],
+    *,
+    accelerators: Mapping[str, AcceleratorSpec],
+    model_factory: Callable[[], ThroughputModel],
+    probes: int,
+    reference: Sequence[ReferenceRow],
+    unseen_target: bool,
+    bench_reference: bool,
+) -> Iterator[tuple[str, Mapping[str, tuple[float, float | None]], dict[str, ThroughputModel]]]:
+    """Per workload (leave-one-group-out over the benchmark's workloads, sorted): its measured
+    accelerators and, per target with enough other accelerators to probe, the model fitted
+    without the workload (and, with ``unseen_target``, without any row of the target), by
+    ``cross_validate``; the reference rows are always in the training rows."""
+    from advisor.throughput._held_out import fit_held_out, group_splits
+
+    bench = bench_reference_rows(rows)
+    X = [*bench, *reference]
+    shipped = np.arange(len(bench), len(X))
+    for workload, (train, test) in group_splits([r.workload for r in rows]):
+        measured = table[workload]
+        targets = [t for t in sorted(measured) if len(measured) - 1 >= probes]
+        kept = train if bench_reference else train[:0]
+        if unseen_target:  # one fit per target, without any row of it
+            splits = [(np.array([i for i in [*kept, *shipped] if X[i].accelerator != t],
+                                dtype=np.intp), test) for t in targets]
+        else:  # one fit for every target
+            splits = [(np.concatenate([kept, shipped]), test)] if targets else []
+        models = fit_held_out(model_factory, X, splits, accelerators=accelerators)
+        yield workload, measured, (dict(zip(targets, models, strict=True)) if unseen_target
+                                   else {t: models[0] for t in targets})
+
+
 def evaluate(
     rows: Sequence[BenchRow],
     *,
@@ -283,24 +319,12 @@ def evaluate(
     predictions: list[Prediction] = []
     regrets: list[float] = []
     hits = 0
-    for done, workload in enumerate(sorted(table)):
-        measured = table[workload]
-        others = [r for r in rows if r.workload != workload] if bench_reference else []
-        base_model = None
-        for target in sorted(measured):
+    for done, (workload, measured, models) in enumerate(_held_out_models(
+            rows, table, accelerators=accelerators, model_factory=model_factory, probes=probes,
+            reference=reference, unseen_target=unseen_target, bench_reference=bench_reference)):
+        features = WorkloadFeatures(precision=None, name=workload)
+        for target, model in models.items():
             pool = sorted(a for a in measured if a != target)
-            if len(pool) < probes:
-                continue
-            if unseen_target:
-                kept = [r for r in others if r.accelerator != target]
-                model = model_factory().fit([*bench_reference_rows(kept),
-                                             *(r for r in reference if r.accelerator != target)],
-                                            accelerators=accelerators)
-            else:
-                base_model = base_model or model_factory().fit(
-                    [*bench_reference_rows(others), *reference], accelerators=accelerators)
-                model = base_model
-            features = WorkloadFeatures(precision=None, name=workload)
             for _ in range(repeats):
                 chosen = rng.sample(pool, probes)
                 shots = [Measurement(a, measured[a][0]) for a in chosen]
