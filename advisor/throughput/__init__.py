@@ -1,13 +1,15 @@
 """The throughput model: what a workload runs at on an accelerator it was never probed on.
 
 ``estimate`` holds the records (``Basis``, ``ThroughputEstimate``) and the model seam; the
-model ``recommend`` uses is ``TransferModel`` (``transfer`` and its private helpers: the
-factorization, kriging, tiers, conformal calibration, the no-probe roofline prior), fitted on
-the shipped reference measurements (``reference``) and cached on disk (``model_cache``);
-``evaluation`` measures it against ``MedianRatioModel`` and ``NearestRatioModel`` (``baseline``).
+model ``recommend`` uses is ``TransferModel`` (``transfer``: a scikit-learn estimator over
+``_plain.PlainTransferModel`` and its private helpers: the factorization, kriging, tiers,
+conformal calibration, the no-probe roofline prior), fitted on the shipped reference
+measurements (``reference``) and cached on disk as its plain fitted state (``model_cache``);
+``evaluation`` measures it against ``MedianRatioModel`` and ``NearestRatioModel``
+(``baseline``), fitting the held-out models with scikit-learn's ``cross_validate``.
 
 The names below are imported on first use (``import advisor.throughput`` never imports
-scikit-learn).
+scikit-learn; ``TransferModel`` does, a warm ``recommend`` does not).
 """
 
 from __future__ import annotations
