@@ -109,7 +109,7 @@ def _held_out_row(label: str, rows: list[ReferenceRow], groups: list[str],
     from sklearn.model_selection import LeaveOneGroupOut, cross_validate
 
     from advisor.profiling import reference_op_mixes
-    from advisor.throughput._plain import reference_features
+    from advisor.throughput._no_probe import reference_features
     from advisor.throughput.transfer import TransferModel
 
     mixes = reference_op_mixes()

@@ -18,19 +18,38 @@ from collections.abc import Mapping
 import numpy as np
 
 from advisor.errors import AdvisorError
-from advisor.profiling import reference_op_mixes
+from advisor.profiling import OpMix, reference_op_mixes
 from advisor.spec import Precision
 from advisor.throughput._calibration import conformal_bounds
 from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict, spec_features
 from advisor.throughput.estimate import WorkloadFeatures, peak_flops, precision_key
-from advisor.throughput.reference import REFERENCE_CONV_FLOPS_FRACTION, ReferenceRow
+from advisor.throughput.reference import (
+    REFERENCE_CONV_FLOPS_FRACTION,
+    REFERENCE_FLOPS_PER_SAMPLE,
+    ReferenceRow,
+)
 from advisor.throughput.roofline import AnchoredRoofline, RooflineSample, reference_samples
 from pricing import AcceleratorSpec
 
-__all__ = ["NoProbePrior"]
+__all__ = ["NoProbePrior", "reference_features"]
 
 _DEFAULT_BATCH = 32  # per-device batch assumed when the workload does not say
 _MIN_ROOFLINE_SAMPLES = 10  # reference rows with an operator mix needed to fit the roofline
+# The reference ran ``fp32`` rows with TF32 on Ampere and newer, ``mixed`` rows fp16 AMP.
+_REFERENCE_PRECISIONS = {"fp32": Precision.TF32, "mixed": Precision.FP16}
+
+
+def reference_features(row: ReferenceRow, op_mixes: Mapping[str, OpMix]) -> WorkloadFeatures:
+    """What the no-probe prediction knows of a reference row's workload: its precision, the
+    shipped FLOPs per sample and convolution share of its model, its operator mix from
+    ``op_mixes`` (``reference_op_mixes()``; None where not shipped) and its batch."""
+    return WorkloadFeatures(
+        precision=_REFERENCE_PRECISIONS.get(row.precision),
+        flops_per_sample=REFERENCE_FLOPS_PER_SAMPLE.get(row.model),
+        name=f"{row.model}/{row.precision}",
+        conv_flops_fraction=REFERENCE_CONV_FLOPS_FRACTION.get(row.model),
+        op_mix=op_mixes.get(f"{row.model}/{row.precision}"),
+        batch_size_per_device=row.batch_size_per_accelerator or None)
 
 
 class NoProbePrior:

@@ -40,8 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.errors import AdvisorError
-from advisor.profiling import OpMix, reference_op_mixes
-from advisor.spec import Precision
+from advisor.profiling import reference_op_mixes
 from advisor.throughput._anchored import PublishedAnchoring
 from advisor.throughput._calibration import (
     MEASURED_HALF_WIDTH,
@@ -52,7 +51,8 @@ from advisor.throughput._calibration import (
 )
 from advisor.throughput._factor import FactorFit, fit_factors
 from advisor.throughput._krige import SpecPrior, Twin, twin_and_shifts
-from advisor.throughput._no_probe import NoProbePrior
+from advisor.throughput._no_probe import NoProbePrior, reference_features
+from advisor.throughput._params import check_hyper_parameters
 from advisor.throughput._table import (
     FloatArray,
     ReferenceTable,
@@ -74,19 +74,12 @@ from advisor.throughput.estimate import (
     reference_targets,
 )
 from advisor.throughput.published import PublishedRow
-from advisor.throughput.reference import (
-    REFERENCE_CONV_FLOPS_FRACTION,
-    REFERENCE_FLOPS_PER_SAMPLE,
-    ReferenceRow,
-)
+from advisor.throughput.reference import ReferenceRow
 from advisor.throughput.roofline import AnchoredRoofline
 from advisor.throughput.scaling import ScalingModel
 from pricing import AcceleratorSpec
 
-__all__ = ["PlainTransferModel", "reference_features"]
-
-# The reference ran ``fp32`` rows with TF32 on Ampere and newer, ``mixed`` rows fp16 AMP.
-_REFERENCE_PRECISIONS = {"fp32": Precision.TF32, "mixed": Precision.FP16}
+__all__ = ["PlainTransferModel"]
 
 
 def _split_precision(workload: WorkloadFeatures) -> tuple[str, str] | None:
@@ -105,19 +98,6 @@ def _measured_half_width(measurements: Sequence[Measurement]) -> float:
     usual probe-to-probe spread where a probe does not say."""
     return max(math.log1p(m.rel_halfwidth) if m.rel_halfwidth is not None
                else MEASURED_HALF_WIDTH for m in measurements)
-
-
-def reference_features(row: ReferenceRow, op_mixes: Mapping[str, OpMix]) -> WorkloadFeatures:
-    """What the no-probe prediction knows of a reference row's workload: its precision, the
-    shipped FLOPs per sample and convolution share of its model, its operator mix from
-    ``op_mixes`` (``reference_op_mixes()``; None where not shipped) and its batch."""
-    return WorkloadFeatures(
-        precision=_REFERENCE_PRECISIONS.get(row.precision),
-        flops_per_sample=REFERENCE_FLOPS_PER_SAMPLE.get(row.model),
-        name=f"{row.model}/{row.precision}",
-        conv_flops_fraction=REFERENCE_CONV_FLOPS_FRACTION.get(row.model),
-        op_mix=op_mixes.get(f"{row.model}/{row.precision}"),
-        batch_size_per_device=row.batch_size_per_accelerator or None)
 
 
 class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
@@ -216,32 +196,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
     def _check_params(self) -> None:
         """AdvisorError naming the first hyper-parameter out of its range; run by ``__init__``
         and again by ``fit`` (``set_params`` sets values unchecked, as in scikit-learn)."""
-        for name in ("tau", "single_probe_dispersion", "ridge_alpha", "foreign_widening",
-                     "similarity_tau"):
-            if not getattr(self, name) > 0:
-                raise AdvisorError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("factor_weight", "factor_weight_unseen", "krige_weight",
-                     "spec_prior_weight", "row_krige_slope", "time_fit_weight",
-                     "roofline_weight", "shipped_weight", "shipped_weight_unseen",
-                     "published_cross_kind_weight"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise AdvisorError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.published_peer_count < 0:
-            raise AdvisorError("published_peer_count must be >= 0, got "
-                               f"{self.published_peer_count}")
-        if self.twin_shrinkage < 0:
-            raise AdvisorError("twin_shrinkage must be >= 0 (0 = off), got "
-                               f"{self.twin_shrinkage}")
-        if self.factor_rank < 1 or not (self.factor_alpha > 0 and self.factor_shrinkage > 0
-                                        and self.spec_alpha > 0):
-            raise AdvisorError("factor_rank must be >= 1 and factor_alpha, factor_shrinkage, "
-                               "spec_alpha > 0")
-        if not 0 < self.interval_coverage < 1:
-            raise AdvisorError("interval_coverage must be in (0, 1), got "
-                               f"{self.interval_coverage}")
-        if not 0 < self.precision_mismatch_weight <= 1:
-            raise AdvisorError("precision_mismatch_weight must be in (0, 1], got "
-                               f"{self.precision_mismatch_weight}")
+        check_hyper_parameters(self.hyper_parameters())
 
     def hyper_parameters(self) -> dict[str, Any]:
         """The ``__init__`` keyword parameters and their values (the estimator's

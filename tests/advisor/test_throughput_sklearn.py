@@ -19,7 +19,8 @@ from advisor.errors import AdvisorError
 from advisor.profiling import reference_op_mixes
 from advisor.spec import Precision
 from advisor.throughput._factor import fit_factors
-from advisor.throughput._plain import PlainTransferModel, reference_features
+from advisor.throughput._no_probe import reference_features
+from advisor.throughput._plain import PlainTransferModel
 from advisor.throughput._table import ReferenceTable, fit_ridge
 from advisor.throughput.estimate import Measurement, WorkloadFeatures
 from advisor.throughput.model_cache import cached_transfer_model
