@@ -16,12 +16,14 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Check", "Table", "TableSyntaxError", "first_failure", "numbers", "read_table"]
+__all__ = ["Check", "Table", "TableSyntaxError", "first_failure", "numbers", "read_data_table",
+           "read_table"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _PARSER_LINE = re.compile(r"\bline (\d+)\b")
@@ -98,6 +100,21 @@ def read_table(text: str) -> Table:
     if len(ends) != len(frame):  # quotes our count reads otherwise: number rows in order
         ends = list(range(2, len(frame) + 2))
     return Table(frame, tuple(ends))
+
+
+def read_data_table(path: Path, columns: Sequence[str]) -> Table:
+    """A shipped data table: ``path`` parsed, with every one of ``columns``; AdvisorError (one
+    line) naming the file and the line that is not CSV or the columns it lacks."""
+    from advisor.errors import AdvisorError
+
+    try:
+        table = read_table(path.read_text())
+    except TableSyntaxError as exc:
+        raise AdvisorError(f"{path.name} line {exc.line}: not valid CSV ({exc.detail})") from exc
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise AdvisorError(f"{path.name}: missing column(s) {', '.join(missing)}")
+    return table
 
 
 def numbers(cells: Sequence[str]) -> tuple[list[float], list[bool]]:

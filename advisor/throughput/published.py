@@ -18,7 +18,7 @@ from enum import Enum
 from functools import cache
 from pathlib import Path
 
-from advisor._tables import Check, Table, TableSyntaxError, first_failure, numbers, read_table
+from advisor._tables import Check, Table, first_failure, numbers, read_data_table
 from advisor.errors import AdvisorError
 
 __all__ = [
@@ -167,13 +167,7 @@ def load_published(path: Path = PUBLISHED_CSV, *,
 
 @cache
 def _load(path: Path, known: frozenset[str]) -> tuple[PublishedRow, ...]:
-    try:
-        table = read_table(path.read_text())
-    except TableSyntaxError as exc:
-        raise AdvisorError(f"{path.name} line {exc.line}: not valid CSV ({exc.detail})") from exc
-    missing = [c for c in _COLUMNS if c not in table.columns]
-    if missing:
-        raise AdvisorError(f"{path.name}: missing column(s) {', '.join(missing)}")
+    table = read_data_table(path, _COLUMNS)
     _check(path, table, known)
     # line numbers count the header as line 1, as an editor shows them
     return tuple(

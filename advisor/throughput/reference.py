@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from advisor._tables import Table, TableSyntaxError, first_failure, numbers, read_table
+from advisor._tables import Table, first_failure, numbers, read_data_table
 from advisor.errors import AdvisorError
 
 __all__ = [
@@ -105,13 +105,7 @@ def _check(path: Path, table: Table) -> None:
 def load_reference(path: Path = REFERENCE_CSV) -> tuple[ReferenceRow, ...]:
     """All shipped reference rows; AdvisorError (one line) names a missing column or the first
     bad line."""
-    try:
-        table = read_table(path.read_text())
-    except TableSyntaxError as exc:
-        raise AdvisorError(f"{path.name} line {exc.line}: not valid CSV ({exc.detail})") from exc
-    missing = [c for c in _COLUMNS if c not in table.columns]
-    if missing:
-        raise AdvisorError(f"{path.name}: missing column(s) {', '.join(missing)}")
+    table = read_data_table(path, _COLUMNS)
     _check(path, table)
     return tuple(
         ReferenceRow(generation, model, precision, accelerator, int(count), int(batch),
