@@ -22,8 +22,8 @@ from typing import Any, cast
 
 from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
-from advisor.profiling.fake_step import FakeStep, run_fake_steps
-from advisor.profiling.op_profile import TRACE_ERRORS, trace_error
+from advisor.profiling.fake_step import FakeStep
+from advisor.profiling.op_profile import trace_with
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
 from probes import WorkloadRecipe
@@ -91,17 +91,8 @@ def trace_op_names(recipe: WorkloadRecipe, precision: Precision) -> frozenset[st
 
     Raises AdvisorError when torch is missing or the step does not run on fake tensors.
     """
-    try:
-        collector = NameCollector()
-    except ImportError as exc:
-        raise AdvisorError("tracing the step's operators needs torch; install with "
-                           "pip install 'advisor[torch]'") from exc
-    try:
-        run_fake_steps(recipe, precision, (_TRACE_BATCH,), device="cpu", foreach=False,
-                       observers=[collector.mode()], on_phase=collector.on_phase)
-    except TRACE_ERRORS as exc:
-        raise trace_error(exc) from exc
-    return collector.result()
+    return trace_with(NameCollector, "tracing the step's operators", recipe, precision,
+                      (_TRACE_BATCH,), device="cpu", foreach=False).result()
 
 
 def step_op_names(spec: WorkloadSpec, *, use_cache: bool = True) -> frozenset[str] | None:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import enum
 import json
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self, cast
+from typing import Any, Protocol, Self, TypeVar, cast
 
 from advisor.errors import AdvisorError
 from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
@@ -32,9 +32,10 @@ from pricing.files import write_cache
 from pricing.records import Record
 from probes import ProbeError, WorkloadRecipe
 
-__all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "TRACE_ERRORS", "OpClass",
-           "OpCollector", "OpCost", "OpMix", "cached_op_mix", "classify_op", "load_op_mix", "op_mix_for_spec",
-           "reference_op_mixes", "store_op_mix", "trace_error", "trace_op_mix",
+__all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "TRACE_ERRORS",
+           "Collector", "OpClass", "OpCollector", "OpCost", "OpMix", "cached_op_mix",
+           "classify_op", "load_op_mix", "op_mix_for_spec", "reference_op_mixes",
+           "store_op_mix", "trace_error", "trace_op_mix", "trace_with",
            "write_reference_op_mixes"]
 
 _CACHE_VERSION = 2
@@ -289,19 +290,40 @@ def trace_op_mix(recipe: WorkloadRecipe, precision: Precision) -> OpMix:
 
     Raises AdvisorError when the model does not run on fake tensors or torch is missing.
     """
-    try:
-        collector = OpCollector()
-    except ImportError as exc:
-        raise AdvisorError("the operator profile needs torch; install with "
-                           "pip install 'advisor[torch]'") from exc
-    try:
-        run_fake_steps(recipe, precision, TRACE_BATCHES, device="cuda", foreach=True,
-                       observers=[collector.mode()], on_phase=collector.on_phase)
-    except TRACE_ERRORS as exc:
-        raise trace_error(exc) from exc
+    collector = trace_with(OpCollector, "the operator profile", recipe, precision,
+                           TRACE_BATCHES, device="cuda", foreach=True)
     mix = collector.result()
     assert mix is not None  # both steps ran, or run_fake_steps raised
     return mix
+
+
+class Collector(Protocol):
+    """What watches a fake pass: a dispatch mode to enter and a hook for each phase."""
+
+    def mode(self) -> AbstractContextManager[Any]: ...
+
+    def on_phase(self, step: int, phase: str, state: FakeStep) -> None: ...
+
+
+C = TypeVar("C", bound=Collector)
+
+
+def trace_with(make: Callable[[], C], what: str, recipe: WorkloadRecipe, precision: Precision,
+               batches: Sequence[int], *, device: str, foreach: bool) -> C:
+    """One fake pass of ``recipe`` at ``batches`` watched by the collector ``make()`` builds
+    (it imports torch), returned after the pass. AdvisorError when torch is missing (``what``
+    needs it) or the step does not run on fake tensors (``trace_error``)."""
+    try:
+        collector = make()
+    except ImportError as exc:
+        raise AdvisorError(f"{what} needs torch; install with "
+                           "pip install 'advisor[torch]'") from exc
+    try:
+        run_fake_steps(recipe, precision, batches, device=device, foreach=foreach,
+                       observers=[collector.mode()], on_phase=collector.on_phase)
+    except TRACE_ERRORS as exc:
+        raise trace_error(exc) from exc
+    return collector
 
 
 def trace_error(exc: BaseException) -> AdvisorError:
