@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from advisor._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from advisor.sweep.accounting.budget import BudgetGate, cost_of, trial_cost_usd
+    from advisor.sweep.accounting.budget import BudgetGate, cost_of
     from advisor.sweep.accounting.finished import FinishedSweep, finished_sweep
     from advisor.sweep.accounting.status import (
         STATES,
@@ -90,13 +90,11 @@ __all__ = [
     "suggest",
     "sweep_report_data",
     "sweep_status",
-    "trial_cost_usd",
     "upload_artifact",
 ]
 
 _HOME = {
     "BudgetGate": "accounting.budget", "cost_of": "accounting.budget",
-    "trial_cost_usd": "accounting.budget",
     "FinishedSweep": "accounting.finished", "finished_sweep": "accounting.finished",
     "STATES": "accounting.status", "StudyListing": "accounting.status",
     "SweepStatus": "accounting.status", "TrialCost": "accounting.status",

@@ -1,8 +1,8 @@
 """The sweep's money: what a trial costs, the caps, and the gate that admits a new trial.
 
 A trial costs its wall time times the price per hour of the instance it ran on, divided by the
-number of trials sharing that instance at once (``trial_cost_usd``, through
-``pricing.billing.usd``, the project's one seconds-times-price formula). The cost is stored on
+number of trials sharing that instance at once (``pricing.billing.usd``, the project's one
+seconds-times-price formula). The cost is stored on
 the trial as user attributes (``advisor.sweep.accounting.records``), so every worker and
 ``advisor sweep status`` see it. A trial whose worker died (failed by heartbeat,
 ``advisor.sweep.run.heartbeat``) is charged from its start to ``killed_trial_end_s``: the
@@ -46,13 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BudgetGate", "Totals", "cost_of", "dollar_cap_reason", "expected_trial_usd",
            "grace_period_s", "killed_trial_end_s", "stale_after_s", "trial_cap_reason",
-           "trial_cost_usd", "trial_wall_s", "worst_case_trial_usd"]
-
-
-def trial_cost_usd(wall_s: float, price_usd_per_hour: float, share: int = 1) -> float:
-    """Dollars for ``wall_s`` seconds on an instance shared by ``share`` concurrent trials
-    (ValueError for a negative time or price, or a share below 1)."""
-    return usd(wall_s, price_usd_per_hour, share)
+           "trial_wall_s", "worst_case_trial_usd"]
 
 
 def killed_trial_end_s(*, found_dead_s: float, last_heartbeat_s: float | None,
@@ -79,8 +73,8 @@ def worst_case_trial_usd(expected_usd: float, *, elapsed_s: float = 0.0, stale_a
                          price_usd_per_hour: float, share: int = 1) -> float:
     """The most one trial may be charged: its expected cost or what it ran so far, whichever
     is more, plus ``stale_after_s`` of instance time (dying now, it is found dead that late)."""
-    ran = trial_cost_usd(max(elapsed_s, 0.0), price_usd_per_hour, share)
-    return max(expected_usd, ran) + trial_cost_usd(max(stale_after_s, 0.0), price_usd_per_hour,
+    ran = usd(max(elapsed_s, 0.0), price_usd_per_hour, share)
+    return max(expected_usd, ran) + usd(max(stale_after_s, 0.0), price_usd_per_hour,
                                                    share)
 
 
@@ -112,7 +106,7 @@ def cost_of(trial: FrozenTrial, *, price_usd_per_hour: float, share: int = 1,
     if record.cost_usd is not None:
         return record.cost_usd
     price = price_usd_per_hour if record.price_usd_per_hour is None else record.price_usd_per_hour
-    return trial_cost_usd(trial_wall_s(trial, now_s=now_s), price, share)
+    return usd(trial_wall_s(trial, now_s=now_s), price, share)
 
 
 def grace_period_s(heartbeat_s: int) -> int:

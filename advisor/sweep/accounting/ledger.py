@@ -31,12 +31,7 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
-from advisor.sweep.accounting.budget import (
-    cost_of,
-    expected_trial_usd,
-    trial_cost_usd,
-    trial_wall_s,
-)
+from advisor.sweep.accounting.budget import cost_of, expected_trial_usd, trial_wall_s
 from advisor.sweep.accounting.instances import WorkerInstance, overhead_usd
 from advisor.sweep.accounting.records import (
     COST_ATTR,
@@ -49,6 +44,7 @@ from advisor.sweep.accounting.records import (
     trial_record,
 )
 from advisor.sweep.accounting.timestamps import TrialClock, column_moment, epoch_s, installed_clock
+from pricing.billing import usd
 
 __all__ = ["Ledger", "ledger_from_trials", "rdb_of", "read_ledger", "record_charge",
            "usd_by_worker"]
@@ -188,8 +184,8 @@ def read_ledger(study: optuna.Study, *, price_usd_per_hour: float, share: int = 
         if state is TrialState.RUNNING:
             running.append(_wall_s(state, started, completed, now))
         elif state in _FINISHED:
-            estimated = trial_cost_usd(_wall_s(state, started, completed, now),
-                                       price_usd_per_hour, share)
+            estimated = usd(_wall_s(state, started, completed, now), price_usd_per_hour,
+                            share)
             spent += estimated
             max_finished = max(estimated, max_finished or 0.0)
             if state is TrialState.COMPLETE:
@@ -236,7 +232,7 @@ def _rdb_usd_by_worker(conn: Any, where: Any, price_usd_per_hour: float, share: 
         out[json.loads(name)] = float(total)
     for name, state, started, completed in conn.execute(loose):
         worker = json.loads(name)
-        out[worker] = out.get(worker, 0.0) + trial_cost_usd(
+        out[worker] = out.get(worker, 0.0) + usd(
             _wall_s(_state(state), started, completed, now_s), price_usd_per_hour, share)
     return out
 

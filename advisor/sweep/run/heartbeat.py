@@ -24,11 +24,12 @@ from datetime import UTC, datetime
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from advisor.sweep.accounting.budget import grace_period_s, killed_trial_end_s, stale_after_s, trial_cost_usd
+from advisor.sweep.accounting.budget import grace_period_s, killed_trial_end_s, stale_after_s
 from advisor.sweep.accounting.ledger import record_charge
 from advisor.sweep.accounting.records import TrialCharge, rdb_of, read_settings
 from advisor.sweep.accounting.timestamps import epoch_s, frozen_moment, frozen_value, heartbeat_moment
 from advisor.sweep.run.outage import ride_out
+from pricing.billing import usd
 
 __all__ = ["charge_stale_trial", "fail_stale_trials", "last_heartbeat_age_s", "stale_after_s",
            "stale_charge", "trials_seen_dead"]
@@ -76,7 +77,7 @@ def stale_charge(study: optuna.Study, trial: FrozenTrial, *, found_dead_s: float
     silence = "long" if heartbeat is None else f"more than {grace_period_s(heartbeat)} s"
     return TrialCharge(
         started_at_s=started, price_usd_per_hour=price, share=settings.share, wall_s=wall,
-        cost_usd=trial_cost_usd(wall, price, settings.share), found_dead_at_s=found_dead_s,
+        cost_usd=usd(wall, price, settings.share), found_dead_at_s=found_dead_s,
         error=f"its worker stopped sending heartbeats ({silence} without one): killed, "
               "crashed, cut off from the database or too loaded to send them")
 

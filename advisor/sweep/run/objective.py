@@ -22,11 +22,11 @@ from typing import Any
 import optuna
 
 from advisor.errors import AdvisorError
-from advisor.sweep.accounting.budget import trial_cost_usd
 from advisor.sweep.accounting.ledger import record_charge
 from advisor.sweep.accounting.records import TrialCharge, read_settings, tag_worker
 from advisor.sweep.run.outage import ride_out
 from advisor.sweep.spec.sweep_spec import Distribution, ParamSpec, SweepSpec
+from pricing.billing import usd
 from probes import ProbeError, first_line, import_entrypoint  # the one line `recommend` prints too
 
 __all__ = [
@@ -177,7 +177,7 @@ def charged_objective(objective: Objective, spec: SweepSpec, price: float, *,
             wall = max(clock() - started, 0.0)
             charge = TrialCharge(
                 started_at_s=started, price_usd_per_hour=price, share=share, wall_s=wall,
-                cost_usd=trial_cost_usd(wall, price, share), error=errors.get(trial.number))
+                cost_usd=usd(wall, price, share), error=errors.get(trial.number))
             state = ride_out("recording a trial's charge",
                              lambda: record_charge(trial.study, trial, charge))
             if state.is_finished():  # failed as stale while it ran: charged what it ran

@@ -11,12 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from optuna.trial import TrialState
 
-from advisor.sweep.accounting.budget import BudgetGate, cost_of, trial_cost_usd
+from advisor.sweep.accounting.budget import BudgetGate, cost_of
 from advisor.sweep.accounting.ledger import Ledger, ledger_from_trials
 from advisor.sweep.accounting.records import COST_ATTR, SHARE_ATTR, STARTED_ATTR, STOP_REASON_ATTR, WALL_ATTR
 from advisor.sweep.run.runner import run_worker
 from advisor.sweep.spec import BudgetSpec, parse_sweep_spec
 from advisor.sweep.spec.outcomes import StopKind, StopReason
+from pricing import billing
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -42,12 +43,12 @@ def _kind(reason: StopReason | None) -> StopKind | None:
     (0, 9.0, 1, 0.0),      # no time, no cost
 ])
 def test_trial_cost(wall_s: float, price: float, share: int, usd: float) -> None:
-    assert trial_cost_usd(wall_s, price, share) == pytest.approx(usd)
+    assert billing.usd(wall_s, price, share) == pytest.approx(usd)
 
 
 def test_trial_cost_rejects_bad_share() -> None:
     with pytest.raises(ValueError, match="share"):
-        trial_cost_usd(1, 1, 0)
+        billing.usd(1, 1, 0)
 
 
 def _spec(tmp_path: Path, **budget: float) -> object:
