@@ -45,11 +45,6 @@ class ProbeQuote:
     max_usd: float | None = None
 
     @property
-    def billing_minimum_s(self) -> float:
-        """The least the cloud bills an instance (0 without a billing rule)."""
-        return self.billing.minimum_s if self.billing is not None else 0.0
-
-    @property
     def billed_s(self) -> float:
         """Seconds billed: boot plus run, as the cloud's rule bills them (at least its
         minimum)."""

@@ -27,7 +27,7 @@ def test_quote_is_boot_plus_time_box_at_the_price(key: str, launcher: str, boot_
 def test_billing_minimum_bills_a_short_probe_a_minute() -> None:
     cls = launcher_class("aws")
     quote = cls.quote("aws:g5.xlarge:us-east-1", price_usd_per_hour=3.6, run_s=1.0)
-    assert quote.billing_minimum_s == 60.0
+    assert quote.billing is not None and quote.billing.minimum_s == 60.0
     assert quote.billed_s == max(cls.boot_overhead_s + 1.0, 60.0)
 
 
