@@ -55,7 +55,7 @@ class JsonView:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready plain values, one key per dataclass field."""
-        return {f.name: to_plain(getattr(self, f.name)) for f in _fields(type(self))}
+        return _field_values(self)
 
     def to_json(self) -> str:
         """The record as a JSON document (``to_dict``, keys sorted)."""
@@ -116,7 +116,7 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, JsonView):
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_plain(getattr(value, f.name)) for f in _fields(type(value))}
+        return _field_values(value)
     if isinstance(value, enum.Enum):
         return to_plain(value.value)
     if isinstance(value, datetime):
@@ -130,6 +130,11 @@ def to_plain(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     raise TypeError(f"cannot write {type(value).__name__} {value!r} as JSON")
+
+
+def _field_values(record: Any) -> dict[str, Any]:
+    """A dataclass's init fields as plain values, by name."""
+    return {f.name: to_plain(getattr(record, f.name)) for f in _fields(type(record))}
 
 
 def _fields(cls: Any) -> tuple[dataclasses.Field[Any], ...]:
