@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import sys
 import textwrap
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -197,9 +196,9 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
     _hanging(out, f"{len(rec.ranked)} offers ranked{grouped}, {len(rec.rejected)} rejected.")
     for line in _legend(rec, groups[:top] if not all_regions else None, top):
         _hanging(out, line)
-    kinds = Counter(r.kind for r in rec.rejected)
-    for kind, n in kinds.most_common(6):
-        example = next(r for r in rec.rejected if r.kind is kind)
+    for kind, n in rec.rejected.kind_counts().most_common(6):
+        example = rec.rejected.first_of(kind)
+        assert example is not None  # counted, so there is one
         which = (f"e.g. {example.offer.key}; --json lists each" if n > 1
                  else example.offer.key)
         _hanging(out, f"  rejected {n:>4}: {example.reason} ({which})", hang=17)

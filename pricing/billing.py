@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pricing.errors import PricingError
 from pricing.types import Cloud
 
 __all__ = ["BILLING_RULES", "BillingRule", "billed_usd", "billing_rule", "samples_per_usd",
-           "seconds_for_usd", "usd"]
+           "samples_per_usd_many", "seconds_for_usd", "usd", "usd_many"]
 
 _SECONDS_PER_HOUR = 3600.0
 
@@ -77,7 +78,12 @@ def usd(seconds: float, price_usd_per_hour: float, share: int = 1) -> float:
     if seconds < 0 or price_usd_per_hour < 0 or share < 1:
         raise ValueError(f"bad cost inputs: seconds={seconds}, price={price_usd_per_hour}, "
                          f"share={share}")
-    return seconds / _SECONDS_PER_HOUR * price_usd_per_hour / share
+    return usd_many(seconds, price_usd_per_hour) / share
+
+
+def usd_many(seconds: Any, price_usd_per_hour: Any) -> Any:
+    """``usd`` for numpy arrays (or floats) of checked figures: the same formula, no checks."""
+    return seconds / _SECONDS_PER_HOUR * price_usd_per_hour
 
 
 def billed_usd(cloud: Cloud | str, run_s: float, price_usd_per_hour: float) -> float:
@@ -97,4 +103,10 @@ def samples_per_usd(samples_per_second: float, price_usd_per_hour: float) -> flo
     """Samples one dollar buys at ``samples_per_second`` on an instance of that price."""
     if price_usd_per_hour <= 0:
         return math.inf
+    return samples_per_usd_many(samples_per_second, price_usd_per_hour)
+
+
+def samples_per_usd_many(samples_per_second: Any, price_usd_per_hour: Any) -> Any:
+    """``samples_per_usd`` for numpy arrays (or floats) of checked figures (prices above 0):
+    the same formula, no checks."""
     return samples_per_second * _SECONDS_PER_HOUR / price_usd_per_hour

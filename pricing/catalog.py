@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
-from typing import Any
+
+import numpy as np
 
 from pricing._import_shared import OFFER_COLUMNS
 from pricing.accelerators import (
@@ -30,6 +31,7 @@ from pricing.accelerators import (
 )
 from pricing.errors import PricingError, SnapshotError, UnknownNameError
 from pricing.files import atomic_write
+from pricing.offer_table import Labels, OfferTable
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
 __all__ = ["Catalog", "load_catalog", "read_offers_csv", "read_snapshot_offers", "shipped_catalog"]
@@ -118,7 +120,7 @@ def read_offers_csv(path: Path, *, cloud: Cloud | None = None) -> list[InstanceO
     return offers
 
 
-_PARSED_FORMAT = 1  # bump when the parsed form below changes
+_PARSED_FORMAT = 2  # bump when the parsed form below changes
 
 
 def _parsed_path(path: Path) -> Path:
@@ -140,36 +142,22 @@ def _day(text: str) -> date:
     return date.fromisoformat(text)
 
 
-def _offer_cells(offer: InstanceOffer) -> tuple[object, ...]:
-    """An offer as plain values in ``InstanceOffer``'s field order (marshal stores these)."""
-    return (offer.cloud.value, offer.region, offer.zone, offer.instance_type, offer.accelerator,
-            offer.accelerator_count, offer.vcpus, offer.memory_gib,
-            offer.accelerator_memory_gib, offer.market.value, offer.price_usd_per_hour,
-            offer.source, offer.observed_at.isoformat(), offer.flagged)
-
-
-def _offers_from_cells(rows: list[tuple[Any, ...]]) -> list[InstanceOffer]:
-    clouds, markets = {c.value: c for c in Cloud}, {m.value: m for m in Market}
-    return [InstanceOffer(clouds[c], r, z, t, a, n, v, m, am, markets[mk], p, src, _day(d), f)
-            for c, r, z, t, a, n, v, m, am, mk, p, src, d, f in rows]
-
-
-def read_snapshot_offers(path: Path, *, cloud: Cloud) -> list[InstanceOffer]:
-    """``read_offers_csv`` for a refreshed snapshot, kept parsed beside it: a snapshot is
-    written once and read by every ``recommend``, and checking 100,000 rows each time costs
-    seconds. The parsed form is used only while the file's size and modification time (and
-    the known accelerators) are those it was made from; writing it is best effort."""
+def read_snapshot_offers(path: Path, *, cloud: Cloud) -> OfferTable:
+    """``read_offers_csv`` for a refreshed snapshot, kept parsed beside it as columns: a
+    snapshot is written once and read by every ``recommend``, and checking 100,000 rows each
+    time costs seconds. The parsed form is used only while the file's size and modification
+    time (and the known accelerators) are those it was made from; writing it is best effort."""
     parsed = _parsed_path(path)
     key = _parsed_key(path, cloud)
     try:
-        stored_key, rows = marshal.loads(parsed.read_bytes())
+        stored_key, columns = marshal.loads(parsed.read_bytes())
         if stored_key == key:
-            return _offers_from_cells(rows)
+            return OfferTable.from_columns(columns)
     except (OSError, ValueError, EOFError, TypeError, KeyError):
         pass  # no parsed form yet, or an unreadable one: read the CSV
-    offers = read_offers_csv(path, cloud=cloud)
+    offers = OfferTable.of(read_offers_csv(path, cloud=cloud))
     with contextlib.suppress(OSError):  # a read-only snapshot folder: parse again next time
-        atomic_write(parsed, marshal.dumps((key, [_offer_cells(o) for o in offers])))  # type: ignore[arg-type]
+        atomic_write(parsed, marshal.dumps((key, offers.to_columns())))
     return offers
 
 
@@ -177,10 +165,13 @@ def read_snapshot_offers(path: Path, *, cloud: Cloud) -> list[InstanceOffer]:
 class Catalog:
     """Offers and accelerator specs, with the capture date of each cloud's prices."""
 
-    offers: tuple[InstanceOffer, ...]
+    offers: OfferTable  # any sequence of offers given is held as an OfferTable
     accelerators: dict[str, AcceleratorSpec]
     captured_at: dict[Cloud, date]
     approximate_dates: frozenset[Cloud] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offers", OfferTable.of(self.offers))
 
     @property
     def oldest_capture(self) -> date:
@@ -189,7 +180,10 @@ class Catalog:
 
     def regions(self, cloud: Cloud | None = None) -> list[str]:
         """Sorted regions that have at least one offer."""
-        return sorted({o.region for o in self.offers if cloud is None or o.cloud == cloud})
+        offers = self.offers
+        codes = (offers.region.codes if cloud is None
+                 else offers.region.codes[offers.cloud.equals(str(cloud))])
+        return sorted(offers.region.values[c] for c in np.unique(codes).tolist())
 
     def accelerator(self, name: str) -> AcceleratorSpec:
         """The spec of an accelerator by canonical name or alias."""
@@ -256,9 +250,9 @@ def _read_manifest(data_dir: Path) -> dict[str, object]:
 def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
     """The shipped catalog, with each cloud in ``overrides`` replaced by that snapshot file."""
     manifest = _read_manifest(SHIPPED_DATA_DIR)
-    offers = read_offers_csv(SHIPPED_DATA_DIR / "offers.csv")
+    offers = OfferTable.of(read_offers_csv(SHIPPED_DATA_DIR / "offers.csv"))
     shipped_date = date.fromisoformat(str(manifest["captured_at"]))
-    captured = {c: shipped_date for c in {o.cloud for o in offers}}
+    captured = {Cloud(c): shipped_date for c in _present(offers.cloud)}
     approximate = {c for c in captured if manifest.get("captured_at_approximate")}
     for cloud, path in (overrides or {}).items():
         fresh = read_snapshot_offers(path, cloud=cloud)
@@ -266,13 +260,18 @@ def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
             raise SnapshotError(f"{path}: holds no offers, only the header; delete it to use "
                                f"the previous prices of {cloud}, or run 'advisor pricing "
                                f"refresh --cloud {cloud}'")
-        offers = [o for o in offers if o.cloud != cloud] + fresh
-        captured[cloud] = max(o.observed_at for o in fresh)
+        offers = OfferTable.concat([offers.take(~offers.cloud.equals(cloud.value)), fresh])
+        captured[cloud] = max(_day(text) for text in _present(fresh.observed_at))
         approximate.discard(cloud)
     return Catalog(
-        offers=tuple(offers), accelerators=load_accelerators(),
+        offers=offers, accelerators=load_accelerators(),
         captured_at=captured, approximate_dates=frozenset(approximate),
     )
+
+
+def _present(column: Labels) -> list[str]:
+    """The texts of ``column`` that some row holds."""
+    return [column.values[c] for c in np.unique(column.codes).tolist()]
 
 
 @cache

@@ -162,7 +162,7 @@ def current_catalog(directory: Path, *, zones: bool = False) -> Catalog:
     catalog = load_catalog(overrides=newest)
     if zones:
         return catalog
-    return replace(catalog, offers=tuple(o for o in catalog.offers if o.zone is None))
+    return replace(catalog, offers=catalog.offers.take(catalog.offers.zone.equals("")))
 
 
 def _read_meta(csv_path: Path) -> dict[str, object]:

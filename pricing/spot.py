@@ -20,7 +20,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from pricing.accelerators import SHIPPED_DATA_DIR
@@ -137,14 +137,13 @@ class SpotData:
 
     def risk(self, cloud: Cloud, instance_type: str, region: str) -> SpotRisk | None:
         """The band for this type in this region, else its all-regions band, else None."""
-        fallback = None
-        for risk in self.risks:
-            if risk.cloud is cloud and risk.instance_type == instance_type:
-                if risk.region == region:
-                    return risk
-                if risk.region == ANY:
-                    fallback = risk
-        return fallback
+        index = self._index
+        found = index.get((cloud, instance_type, region))
+        return found if found is not None else index.get((cloud, instance_type, ANY))
+
+    @cached_property
+    def _index(self) -> dict[tuple[Cloud, str, str], SpotRisk]:
+        return {(r.cloud, r.instance_type, r.region): r for r in self.risks}
 
 
 def _row(path: Path, line: int, row: dict[str, str]) -> SpotRisk | SpotTerms:

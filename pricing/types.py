@@ -103,6 +103,11 @@ class InstanceOffer:
         return f"{self.cloud}:{self.instance_type}:{self.region}:{self.market}"
 
     @property
+    def sort_key(self) -> tuple[str, str, str, str]:
+        """(cloud, instance type, region, market): the order of offers that tie elsewhere."""
+        return (self.cloud.value, self.instance_type, self.region, self.market.value)
+
+    @property
     def price_usd_per_accelerator_hour(self) -> float:
         """Price of one device-hour on this offer."""
         return self.price_usd_per_hour / self.accelerator_count

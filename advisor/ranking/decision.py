@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from advisor.formatting import fmt_money
+from advisor.ranking.columns import LazyRows, RankedOffers
 from advisor.ranking.offers import CONSERVATIVE_QUANTILE, CostEstimate, Opportunity, RankBy, Recommendation
 from advisor.ranking.planner import candidates_from, plan
 from advisor.throughput import Basis
 from pricing import Market
-from probes import DEFAULT_PROBE_TIME_BOX_S, launcher_for_offer, quote_probe, quote_text
+from probes import DEFAULT_PROBE_TIME_BOX_S, quote_probe, quote_text
 
 __all__ = [
     "BASIS_LABEL",
@@ -73,15 +76,13 @@ def could_be_better(ranked: Sequence[CostEstimate], *,
     per probe dollar first, at most ``limit``."""
     if not ranked:
         return ()
+    ranked = RankedOffers.of(ranked)
     pick = ranked[0]
-    best: dict[str, CostEstimate] = {}
-    for est in ranked:
-        name = est.offer.accelerator
-        if (name != pick.offer.accelerator and not est.throughput.basis.is_measured
-                and est.samples_per_dollar_high > pick.samples_per_dollar
-                and (name not in best
-                     or est.samples_per_dollar_high > best[name].samples_per_dollar_high)):
-            best[name] = est
+    names = ranked.offers.accelerator
+    rows = ((names.codes != names.codes[0]) & ~ranked.measured()
+            & (ranked.samples_per_dollar_high > pick.samples_per_dollar))
+    best = {names.values[code]: ranked[row] for code, row in
+            ranked.first_per(names.codes, -ranked.samples_per_dollar_high, rows=rows).items()}
     if not best:
         return ()
     candidates = candidates_from(ranked)
@@ -118,7 +119,8 @@ def spot_lead(rec: Recommendation) -> str | None:
     twin = pick.on_demand
     if pick.offer.market is not Market.SPOT or twin is None:
         return None
-    best = next((e for e in rec.ranked if e.offer.market is Market.ON_DEMAND), None)
+    first = rec.ranked.first(rec.ranked.on_demand())
+    best = rec.ranked[first] if first is not None else None
     if best is None or best.ranked_by(rec.rank_by) <= twin.ranked_by(rec.rank_by):
         return None
     discount = 1 - pick.offer.price_usd_per_hour / twin.offer.price_usd_per_hour
@@ -132,15 +134,17 @@ def _pick_probe(rec: Recommendation,
                 time_box_s: float = DEFAULT_PROBE_TIME_BOX_S) -> tuple[str, float] | None:
     """The offer a probe of the pick's accelerator runs on (its cheapest ranked offer a launcher
     can probe) and that probe's quote; None when no launcher probes any of them."""
-    name = rec.ranked[0].offer.accelerator
-    offers = [e.offer for e in rec.ranked
-              if e.offer.accelerator == name and launcher_for_offer(e.offer.key) is not None]
-    if not offers:
+    ranked = rec.ranked
+    names = ranked.offers.accelerator
+    cheapest = ranked.first_per(names.codes, ranked.offers.price_usd_per_hour,
+                                ranked.offers.order(),
+                                rows=(names.codes == names.codes[0]) & ranked.probeable())
+    if not cheapest:
         return None
-    cheapest = min(offers, key=lambda o: (o.price_usd_per_hour, o.key))
-    quote = quote_probe(cheapest.key, price_usd_per_hour=cheapest.price_usd_per_hour,
+    offer = ranked.offers[next(iter(cheapest.values()))]
+    quote = quote_probe(offer.key, price_usd_per_hour=offer.price_usd_per_hour,
                         time_box_s=time_box_s)
-    return cheapest.key, quote.usd
+    return offer.key, quote.usd
 
 
 def headline_note(rec: Recommendation) -> str:
@@ -196,7 +200,7 @@ class OfferGroup:
     is the 1-based position of its best region, ``estimates`` best region first."""
 
     rank: int
-    estimates: tuple[CostEstimate, ...]
+    estimates: Sequence[CostEstimate]
 
     @property
     def best(self) -> CostEstimate:
@@ -210,12 +214,15 @@ class OfferGroup:
 
 
 def group_regions(ranked: Sequence[CostEstimate]) -> list[OfferGroup]:
-    """One group per (cloud, instance type, market), in ranking order of its best region."""
-    members: dict[tuple[str, str, str], list[CostEstimate]] = {}
-    first: dict[tuple[str, str, str], int] = {}
-    for i, est in enumerate(ranked, start=1):
-        o = est.offer
-        key = (str(o.cloud), o.instance_type, str(o.market))
-        members.setdefault(key, []).append(est)
-        first.setdefault(key, i)
-    return [OfferGroup(first[key], tuple(members[key])) for key in members]
+    """One group per (cloud, instance type, market), in ranking order of its best region (the
+    estimates are built when read)."""
+    table = RankedOffers.of(ranked)
+    first, group_of = table.choices()
+    by_group = np.argsort(group_of, kind="stable")  # each group's rows, in ranking order
+    ends = np.cumsum(np.bincount(group_of, minlength=len(first))).tolist()
+    groups = []
+    for g, start in enumerate(first.tolist()):
+        rows = by_group[(ends[g - 1] if g else 0):ends[g]]
+        groups.append(OfferGroup(start + 1, LazyRows(
+            len(rows), lambda i, rows=rows: table[int(rows[i])])))
+    return groups

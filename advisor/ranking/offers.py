@@ -7,16 +7,20 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from advisor.errors import NoFeasibleOffer
 from advisor.profiling import WorkloadProfile, overhead_for_accelerator, overhead_for_vendor
+from advisor.ranking.columns import RankedOffers, RejectedOffers
 from advisor.ranking.rejections import Rejection, RejectionKind
 from advisor.ranking.spot_risk import SpotOverhead, measured_pessimistic_rate, spot_overhead
 from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
-from pricing.billing import samples_per_usd, usd
+from pricing.billing import samples_per_usd, samples_per_usd_many, usd_many
+from pricing.offer_table import OfferTable
 from probes import search_largest_batch
 
 if TYPE_CHECKING:
@@ -33,6 +37,7 @@ __all__ = [
     "Recommendation",
     "Rejection",
     "RejectionKind",
+    "StaticRule",
     "check_constraint_names",
     "cost_of",
     "filter_offers",
@@ -40,8 +45,10 @@ __all__ = [
     "memory_rejection",
     "per_device_batch",
     "rank",
+    "run_figures",
     "samples_per_device",
     "samples_that_fit",
+    "static_failures",
     "with_on_demand_twins",
 ]
 
@@ -192,8 +199,8 @@ class Recommendation:
 
     workload: str
     prices_captured_at: date
-    ranked: tuple[CostEstimate, ...]
-    rejected: tuple[Rejection, ...]
+    ranked: RankedOffers  # any sequence of estimates given is held as RankedOffers
+    rejected: RejectedOffers  # likewise, any sequence of rejections
     assumptions: tuple[str, ...] = ()
     advice: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -201,6 +208,10 @@ class Recommendation:
     rank_by: RankBy = RankBy.CONSERVATIVE
     could_be_better: tuple[Opportunity, ...] = ()
     portability: tuple[Portability, ...] = ()  # of the pick and the challengers off CUDA
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ranked", RankedOffers.of(self.ranked))
+        object.__setattr__(self, "rejected", RejectedOffers.of(self.rejected))
 
     def pick(self) -> CostEstimate:
         """The top-ranked offer's estimate; NoFeasibleOffer when no offer meets every
@@ -230,15 +241,25 @@ def check_constraint_names(spec: WorkloadSpec, catalog: Catalog) -> None:
     _accelerator_set(cons.accelerators_exclude, catalog.accelerators, "exclude")
 
 
-def filter_offers(
-    spec: WorkloadSpec, offers: Sequence[InstanceOffer], accelerators: dict[str, AcceleratorSpec],
-    *, include_flagged: bool = False,
-) -> tuple[list[InstanceOffer], list[Rejection]]:
-    """Split offers into candidates and rejections by the spec's static constraints.
+@dataclass(frozen=True, slots=True)
+class StaticRule:
+    """A constraint an offer fails by its own fields: which rows fail it (over a table), the
+    kind of its rejection and the figures that rejection states."""
+
+    kind: RejectionKind
+    fails: Callable[[OfferTable], np.ndarray]
+    figures: Callable[[InstanceOffer], dict[str, float | int | str]]
+
+
+def static_failures(spec: WorkloadSpec, offers: OfferTable,
+                    accelerators: dict[str, AcceleratorSpec], *,
+                    include_flagged: bool = False) -> tuple[np.ndarray, list[StaticRule]]:
+    """Per offer, the index of the first rule in the returned list it fails (-1: none), by the
+    spec's static constraints.
 
     An accelerator family in the constraints (``A100``, ``H100``) covers all its variants; an
     exact name (``H100-SXM``) just itself. Offers whose price a consistency check doubts are
-    rejected unless ``include_flagged``.
+    rejected unless ``include_flagged``. Rules the spec does not set are not in the list.
     """
     cons = spec.constraints
     include = _accelerator_set(cons.accelerators_include, accelerators, "include")
@@ -246,38 +267,54 @@ def filter_offers(
     kind = RejectionKind
     none: dict[str, float | int | str] = {}
     max_count = cons.max_accelerators
-    # (applies: the spec sets the constraint, fails, kind, figures it compared); a rule that
-    # does not apply is dropped before the per-offer loop; the first failure wins
-    rules: list[tuple[bool, Callable[[InstanceOffer], bool], RejectionKind,
-                      Callable[[InstanceOffer], dict[str, float | int | str]]]] = [
-        (bool(cons.clouds), lambda o: o.cloud not in cons.clouds, kind.CLOUD, lambda _: none),
-        (bool(cons.regions), lambda o: o.region not in cons.regions, kind.REGION,
-         lambda _: none),
-        (bool(include), lambda o: o.accelerator not in include, kind.ACCELERATOR_NOT_INCLUDED,
-         lambda _: none),
-        (bool(exclude), lambda o: o.accelerator in exclude, kind.ACCELERATOR_EXCLUDED,
-         lambda _: none),
-        (cons.spot is SpotPolicy.NEVER, lambda o: o.market is Market.SPOT,
-         kind.SPOT_NOT_ALLOWED, lambda _: none),
-        (cons.spot is SpotPolicy.ONLY, lambda o: o.market is Market.ON_DEMAND,
-         kind.ON_DEMAND_LEFT_OUT, lambda _: none),
-        (True, lambda o: not accelerators[o.accelerator].training, kind.INFERENCE_ONLY,
-         lambda _: none),
-        (max_count is not None, lambda o: o.accelerator_count > (max_count or 0),
-         kind.TOO_MANY_ACCELERATORS, lambda _: {"max_accelerators": max_count or 0}),
-        (True, lambda o: spec.batch_size < o.accelerator_count, kind.BATCH_TOO_SMALL,
-         lambda _: {"batch_size": spec.batch_size}),
-        (not include_flagged, lambda o: bool(o.flagged), kind.PRICE_FLAGGED,
-         lambda o: {"flag": o.flagged}),
+    spot, on_demand = Market.SPOT.value, Market.ON_DEMAND.value
+    inference = [name for name, acc in accelerators.items() if not acc.training]
+    # (applies: the spec sets the constraint, rule); the first failure wins
+    rules: list[tuple[bool, StaticRule]] = [
+        (bool(cons.clouds), StaticRule(
+            kind.CLOUD, lambda t: ~t.cloud.isin(c.value for c in cons.clouds), lambda _: none)),
+        (bool(cons.regions), StaticRule(
+            kind.REGION, lambda t: ~t.region.isin(cons.regions), lambda _: none)),
+        (bool(include), StaticRule(kind.ACCELERATOR_NOT_INCLUDED,
+                                   lambda t: ~t.accelerator.isin(include), lambda _: none)),
+        (bool(exclude), StaticRule(kind.ACCELERATOR_EXCLUDED,
+                                   lambda t: t.accelerator.isin(exclude), lambda _: none)),
+        (cons.spot is SpotPolicy.NEVER, StaticRule(
+            kind.SPOT_NOT_ALLOWED, lambda t: t.market.equals(spot), lambda _: none)),
+        (cons.spot is SpotPolicy.ONLY, StaticRule(
+            kind.ON_DEMAND_LEFT_OUT, lambda t: t.market.equals(on_demand), lambda _: none)),
+        (True, StaticRule(kind.INFERENCE_ONLY, lambda t: t.accelerator.isin(inference),
+                          lambda _: none)),
+        (max_count is not None, StaticRule(
+            kind.TOO_MANY_ACCELERATORS, lambda t: t.accelerator_count > (max_count or 0),
+            lambda _: {"max_accelerators": max_count or 0})),
+        (True, StaticRule(kind.BATCH_TOO_SMALL, lambda t: spec.batch_size < t.accelerator_count,
+                          lambda _: {"batch_size": spec.batch_size})),
+        (not include_flagged, StaticRule(kind.PRICE_FLAGGED, lambda t: ~t.flagged.equals(""),
+                                         lambda o: {"flag": o.flagged})),
     ]
-    checks = [(fails, k, figures) for applies, fails, k, figures in rules if applies]
+    applied = [rule for applies, rule in rules if applies]
+    failed = np.full(len(offers), -1, dtype=np.int64)
+    for i, rule in enumerate(applied):
+        failed[(failed < 0) & rule.fails(offers)] = i
+    return failed, applied
+
+
+def filter_offers(
+    spec: WorkloadSpec, offers: Sequence[InstanceOffer], accelerators: dict[str, AcceleratorSpec],
+    *, include_flagged: bool = False,
+) -> tuple[list[InstanceOffer], list[Rejection]]:
+    """Split offers into candidates and rejections by the spec's static constraints
+    (``static_failures``)."""
+    offers = list(offers)
+    failed, rules = static_failures(spec, OfferTable.of(offers), accelerators,
+                                    include_flagged=include_flagged)
     kept, rejected = [], []
-    for offer in offers:
-        failed = next(((k, figures) for fails, k, figures in checks if fails(offer)), None)
-        if failed is None:
+    for offer, rule in zip(offers, failed.tolist(), strict=True):
+        if rule < 0:
             kept.append(offer)
         else:
-            rejected.append(Rejection(offer, failed[0], failed[1](offer)))
+            rejected.append(Rejection(offer, rules[rule].kind, rules[rule].figures(offer)))
     return kept, rejected
 
 
@@ -400,44 +437,51 @@ def samples_that_fit(profile: WorkloadProfile, offer: InstanceOffer,
     return found.largest_fit or 0
 
 
+def run_figures(total_samples: int, price_usd_per_hour: Any, *, samples_per_second: Any,
+                samples_per_second_low: Any, samples_per_second_high: Any, overhead: Any,
+                overhead_low: Any, overhead_high: Any, startup_hours: float) -> dict[str, Any]:
+    """Samples per dollar, run hours and run costs (point, cheap and dear end) of a run of
+    ``total_samples``: floats for one offer, numpy arrays for many (the same formulas). The
+    interruption overheads are fractions of the training time (0 off spot): the point at the
+    point, the cheap end at the band's low end, the dear end at its pessimistic one."""
+    def hours_at(samples_per_second: Any, overhead: Any) -> Any:
+        return (total_samples / samples_per_second / _SECONDS_PER_HOUR * (1 + overhead)
+                + startup_hours)
+
+    def run_usd(hours: Any) -> Any:
+        # pro-rata: a training run lasts hours, so the cloud's billing minimum never binds
+        return usd_many(hours * _SECONDS_PER_HOUR, price_usd_per_hour)
+
+    hours = hours_at(samples_per_second, overhead)
+    return {
+        "samples_per_dollar": (samples_per_usd_many(samples_per_second, price_usd_per_hour)
+                               / (1 + overhead)),
+        "run_hours": hours,
+        "run_cost_usd": run_usd(hours),
+        "run_cost_usd_low": run_usd(hours_at(samples_per_second_high, overhead_low)),
+        "run_cost_usd_high": run_usd(hours_at(samples_per_second_low, overhead_high)),
+    }
+
+
 def cost_of(spec: WorkloadSpec, offer: InstanceOffer, throughput: ThroughputEstimate,
             assumptions: CostAssumptions, memory_gib: float | None = None) -> CostEstimate:
-    """Samples per dollar, run hours and run cost of the whole job on one offer; on spot, the
-    interruption overhead at the point (run cost, samples per dollar), at the band's low end
-    (the cheap end of the run cost) and at its pessimistic end (the dear end, and the
-    conservative samples per dollar)."""
-    def training_hours(samples_per_second: float) -> float:
-        return spec.total_samples / samples_per_second / _SECONDS_PER_HOUR
-
+    """Samples per dollar, run hours and run cost of the whole job on one offer
+    (``run_figures``); on spot, with the interruption overhead of its band."""
     # The interruption overhead is a fraction of the training time, whatever its length.
-    spot = (spot_overhead(offer, training_hours(throughput.samples_per_second),
-                          checkpoint_minutes=spec.checkpoint_minutes,
+    training_hours = spec.total_samples / throughput.samples_per_second / _SECONDS_PER_HOUR
+    spot = (spot_overhead(offer, training_hours, checkpoint_minutes=spec.checkpoint_minutes,
                           restart_hours=assumptions.startup_hours)
             if offer.market is Market.SPOT else None)
-
-    def hours_at(samples_per_second: float, overhead: float) -> float:
-        return training_hours(samples_per_second) * (1 + overhead) + assumptions.startup_hours
-
-    def run_usd(hours: float) -> float:
-        # pro-rata: a training run lasts hours, so the cloud's billing minimum never binds
-        return usd(hours * _SECONDS_PER_HOUR, offer.price_usd_per_hour)
-
-    point = spot.overhead_fraction if spot else 0.0
-    hours = hours_at(throughput.samples_per_second, point)
     return CostEstimate(
-        offer=offer,
-        throughput=throughput,
-        samples_per_dollar=(samples_per_usd(throughput.samples_per_second,
-                                            offer.price_usd_per_hour) / (1 + point)),
-        run_hours=hours,
-        run_cost_usd=run_usd(hours),
-        memory_needed_gib_per_device=memory_gib,
-        run_cost_usd_low=run_usd(hours_at(throughput.samples_per_second_high,
-                                          spot.overhead_fraction_low if spot else 0.0)),
-        run_cost_usd_high=run_usd(hours_at(throughput.samples_per_second_low,
-                                           spot.overhead_fraction_high if spot else 0.0)),
-        spot=spot,
-    )
+        offer=offer, throughput=throughput, memory_needed_gib_per_device=memory_gib, spot=spot,
+        **run_figures(spec.total_samples, offer.price_usd_per_hour,
+                      samples_per_second=throughput.samples_per_second,
+                      samples_per_second_low=throughput.samples_per_second_low,
+                      samples_per_second_high=throughput.samples_per_second_high,
+                      overhead=spot.overhead_fraction if spot else 0.0,
+                      overhead_low=spot.overhead_fraction_low if spot else 0.0,
+                      overhead_high=spot.overhead_fraction_high if spot else 0.0,
+                      startup_hours=assumptions.startup_hours))
 
 
 def with_on_demand_twins(estimates: Sequence[CostEstimate]) -> list[CostEstimate]:
@@ -477,5 +521,6 @@ def rank(spec: WorkloadSpec, estimates: Sequence[CostEstimate], *,
                 "spot": band(est)}))
         else:
             ranked.append(est)
-    ranked.sort(key=lambda e: (-e.ranked_by(rank_by), -e.samples_per_dollar, e.offer.key))
+    ranked.sort(key=lambda e: (-e.ranked_by(rank_by), -e.samples_per_dollar,
+                               e.offer.sort_key))
     return ranked, rejected

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from advisor.errors import AdvisorError
+from advisor.ranking.columns import RankedOffers
 from advisor.ranking.offers import CostEstimate, Recommendation
 from pricing.billing import usd
 from probes import DEFAULT_PROBE_TIME_BOX_S, launcher_for_offer, quote_probe, quote_text
@@ -143,17 +144,17 @@ def _sigma(estimate: CostEstimate) -> float:
 def candidates_from(ranked: Sequence[CostEstimate]) -> list[Candidate]:
     """One candidate per accelerator type: its best offer's value, its cheapest offer to probe
     (among those a launcher can probe, where there is one)."""
-    best: dict[str, CostEstimate] = {}
-    cheapest: dict[str, tuple[bool, float, CostEstimate]] = {}
-    for e in ranked:
-        name = e.offer.accelerator
-        if name not in best or e.samples_per_dollar > best[name].samples_per_dollar:
-            best[name] = e
-        rank_key = (launcher_for_offer(e.offer.key) is None, e.offer.price_usd_per_hour, e)
-        if name not in cheapest or rank_key[:2] < cheapest[name][:2]:
-            cheapest[name] = rank_key
-    return [Candidate(name, e.samples_per_dollar, _sigma(e), cheapest[name][2].offer.key,
-                      cheapest[name][2].offer.price_usd_per_hour) for name, e in best.items()]
+    table = RankedOffers.of(ranked)
+    names = table.offers.accelerator
+    best = table.first_per(names.codes, -table.samples_per_dollar)
+    cheapest = table.first_per(names.codes, ~table.probeable(),
+                               table.offers.price_usd_per_hour)
+    candidates = []
+    for code, row in best.items():
+        e, probe = table[row], table.offers[cheapest[code]]
+        candidates.append(Candidate(names.values[code], e.samples_per_dollar, _sigma(e),
+                                    probe.key, probe.price_usd_per_hour))
+    return candidates
 
 
 def plan_probes(recommendation: Recommendation, n: int, *,

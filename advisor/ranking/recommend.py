@@ -8,34 +8,29 @@ from dataclasses import replace
 from datetime import date
 
 from advisor.profiling import OpMix, WorkloadProfile
+from advisor.ranking.columns import RankedOffers
 from advisor.ranking.decision import BASIS_MEANING, could_be_better, rank_by_assumption
 from advisor.ranking.offers import (
     CostAssumptions,
     CostEstimate,
     MeasuredMemory,
-    MemoryNeed,
     Opportunity,
     RankBy,
     Recommendation,
     Rejection,
     RejectionKind,
     check_constraint_names,
-    cost_of,
-    filter_offers,
-    memory_need,
     memory_rejection,
-    rank,
-    samples_per_device,
     samples_that_fit,
 )
 from advisor.ranking.portability import Portability, portability_checker
+from advisor.ranking.rank_catalog import rank_catalog
 from advisor.ranking.rejections import KIND_TEXT
 from advisor.spec import PortabilityPolicy, Precision, WorkloadSpec
 from advisor.throughput import (
     MIN_STEP_SECONDS,
     Basis,
     Measurement,
-    ThroughputEstimate,
     ThroughputModel,
     WorkloadFeatures,
 )
@@ -168,13 +163,16 @@ def _portability_advice(records: Sequence[Portability], policy: PortabilityPolic
     return lines
 
 
-def _scaling_line(ranked: Sequence[CostEstimate], catalog: Catalog, model: ThroughputModel) -> str:
+def _scaling_line(ranked: RankedOffers, catalog: Catalog, model: ThroughputModel) -> str:
     """The fitted scaling efficiency of the best-ranked multi-device offer per interconnect."""
     examples: dict[str, str] = {}
-    for est in ranked:
-        offer = est.offer
+    offers = ranked.offers
+    several = ranked.first_per(offers.accelerator.codes,
+                               rows=offers.accelerator_count > 1)  # the best row of each type
+    for row in several.values():
+        offer = offers[row]
         spec = catalog.accelerators[offer.accelerator]
-        if offer.accelerator_count > 1 and spec.interconnect not in examples:
+        if spec.interconnect not in examples:
             efficiency = model.scaling_efficiency(spec, offer.accelerator_count)
             examples[spec.interconnect] = (f"{offer.accelerator_count}x {offer.accelerator} "
                                            f"({spec.interconnect}) {efficiency:.2f}")
@@ -235,40 +233,12 @@ def recommend(
     features = workload_features(spec, profile, op_mix)
     portability = portability_checker(
         catalog.accelerators, step_operators or (lambda: None))
-    strict = spec.constraints.portability is PortabilityPolicy.STRICT
-    candidates, rejected = filter_offers(spec, catalog.offers, catalog.accelerators,
-                                         include_flagged=include_flagged)
-    needs: dict[tuple[str, int, float], MemoryNeed] = {}
-    throughputs: dict[tuple[str, int], ThroughputEstimate] = {}
-    estimates: list[CostEstimate] = []
-    # Memory fit and throughput depend on the accelerator, its memory and how many devices
-    # split the batch, not on the region or market: each distinct question is answered once.
-    for offer in candidates:
-        port = portability(offer.accelerator) if strict else None
-        if port is not None and port.blocked_operators:
-            rejected.append(Rejection(offer, RejectionKind.PORTABILITY, port.rejection_figures()))
-            continue
-        fit_key = (offer.accelerator, offer.accelerator_count, offer.accelerator_memory_gib)
-        need = needs.get(fit_key)
-        if need is None:
-            need = needs[fit_key] = memory_need(spec, profile, offer, assumptions,
-                                                memory.get(offer.accelerator))
-        if need.rejection is not None:
-            rejected.append(replace(need.rejection, offer=offer))
-            continue
-        throughput = throughputs.get(fit_key[:2])
-        if throughput is None:
-            # The operator prior splits per-step work over the samples each device holds.
-            on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))
-            throughput = throughputs[fit_key[:2]] = model.estimate(
-                on_offer, catalog.accelerators[offer.accelerator],
-                count=offer.accelerator_count,
-                measurements=measurements).step_capped(spec.batch_size)
-        estimates.append(cost_of(spec, offer, throughput, assumptions, need.gib))
-    ranked, over = rank(spec, estimates, rank_by=rank_by)
-    rejected.extend(over)
-    rejected.sort(key=lambda r: r.offer.key)
-    priors = sorted({e.offer.accelerator for e in ranked if e.throughput.basis is Basis.PRIOR})
+    ranked, rejected = rank_catalog(
+        spec, catalog, profile=profile, model=model, features=features,
+        measurements=measurements, memory=memory, assumptions=assumptions,
+        include_flagged=include_flagged, rank_by=rank_by, portability=portability,
+        strict=spec.constraints.portability is PortabilityPolicy.STRICT)
+    priors = sorted(set(ranked.offers.accelerator.take(ranked.with_basis(Basis.PRIOR)).to_list()))
     challengers = could_be_better(ranked)
     near_top = [e.offer.accelerator for e in [*ranked[:1], *(c.estimate for c in challengers)]]
     ports = [p for name in dict.fromkeys(near_top) if (p := portability(name)) is not None]
@@ -293,8 +263,8 @@ def recommend(
     return Recommendation(
         workload=spec.name,
         prices_captured_at=catalog.oldest_capture,
-        ranked=tuple(ranked),
-        rejected=tuple(rejected),
+        ranked=ranked,
+        rejected=rejected,
         assumptions=tuple(assumption_lines),
         advice=tuple([*_advice(spec, ranked, catalog, model, features),
                       *_portability_advice(ports, spec.constraints.portability)] if ranked else

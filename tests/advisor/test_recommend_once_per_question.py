@@ -4,6 +4,7 @@ catalog, with and without probe evidence, and the model is asked once per questi
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from datetime import date
 from typing import Any
@@ -54,13 +55,14 @@ def _offer_by_offer(spec: Any, measurements: tuple[Measurement, ...],
                                     measurements=measurements).step_capped(spec.batch_size)
         estimates.append(cost_of(spec, offer, throughput, assumptions, needed))
     ranked, over = rank(spec, estimates)
-    return ranked, sorted(rejected + over, key=lambda r: r.offer.key)
+    return ranked, sorted(rejected + over, key=lambda r: r.offer.sort_key)
 
 
 @pytest.mark.parametrize(("overrides", "evidence"), [
     ({}, False),                                              # no probe, aws and gcp
     ({"constraints": {"max_accelerators": 8}}, True),         # every cloud, a probe, a memory limit
     ({"batch_size": 2048, "constraints": {}}, False),         # big batch: memory rejections
+    ({"constraints": {"deadline_hours": 40, "budget_usd": 60}}, True),  # over time and money
 ])
 def test_the_ranking_and_rejections_equal_the_offer_by_offer_path(overrides: dict[str, Any],
                                                                   evidence: bool) -> None:
@@ -71,8 +73,10 @@ def test_the_ranking_and_rejections_equal_the_offer_by_offer_path(overrides: dic
                     measurements=measurements, memory=memory)
     ranked, rejected = _offer_by_offer(spec, measurements, memory)
     assert list(rec.ranked) == ranked
+    assert list(rec.rejected) == rejected
     assert [(r.offer.key, r.reason) for r in rec.rejected] == \
         [(r.offer.key, r.reason) for r in rejected]
+    assert rec.rejected.kind_counts() == Counter(r.kind for r in rejected)
     assert len(rec.ranked) > 100 and rec.rejected  # a real catalog's worth of both
 
 

@@ -1,0 +1,255 @@
+"""A catalog's offers held as columns: what ranking 100,000 offers reads without building them.
+
+``OfferTable`` is a ``Sequence[InstanceOffer]``: indexing or iterating it builds the offers
+(the same frozen records as ever), so code that walks a catalog is unchanged. The ranking reads
+the columns instead: numbers as numpy arrays, text as ``Labels`` (each distinct value once,
+and an integer code per row), so filtering, grouping and ordering are array operations and
+only the offers a user sees are ever built. A refreshed snapshot keeps this form on disk
+(``pricing.catalog.read_snapshot_offers``), so a warm start reads codes, not rows.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, overload
+
+import numpy as np
+
+from pricing.types import Cloud, InstanceOffer, Market
+
+__all__ = ["Labels", "OfferTable"]
+
+_CLOUDS = {c.value: c for c in Cloud}
+_MARKETS = {m.value: m for m in Market}
+
+
+@functools.lru_cache(maxsize=1024)
+def _day(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+@dataclass(frozen=True, eq=False)
+class Labels:
+    """A text column: ``values`` (each distinct text once) and ``codes`` (one per row, an index
+    into ``values``)."""
+
+    values: tuple[str, ...]
+    codes: np.ndarray
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Labels:
+        """The column holding ``texts`` in order."""
+        seen: dict[str, int] = {}
+        codes = [seen.setdefault(t, len(seen)) for t in texts]
+        return cls(tuple(seen), np.asarray(codes, dtype=np.int32))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, row: int) -> str:
+        return self.values[self.codes[row]]
+
+    def take(self, rows: np.ndarray) -> Labels:
+        """The rows ``rows`` (indices or a boolean mask), the same values."""
+        return Labels(self.values, self.codes[rows])
+
+    def isin(self, wanted: Iterable[str]) -> np.ndarray:
+        """Per row: whether its text is one of ``wanted``."""
+        wanted = set(wanted)
+        return np.fromiter((v in wanted for v in self.values), dtype=bool,
+                           count=len(self.values))[self.codes]
+
+    def equals(self, text: str) -> np.ndarray:
+        """Per row: whether its text is ``text``."""
+        return self.isin((text,))
+
+    def order(self) -> np.ndarray:
+        """Per row: the rank of its text among the column's distinct texts (sorting rows by it
+        sorts them by text)."""
+        ranks = np.empty(len(self.values), dtype=np.int32)
+        ranks[sorted(range(len(self.values)), key=self.values.__getitem__)] = np.arange(
+            len(self.values), dtype=np.int32)
+        return ranks[self.codes]
+
+    def to_list(self) -> list[str]:
+        """Every row's text, in order."""
+        values = self.values
+        return [values[c] for c in self.codes.tolist()]
+
+    @staticmethod
+    def concat(columns: Sequence[Labels]) -> Labels:
+        """The rows of ``columns`` one after another."""
+        seen: dict[str, int] = {}
+        parts = []
+        for col in columns:
+            remap = np.asarray([seen.setdefault(v, len(seen)) for v in col.values],
+                               dtype=np.int32)
+            parts.append(remap[col.codes] if len(col.values) else col.codes)
+        return Labels(tuple(seen), np.concatenate(parts) if parts else
+                      np.zeros(0, dtype=np.int32))
+
+
+_TEXT = ("cloud", "region", "zone", "instance_type", "accelerator", "market", "source",
+         "observed_at", "flagged")
+_NUMBERS = ("accelerator_count", "vcpus", "memory_gib", "accelerator_memory_gib",
+            "price_usd_per_hour")
+
+
+class OfferTable(Sequence[InstanceOffer]):
+    """Offers as columns (see the module text); ``table[i]`` is an ``InstanceOffer``.
+
+    Text columns are ``Labels`` (``zone`` is ``''`` where the offer has none, ``observed_at``
+    ISO dates); ``accelerator_count`` is integer, the rest float, ``vcpus`` and ``memory_gib``
+    NaN where unknown.
+    """
+
+    __slots__ = (*_TEXT, *_NUMBERS)
+
+    cloud: Labels
+    region: Labels
+    zone: Labels
+    instance_type: Labels
+    accelerator: Labels
+    market: Labels
+    source: Labels
+    observed_at: Labels
+    flagged: Labels
+    accelerator_count: np.ndarray
+    vcpus: np.ndarray
+    memory_gib: np.ndarray
+    accelerator_memory_gib: np.ndarray
+    price_usd_per_hour: np.ndarray
+
+    def __init__(self, columns: dict[str, Any]) -> None:
+        for name in (*_TEXT, *_NUMBERS):
+            object.__setattr__(self, name, columns[name])
+
+    @classmethod
+    def of(cls, offers: Iterable[InstanceOffer]) -> OfferTable:
+        """The table of ``offers``, in order (an ``OfferTable`` is returned as it is)."""
+        if isinstance(offers, OfferTable):
+            return offers
+        offers = list(offers)
+        nan = float("nan")
+        return cls({
+            "cloud": Labels.of(o.cloud.value for o in offers),
+            "region": Labels.of(o.region for o in offers),
+            "zone": Labels.of(o.zone or "" for o in offers),
+            "instance_type": Labels.of(o.instance_type for o in offers),
+            "accelerator": Labels.of(o.accelerator for o in offers),
+            "market": Labels.of(o.market.value for o in offers),
+            "source": Labels.of(o.source for o in offers),
+            "observed_at": Labels.of(o.observed_at.isoformat() for o in offers),
+            "flagged": Labels.of(o.flagged for o in offers),
+            "accelerator_count": np.asarray([o.accelerator_count for o in offers],
+                                            dtype=np.int64),
+            "vcpus": np.asarray([nan if o.vcpus is None else o.vcpus for o in offers],
+                                dtype=np.float64),
+            "memory_gib": np.asarray([nan if o.memory_gib is None else o.memory_gib
+                                      for o in offers], dtype=np.float64),
+            "accelerator_memory_gib": np.asarray([o.accelerator_memory_gib for o in offers],
+                                                 dtype=np.float64),
+            "price_usd_per_hour": np.asarray([o.price_usd_per_hour for o in offers],
+                                             dtype=np.float64),
+        })
+
+    @staticmethod
+    def concat(tables: Sequence[OfferTable]) -> OfferTable:
+        """The offers of ``tables`` one after another."""
+        return OfferTable({
+            **{name: Labels.concat([getattr(t, name) for t in tables]) for name in _TEXT},
+            **{name: np.concatenate([getattr(t, name) for t in tables]) for name in _NUMBERS},
+        })
+
+    def take(self, rows: np.ndarray) -> OfferTable:
+        """The offers at ``rows`` (indices or a boolean mask), in that order."""
+        return OfferTable({
+            **{name: getattr(self, name).take(rows) for name in _TEXT},
+            **{name: getattr(self, name)[rows] for name in _NUMBERS},
+        })
+
+    def to_columns(self) -> dict[str, Any]:
+        """Plain values (``marshal`` stores them): per text column its values and codes as
+        bytes, per number column its bytes and dtype."""
+        return {
+            **{name: (getattr(self, name).values, getattr(self, name).codes.tobytes())
+               for name in _TEXT},
+            **{name: (getattr(self, name).tobytes(), getattr(self, name).dtype.str)
+               for name in _NUMBERS},
+        }
+
+    @classmethod
+    def from_columns(cls, data: dict[str, Any]) -> OfferTable:
+        """The table ``to_columns`` described."""
+        columns: dict[str, Any] = {}
+        for name in _TEXT:
+            values, codes = data[name]
+            columns[name] = Labels(tuple(values), np.frombuffer(codes, dtype=np.int32))
+        for name in _NUMBERS:
+            raw, dtype = data[name]
+            columns[name] = np.frombuffer(raw, dtype=np.dtype(dtype))
+        if len({len(columns[name]) for name in columns}) > 1:
+            raise ValueError("columns of different lengths")
+        return cls(columns)
+
+    def keys(self, rows: np.ndarray | None = None) -> list[str]:
+        """``InstanceOffer.key`` of each row (of ``rows`` only, given)."""
+        picked = self if rows is None else self.take(rows)
+        return [f"{c}:{t}:{r}:{m}" for c, t, r, m in zip(
+            picked.cloud.to_list(), picked.instance_type.to_list(), picked.region.to_list(),
+            picked.market.to_list(), strict=True)]
+
+    def order(self) -> np.ndarray:
+        """Per row: its place when offers are sorted by ``InstanceOffer.sort_key`` (cloud,
+        instance type, region, market)."""
+        by = np.lexsort((self.market.order(), self.region.order(),
+                         self.instance_type.order(), self.cloud.order()))
+        places = np.empty(len(by), dtype=np.int64)
+        places[by] = np.arange(len(by))
+        return places
+
+    def __len__(self) -> int:
+        return len(self.price_usd_per_hour)
+
+    @overload
+    def __getitem__(self, index: int) -> InstanceOffer: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[InstanceOffer, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> InstanceOffer | tuple[InstanceOffer, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("offer index out of range")
+        vcpus, memory = self.vcpus[index], self.memory_gib[index]
+        return InstanceOffer(
+            cloud=_CLOUDS[self.cloud[index]], region=self.region[index],
+            zone=self.zone[index] or None, instance_type=self.instance_type[index],
+            accelerator=self.accelerator[index],
+            accelerator_count=int(self.accelerator_count[index]),
+            vcpus=None if vcpus != vcpus else int(vcpus),
+            memory_gib=None if memory != memory else float(memory),
+            accelerator_memory_gib=float(self.accelerator_memory_gib[index]),
+            market=_MARKETS[self.market[index]],
+            price_usd_per_hour=float(self.price_usd_per_hour[index]),
+            source=self.source[index], observed_at=_day(self.observed_at[index]),
+            flagged=self.flagged[index])
+
+    def __iter__(self) -> Iterator[InstanceOffer]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"OfferTable({len(self):,} offers)"
