@@ -26,6 +26,19 @@ def advisor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     yield home
 
 
+@pytest.fixture()
+def no_shipped_artifacts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No shipped profiles or fitted model (``python -m advisor.throughput.shipped_artifacts``),
+    as for a model profiled for the first time: for tests of tracing, caching and fitting."""
+    from advisor.profiling import _spec_files
+    from advisor.throughput import model_cache
+
+    empty = tmp_path / "no-shipped-artifacts"
+    empty.mkdir()
+    monkeypatch.setattr(_spec_files, "SHIPPED_PROFILES_DIR", empty)
+    monkeypatch.setattr(model_cache, "SHIPPED_MODEL_DIR", empty)
+
+
 _real_connect = socket.socket.connect
 
 

@@ -1,8 +1,9 @@
 """The local profile of a workload, measured on this machine with no GPU: FLOPs and memory
 per sample (``profile``), the peak of a training step traced on fake tensors
 (``memory_trace``), its operator mix (``op_profile``), the names of the operators it calls
-(``op_names``, for checking them off CUDA) and the per-device runtime overhead
-(``runtime_overhead``).
+(``op_names``, for checking them off CUDA), the per-device runtime overhead
+(``runtime_overhead``) and the built-in examples' profiles shipped with the package
+(``shipped``).
 
 The names below are imported on first use (``import advisor.profiling`` never imports torch).
 """
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     )
     from advisor.profiling.profile import WorkloadProfile, needs_measuring, profile_workload
     from advisor.profiling.runtime_overhead import overhead_for_accelerator, overhead_for_vendor
+    from advisor.profiling.shipped import builtin_example_specs, write_shipped_profiles
 
 __all__ = [
     "COMPUTE_CLASSES",
@@ -36,6 +38,7 @@ __all__ = [
     "OpMix",
     "REFERENCE_OP_MIX_JSON",
     "WorkloadProfile",
+    "builtin_example_specs",
     "needs_measuring",
     "op_mix_for_spec",
     "overhead_for_accelerator",
@@ -45,6 +48,7 @@ __all__ = [
     "reference_op_mixes",
     "step_op_names",
     "trace_peak_bytes",
+    "write_shipped_profiles",
 ]
 
 _HOME = {
@@ -54,6 +58,7 @@ _HOME = {
     "OpMix": "op_profile",
     "REFERENCE_OP_MIX_JSON": "op_profile",
     "WorkloadProfile": "profile",
+    "builtin_example_specs": "shipped",
     "needs_measuring": "profile",
     "op_mix_for_spec": "op_profile",
     "overhead_for_accelerator": "runtime_overhead",
@@ -63,6 +68,7 @@ _HOME = {
     "reference_op_mixes": "op_profile",
     "step_op_names": "op_names",
     "trace_peak_bytes": "memory_trace",
+    "write_shipped_profiles": "shipped",
 }
 
 __getattr__, __dir__ = lazy_exports("advisor.profiling", _HOME, globals(), __all__)

@@ -1,6 +1,12 @@
-"""What profiling a spec starts from and where its results are cached: the recipe that builds
-its model, and the files in the profile cache folder (shared by the profile, the operator mix
-and the operator names)."""
+"""What profiling a spec starts from and where its results are kept: the recipe that builds
+its model, the files in the profile cache folder (shared by the profile, the operator mix and
+the operator names), and the same files shipped with the package for the built-in examples.
+
+A result is looked up in the user's cache, then among the shipped files, and only then traced.
+The shipped files (``advisor.profiling.shipped``) are the cache's JSON for the specs of
+``examples/*.yaml`` that use a built-in model, named by the same fingerprint, so a user's spec
+with the same built-in, options, batch, precision and profile figures finds them.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,9 @@ from advisor.storage import data_dir, profile_cache_dir
 from pricing.files import warn_cache_unwritable
 from probes import WorkloadRecipe
 
-__all__ = ["profile_cache_file", "recipe_for"]
+__all__ = ["SHIPPED_PROFILES_DIR", "profile_cache_file", "recipe_for", "shipped_profile_file"]
+
+SHIPPED_PROFILES_DIR = Path(__file__).parent.parent / "data" / "profiles"
 
 
 def recipe_for(spec: WorkloadSpec, *, samples_per_device: int) -> WorkloadRecipe:
@@ -30,3 +38,13 @@ def profile_cache_file(name: str) -> Path | None:
     except OSError as exc:
         warn_cache_unwritable(data_dir() / "profiles", exc)
         return None
+
+
+def shipped_profile_file(spec: WorkloadSpec, suffix: str) -> Path | None:
+    """The shipped file ``<fingerprint><suffix>`` of ``spec`` (``.json``, ``.ops.json``,
+    ``.opnames.json``), or None where none is shipped: only built-in models have them (an
+    entrypoint's code is the user's and may change under the same fingerprint)."""
+    if spec.model.builtin is None:
+        return None
+    path = SHIPPED_PROFILES_DIR / f"{spec.fingerprint()}{suffix}"
+    return path if path.is_file() else None

@@ -9,8 +9,9 @@ the overload packet without namespace or overload (``convolution``, ``add_``,
 fingerprint beside the other profiles; a cold profile records them in its own pass (with CUDA's
 semantics: the names are the same but for the multi-tensor optimizer's ``_foreach_`` ops,
 recorded as their per-tensor op), so this trace runs only for a profile cached without them.
+The built-in examples' sets are shipped (``_spec_files``).
 
-Torch is imported only inside the tracing function; a cached set is read without it.
+Torch is imported only inside the tracing function; a cached or shipped set is read without it.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
 from probes import WorkloadRecipe
 
-__all__ = ["NameCollector", "cached_step_op_names", "load_op_names", "step_op_names",
-           "store_op_names", "trace_op_names"]
+__all__ = ["NameCollector", "cached_step_op_names", "load_op_names", "op_names_json",
+           "step_op_names", "store_op_names", "trace_op_names"]
 
 _CACHE_VERSION = 1
 _TRACE_BATCH = 1
@@ -96,9 +97,9 @@ def trace_op_names(recipe: WorkloadRecipe, precision: Precision) -> frozenset[st
 
 
 def step_op_names(spec: WorkloadSpec, *, use_cache: bool = True) -> frozenset[str] | None:
-    """The aten operator names one training step of ``spec`` calls, cached by its fingerprint;
-    None when torch is missing, the step does not trace, or tracing takes longer than
-    ``profile.timeout_s`` (nothing is cached then). A process traces each spec once."""
+    """The aten operator names one training step of ``spec`` calls, cached by its fingerprint
+    (or shipped); None when torch is missing, the step does not trace, or tracing takes longer
+    than ``profile.timeout_s`` (nothing is cached then). A process traces each spec once."""
     from advisor.profiling._spec_files import recipe_for
 
     key = (spec.fingerprint(), spec.source_dir)
@@ -122,13 +123,24 @@ def store_op_names(spec: WorkloadSpec, names: frozenset[str]) -> None:
     _MEMO[(spec.fingerprint(), spec.source_dir)] = names
     path = _cache_file(spec)
     if path is not None:
-        write_cache(path, json.dumps({"version": _CACHE_VERSION, "names": sorted(names)}))
+        write_cache(path, op_names_json(names))
+
+
+def op_names_json(names: frozenset[str]) -> str:
+    """The JSON a set of operator names is cached (and shipped) as."""
+    return json.dumps({"version": _CACHE_VERSION, "names": sorted(names)})
 
 
 def cached_step_op_names(spec: WorkloadSpec) -> frozenset[str] | None:
-    """The cached operator names of ``spec``, or None when there are none (or they are stale)."""
-    path = _cache_file(spec)
-    return None if path is None else load_op_names(path)
+    """The cached operator names of ``spec``, else the shipped ones (built-in examples), or
+    None when there are none (or they are stale)."""
+    from advisor.profiling._spec_files import shipped_profile_file
+
+    for path in (_cache_file(spec), shipped_profile_file(spec, ".opnames.json")):
+        names = load_op_names(path) if path is not None else None
+        if names is not None:
+            return names
+    return None
 
 
 def _cache_file(spec: WorkloadSpec) -> Path | None:

@@ -34,7 +34,7 @@ from probes import ProbeError, WorkloadRecipe
 
 __all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "TRACE_ERRORS",
            "Collector", "OpClass", "OpCollector", "OpCost", "OpMix", "cached_op_mix",
-           "classify_op", "load_op_mix", "op_mix_for_spec", "reference_op_mixes",
+           "classify_op", "load_op_mix", "op_mix_for_spec", "op_mix_json", "reference_op_mixes",
            "store_op_mix", "trace_error", "trace_op_mix", "trace_with",
            "write_reference_op_mixes"]
 
@@ -354,7 +354,7 @@ def _mix(low_totals: Mapping[tuple[OpClass, str], list[float]],
 
 def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
     """The operator mix of ``spec`` at its precision, cached by the spec's fingerprint (the
-    cold ``profile_workload`` stores it too, from the same fake pass).
+    cold ``profile_workload`` stores it too, from the same fake pass) or shipped.
 
     Raises AdvisorError when it cannot be traced (see ``trace_op_mix``).
     """
@@ -369,16 +369,27 @@ def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
 
 
 def cached_op_mix(spec: WorkloadSpec) -> OpMix | None:
-    """The cached operator mix of ``spec``, or None when there is none (or it is stale)."""
-    path = _cache_file(spec)
-    return None if path is None else load_op_mix(path)
+    """The cached operator mix of ``spec``, else the shipped one (built-in examples), or None
+    when there is none (or it is stale)."""
+    from advisor.profiling._spec_files import shipped_profile_file
+
+    for path in (_cache_file(spec), shipped_profile_file(spec, ".ops.json")):
+        mix = load_op_mix(path) if path is not None else None
+        if mix is not None:
+            return mix
+    return None
 
 
 def store_op_mix(spec: WorkloadSpec, mix: OpMix) -> None:
     """Cache ``mix`` as the operator mix of ``spec`` (nothing where the cache is unwritable)."""
     path = _cache_file(spec)
     if path is not None:
-        write_cache(path, json.dumps({"version": _CACHE_VERSION, **mix.to_dict()}))
+        write_cache(path, op_mix_json(mix))
+
+
+def op_mix_json(mix: OpMix) -> str:
+    """The JSON an operator mix is cached (and shipped) as."""
+    return json.dumps({"version": _CACHE_VERSION, **mix.to_dict()})
 
 
 def _cache_file(spec: WorkloadSpec) -> Path | None:

@@ -3,7 +3,8 @@
 Measured locally with torch (FLOP counter on meta-backed fake tensors, memory from a traced
 training step, ``advisor.profiling.memory_trace``); no GPU needed. Cached by the spec's fingerprint so
 ``recommend`` only pays for torch the first time: this module imports torch only inside the
-measuring functions, and a cached profile is read without it.
+measuring functions, and a cached profile is read without it. The built-in examples' profiles
+are shipped (``_spec_files``): they are read, without torch, where the user's cache has none.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.profiling._spec_files import profile_cache_file, recipe_for
+from advisor.profiling._spec_files import profile_cache_file, recipe_for, shipped_profile_file
 from advisor.profiling._torch_counting import StepCount, count_step, parameters
 from advisor.profiling.fake_step import STEP_ERRORS, fake_build, fake_grouped_mm
 from advisor.profiling.memory_trace import TracedMemory
@@ -27,7 +28,8 @@ from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
 from probes import ProbeError, WorkloadRecipe, build_workload, first_line
 
-__all__ = ["MemoryBasis", "WorkloadProfile", "needs_measuring", "profile_workload"]
+__all__ = ["MemoryBasis", "WorkloadProfile", "measure_workload", "needs_measuring",
+           "profile_json", "profile_workload"]
 
 _CACHE_VERSION = 5  # 5: trace_problem; 4: FLOPs and activations at batches 2 and 4
 _FP32_BYTES = 4
@@ -118,23 +120,37 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     ``spec.profile`` (flops_per_sample, params, memory_gib) replaces measured figures;
     ``memory_gib`` is what one device needs at the spec's ``batch_size``. Without torch the
     override must give flops_per_sample. Profiles are cached as JSON by ``spec.fingerprint()``
-    (changing an entrypoint's code does not invalidate it: pass ``use_cache=False``).
+    (changing an entrypoint's code does not invalidate it: pass ``use_cache=False``); where
+    the cache has none, a shipped one is read (built-in examples, ``_spec_files``).
     Raises AdvisorError with what to change.
     """
     path = profile_cache_file(f"{spec.fingerprint()}.json")
-    if use_cache and path is not None:
-        cached = _read_cache(path)
-        if cached is not None:
-            return cached
+    if use_cache:
+        for known in (path, shipped_profile_file(spec, ".json")):
+            cached = _read_cache(known) if known is not None else None
+            if cached is not None:
+                return cached
     measured, traced = _measure_spec(spec, trace_ops=not use_cache or cached_op_mix(spec) is None)
     profile = _apply_override(spec, measured)
     if path is not None:
-        write_cache(path, json.dumps({"version": _CACHE_VERSION, **asdict(profile)}, indent=1))
+        write_cache(path, profile_json(profile))
     if traced is not None and traced.op_mix is not None:
         store_op_mix(spec, traced.op_mix)
     if traced is not None and traced.op_names is not None:
         store_op_names(spec, traced.op_names)
     return profile
+
+
+def measure_workload(spec: WorkloadSpec) -> tuple[WorkloadProfile, StepTrace | None]:
+    """``profile_workload(spec, use_cache=False)`` without writing the cache, and the one pass
+    over the step (its operator mix and names) when it ran: what the shipped profiles are."""
+    measured, traced = _measure_spec(spec, trace_ops=True)
+    return _apply_override(spec, measured), traced
+
+
+def profile_json(profile: WorkloadProfile) -> str:
+    """The JSON a profile is cached (and shipped) as."""
+    return json.dumps({"version": _CACHE_VERSION, **asdict(profile)}, indent=1)
 
 
 def _override_is_complete(spec: WorkloadSpec) -> bool:
@@ -144,8 +160,9 @@ def _override_is_complete(spec: WorkloadSpec) -> bool:
 
 def needs_measuring(spec: WorkloadSpec) -> bool:
     """Whether ``profile_workload(spec)`` will run the model with torch: model.yaml does not
-    state every figure and no cached profile exists (a hint for progress messages)."""
-    if _override_is_complete(spec):
+    state every figure and neither a cached nor a shipped profile exists (a hint for progress
+    messages)."""
+    if _override_is_complete(spec) or shipped_profile_file(spec, ".json") is not None:
         return False
     path = profile_cache_file(f"{spec.fingerprint()}.json")
     return path is None or not path.exists()

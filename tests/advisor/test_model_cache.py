@@ -1,5 +1,6 @@
 """The fitted default model: fitted once per process and data directory, each caller its own
-copy, and a first run's background fit waited for instead of repeated."""
+copy, and a first run's background fit waited for instead of repeated (without the shipped
+model: tests/advisor/test_shipped_artifacts.py has those)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
 
 SPECS = load_accelerators()
+pytestmark = pytest.mark.usefixtures("no_shipped_artifacts")
 
 
 def _no_fit(monkeypatch: pytest.MonkeyPatch) -> None:

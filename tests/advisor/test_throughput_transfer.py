@@ -120,6 +120,7 @@ def test_multi_device_prediction_scales_sublinearly(model: TransferModel) -> Non
     assert 6 * one < eight <= 8 * one
 
 
+@pytest.mark.usefixtures("no_shipped_artifacts")
 def test_cached_model_is_reused(tmp_path: Path) -> None:
     first = cached_transfer_model(SPECS, cache_dir=tmp_path)
     assert len(list(tmp_path.glob("throughput-*.pkl"))) == 1

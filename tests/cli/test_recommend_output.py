@@ -203,6 +203,7 @@ def test_piped_ranking_without_profiling_says_nothing(calls: list[Path]) -> None
     assert code == 0 and err == ""
 
 
+@pytest.mark.usefixtures("no_shipped_artifacts")
 def test_the_service_says_profiling_once_when_the_profile_is_not_cached() -> None:
     from advisor.ranking.service import recommend_for_file
 

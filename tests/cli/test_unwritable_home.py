@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from cli.main import advisor
 
 MLP = Path(__file__).resolve().parents[2] / "examples" / "mlp.yaml"
+pytestmark = pytest.mark.usefixtures("no_shipped_artifacts")  # a first run that profiles
 
 
 def _recommend_warns_once(advisor_home: Path) -> None:
