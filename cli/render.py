@@ -50,11 +50,14 @@ def printable(text: object) -> str:
 
 def echo_json(data: Any) -> None:
     """Print one JSON document to stdout. Top-level values that are iterators (rows made as
-    they are written) become arrays written one element per line, so a listing of 100,000
-    offers never exists as one string."""
+    they are written) become arrays written one compact element per line (by orjson: a
+    100,000-row listing is written in a fraction of a second and never exists as one
+    string)."""
     if not isinstance(data, dict) or not any(isinstance(v, Iterator) for v in data.values()):
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
         return
+    import orjson
+
     out = sys.stdout
     out.write("{")
     for i, (key, value) in enumerate(data.items()):
@@ -63,7 +66,8 @@ def echo_json(data: Any) -> None:
             out.write("[")
             empty = True
             for item in value:
-                out.write(("\n    " if empty else ",\n    ") + json.dumps(item, default=str))
+                out.write(("\n    " if empty else ",\n    ")
+                          + orjson.dumps(item, default=str).decode())
                 empty = False
             out.write("]" if empty else "\n  ]")
         else:

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
+from advisor.ranking.cost_estimate import CostEstimate
 from advisor.ranking.rejections import Rejection, RejectionKind
 from advisor.throughput import Basis
 from pricing import Market
 from pricing.offer_table import OfferTable
-
-if TYPE_CHECKING:
-    from advisor.ranking.offers import CostEstimate
 
 __all__ = ["LazyRows", "RankedOffers", "RejectedOffers"]
 
@@ -33,13 +31,16 @@ T = TypeVar("T")
 class LazyRows(Sequence[T]):
     """``n`` rows, row ``i`` made by ``make(i)`` when read (slices are tuples). A row read by
     index is kept, so reading it again gives the same record; iterating keeps none (a writer
-    streams 100,000 rows through without holding them)."""
+    streams 100,000 rows through without holding them), and uses ``iterate`` where given (the
+    same rows, made faster in one pass)."""
 
-    __slots__ = ("_kept", "_make", "_n")
+    __slots__ = ("_iterate", "_kept", "_make", "_n")
 
-    def __init__(self, n: int, make: Callable[[int], T]) -> None:
+    def __init__(self, n: int, make: Callable[[int], T],
+                 iterate: Callable[[], Iterator[T]] | None = None) -> None:
         self._n = n
         self._make = make
+        self._iterate = iterate
         self._kept: dict[int, T] = {}
 
     def __len__(self) -> int:
@@ -64,6 +65,8 @@ class LazyRows(Sequence[T]):
         return row
 
     def __iter__(self) -> Iterator[T]:
+        if self._iterate is not None:
+            return self._iterate()
         kept = self._kept
         return (kept[i] if i in kept else self._make(i) for i in range(self._n))
 
@@ -78,18 +81,20 @@ class LazyRows(Sequence[T]):
         return f"{type(self).__name__}({self._n:,} rows)"
 
 
-class RankedOffers(LazyRows["CostEstimate"]):
+class RankedOffers(LazyRows[CostEstimate]):
     """Feasible offers best first: ``offers`` (in rank order) and, per row, the samples per
     dollar (point, low and high end), the throughput's basis and the run's point cost."""
 
-    __slots__ = ("basis", "offers", "run_cost_usd", "samples_per_dollar",
+    __slots__ = ("_json_rows", "basis", "offers", "run_cost_usd", "samples_per_dollar",
                  "samples_per_dollar_high", "samples_per_dollar_low")
 
     def __init__(self, offers: OfferTable, *, samples_per_dollar: np.ndarray,
                  samples_per_dollar_low: np.ndarray, samples_per_dollar_high: np.ndarray,
                  run_cost_usd: np.ndarray, basis: np.ndarray,
-                 make: Callable[[int], CostEstimate]) -> None:
+                 make: Callable[[int], CostEstimate],
+                 json_rows: Callable[[], Iterator[dict[str, Any]]] | None = None) -> None:
         super().__init__(len(offers), make)
+        self._json_rows = json_rows
         self.offers = offers
         self.samples_per_dollar = samples_per_dollar
         self.samples_per_dollar_low = samples_per_dollar_low
@@ -113,6 +118,12 @@ class RankedOffers(LazyRows["CostEstimate"]):
                                                       float),
                    run_cost_usd=np.asarray([e.run_cost_usd for e in rows], float),
                    basis=basis, make=rows.__getitem__)
+
+    def column_rows(self) -> Iterator[dict[str, Any]] | None:
+        """``advisor.ranking.serialize.estimate_row`` of every row, in order, made from the
+        columns without building the estimates, where the ranking gave them (None: it did
+        not; build each estimate's row)."""
+        return self._json_rows() if self._json_rows is not None else None
 
     def measured(self) -> np.ndarray:
         """Per row: whether a probe measured its throughput (basis measured or tuned)."""
@@ -181,8 +192,9 @@ class RejectedOffers(LazyRows[Rejection]):
 
     __slots__ = ("kinds",)
 
-    def __init__(self, kinds: np.ndarray, make: Callable[[int], Rejection]) -> None:
-        super().__init__(len(kinds), make)
+    def __init__(self, kinds: np.ndarray, make: Callable[[int], Rejection],
+                 iterate: Callable[[], Iterator[Rejection]] | None = None) -> None:
+        super().__init__(len(kinds), make, iterate)
         self.kinds = kinds  # object array of RejectionKind
 
     @classmethod

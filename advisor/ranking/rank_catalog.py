@@ -10,7 +10,8 @@ built by that path (``cost_of``) when a reader asks for the row, so the two cann
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,10 +34,10 @@ from advisor.ranking.offers import (
     static_failures,
 )
 from advisor.ranking.portability import Portability
-from advisor.ranking.spot_risk import spot_overhead
+from advisor.ranking.spot_risk import SpotOverhead, spot_overhead
 from advisor.spec import WorkloadSpec
 from advisor.throughput import Measurement, ThroughputEstimate, ThroughputModel, WorkloadFeatures
-from pricing import Catalog, InstanceOffer, Market, shipped_spot_data
+from pricing import Catalog, Cloud, InstanceOffer, Market, shipped_spot_data
 from pricing.billing import samples_per_usd_many
 from pricing.offer_table import OfferTable
 
@@ -87,46 +88,69 @@ class _Rejections:
             row = int(rows[i])
             return makers[int(source[i])](row, offers[row])
 
-        return RejectedOffers(kinds, make)
+        def iterate() -> Iterator[Rejection]:
+            for row, src, offer in zip(rows.tolist(), source.tolist(), offers.take(rows),
+                                       strict=True):
+                yield makers[src](row, offer)
+
+        return RejectedOffers(kinds, make, iterate)
 
 
-def _spot_overheads(spec: WorkloadSpec, offers: OfferTable, rows: np.ndarray,
-                    assumptions: CostAssumptions) -> tuple[np.ndarray, ...]:
-    """Per row of ``rows``: the interruption overhead (point, low end, pessimistic end) of its
-    spot band, 0 on demand; and per row the band's text for rejections (``''`` on demand)."""
+@dataclass(frozen=True)
+class _Bands:
+    """The spot band of each costed row: its interruption overheads (point, low end,
+    pessimistic end; 0 on demand), the band's number (-1 on demand) and, per band, the
+    overhead of one offer in it (its band, source and fractions hold for all of them)."""
+
+    point: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    band: np.ndarray
+    overheads: list[SpotOverhead]
+
+    def text(self, place: int) -> str:
+        """The band as a rejection states it (``''`` on demand)."""
+        band = int(self.band[place])
+        if band < 0:
+            return ""
+        spot = self.overheads[band]
+        return f" (spot, interruption band {spot.bucket_label} {spot.basis})"
+
+
+def _spot_bands(spec: WorkloadSpec, offers: OfferTable, rows: np.ndarray,
+                assumptions: CostAssumptions) -> _Bands:
+    """The spot band of each of ``rows``, looked up once per (cloud, type, region) and
+    costed once per band."""
     n = len(rows)
     point, low, high = np.zeros(n), np.zeros(n), np.zeros(n)
-    band_text = np.empty(n, dtype=object)
-    band_text[:] = ""
-    spot = np.flatnonzero(offers.market.codes[rows] ==
-                          offers.market.values.index(Market.SPOT.value)
-                          if Market.SPOT.value in offers.market.values else np.zeros(n, bool))
+    band_of_row = np.full(n, -1, dtype=np.int64)
+    spot = np.flatnonzero(offers.market.equals(Market.SPOT.value)[rows])
+    overheads: list[SpotOverhead] = []
     if not len(spot):
-        return point, low, high, band_text
+        return _Bands(point, low, high, band_of_row, overheads)
     data = shipped_spot_data()
     first, place = _factorize(offers.cloud.codes[rows[spot]],
                               offers.instance_type.codes[rows[spot]],
                               offers.region.codes[rows[spot]])
-    # the band of each distinct (cloud, type, region), and one overhead per distinct band
-    figures: dict[object, tuple[float, float, float, str]] = {}
-    per_place = []
-    for f in first.tolist():
-        offer = offers[int(rows[spot[f]])]
-        risk = data.risk(offer.cloud, offer.instance_type, offer.region)
-        band = (offer.cloud, risk)  # no published band: the cloud's assumed one
-        if band not in figures:
-            s = spot_overhead(offer, 0.0, checkpoint_minutes=spec.checkpoint_minutes,
-                              restart_hours=assumptions.startup_hours)
-            figures[band] = (s.overhead_fraction, s.overhead_fraction_low,
-                             s.overhead_fraction_high,
-                             f" (spot, interruption band {s.bucket_label} {s.basis})")
-        per_place.append(figures[band])
-    values = list(zip(*per_place, strict=True))
-    point[spot] = np.asarray(values[0])[place]
-    low[spot] = np.asarray(values[1])[place]
-    high[spot] = np.asarray(values[2])[place]
-    band_text[spot] = np.asarray(values[3], dtype=object)[place]
-    return point, low, high, band_text
+    bands: dict[object, int] = {}
+    band_of_place = []
+    firsts = rows[spot[first]]
+    for row, cloud, itype, region in zip(
+            firsts.tolist(), offers.cloud.take(firsts).to_list(),
+            offers.instance_type.take(firsts).to_list(), offers.region.take(firsts).to_list(),
+            strict=True):
+        key = (cloud, data.risk(Cloud(cloud), itype, region))
+        if key not in bands:  # no published band: the cloud's assumed one
+            bands[key] = len(overheads)
+            overheads.append(spot_overhead(offers[row], 0.0,
+                                           checkpoint_minutes=spec.checkpoint_minutes,
+                                           restart_hours=assumptions.startup_hours))
+        band_of_place.append(bands[key])
+    band_of_row[spot] = np.asarray(band_of_place, dtype=np.int64)[place]
+    for values, name in ((point, "overhead_fraction"), (low, "overhead_fraction_low"),
+                         (high, "overhead_fraction_high")):
+        values[spot] = np.asarray([getattr(o, name) for o in overheads])[band_of_row[spot]]
+    return _Bands(point, low, high, band_of_row, overheads)
 
 
 def _twins(offers: OfferTable, rows: np.ndarray) -> np.ndarray:
@@ -209,8 +233,8 @@ def rank_catalog(
     def per_row(values: list[Any]) -> np.ndarray:
         return np.asarray(values, dtype=float)[tp_of_row]
 
-    overhead, overhead_low, overhead_high, band_text = _spot_overheads(
-        spec, offers, rows, assumptions)
+    bands = _spot_bands(spec, offers, rows, assumptions)
+    overhead, overhead_low, overhead_high = bands.point, bands.low, bands.high
     price = offers.price_usd_per_hour[rows]
     figures = run_figures(
         spec.total_samples, price,
@@ -234,17 +258,18 @@ def rank_catalog(
             else np.zeros(len(rows), bool))
     run_hours, run_cost = figures["run_hours"], figures["run_cost_usd"]
 
-    def place_of(row: int) -> int:  # a catalog row's place among the costed rows
-        return int(np.searchsorted(rows, row))
-
+    # a rejected catalog row's place among the costed rows
+    place_of = {row: place for mask in (late, dear)
+                for row, place in zip(rows[mask].tolist(), np.flatnonzero(mask).tolist(),
+                                      strict=True)}
     rejected.add(rows[late], RejectionKind.DEADLINE, lambda row, offer: Rejection(
         offer, RejectionKind.DEADLINE, {
-            "run_hours": float(run_hours[place_of(row)]),
-            "deadline_hours": cons.deadline_hours or 0.0, "spot": band_text[place_of(row)]}))
+            "run_hours": float(run_hours[place_of[row]]),
+            "deadline_hours": cons.deadline_hours or 0.0, "spot": bands.text(place_of[row])}))
     rejected.add(rows[dear], RejectionKind.BUDGET, lambda row, offer: Rejection(
         offer, RejectionKind.BUDGET, {
-            "run_cost_usd": float(run_cost[place_of(row)]),
-            "budget_usd": cons.budget_usd or 0.0, "spot": band_text[place_of(row)]}))
+            "run_cost_usd": float(run_cost[place_of[row]]),
+            "budget_usd": cons.budget_usd or 0.0, "spot": bands.text(place_of[row])}))
 
     kept = np.flatnonzero(~late & ~dear)
     ranked_by = spd_low if rank_by is RankBy.CONSERVATIVE else spd
@@ -264,8 +289,58 @@ def rank_catalog(
         twin = int(twins[place])
         return replace(est, on_demand=estimate(twin)) if twin >= 0 else est
 
+    shown = offers.take(rows[best_first])
+
+    def json_rows() -> Iterator[dict[str, Any]]:
+        """``estimate_row`` of each ranked row, from the columns (a test holds them equal)."""
+        from advisor.ranking.serialize import spot_fields
+
+        at = best_first
+        twin = twins[at]
+        on_demand_price = np.where(shown.market.equals(Market.ON_DEMAND.value), price[at],
+                                   np.where(twin >= 0, price[np.maximum(twin, 0)], np.nan))
+        per_band = [spot_fields(o) for o in bands.overheads]
+        off_spot = spot_fields(None)
+        run_cost_low, run_cost_high = figures["run_cost_usd_low"][at], figures["run_cost_usd_high"][at]
+        cells = zip(
+            shown.keys(), shown.cloud.to_list(), shown.region.to_list(),
+            shown.instance_type.to_list(), shown.accelerator.to_list(),
+            shown.accelerator_count.tolist(), shown.market.to_list(), price[at].tolist(),
+            tp_of_row[at].tolist(), spd[at].tolist(), spd_low[at].tolist(),
+            spd_high[at].tolist(), run_hours[at].tolist(), (run_cost_low / price[at]).tolist(),
+            (run_cost_high / price[at]).tolist(), run_cost[at].tolist(), run_cost_low.tolist(),
+            run_cost_high.tolist(), fit_of_row[at].tolist(),
+            shown.accelerator_memory_gib.tolist(), bands.band[at].tolist(),
+            on_demand_price.tolist(), shown.observed_at.to_list(), shown.source.to_list(),
+            strict=True)
+        for (key, cloud, region, itype, accelerator, count, market, dollars, q, point, low,
+             high, hours, hours_low, hours_high, cost, cost_low, cost_high, fit, device_gib,
+             band, od_price, observed, source) in cells:
+            t = throughputs[q]
+            yield {
+                "offer": key, "cloud": cloud, "region": region, "instance_type": itype,
+                "accelerator": accelerator, "accelerator_count": count, "market": market,
+                "price_usd_per_hour": dollars, "samples_per_second": t.samples_per_second,
+                "samples_per_second_low": t.samples_per_second_low,
+                "samples_per_second_high": t.samples_per_second_high,
+                "samples_per_dollar": point, "samples_per_dollar_low": low,
+                "samples_per_dollar_high": high, "run_hours": hours, "run_hours_low": hours_low,
+                "run_hours_high": _finite(hours_high), "run_cost_usd": cost,
+                "run_cost_usd_low": cost_low, "run_cost_usd_high": _finite(cost_high),
+                "memory_needed_gib_per_device": needs[fit].gib,
+                "accelerator_memory_gib": device_gib, "basis": str(t.basis),
+                **(per_band[band] if band >= 0 else off_spot),
+                "on_demand_price_usd_per_hour": None if od_price != od_price else od_price,
+                "price_observed_at": observed, "price_source": source,
+            }
+
     ranked = RankedOffers(
-        offers.take(rows[best_first]), samples_per_dollar=spd[best_first],
-        samples_per_dollar_low=spd_low[best_first], samples_per_dollar_high=spd_high[best_first],
-        run_cost_usd=run_cost[best_first], basis=bases[tp_of_row[best_first]], make=make)
+        shown, samples_per_dollar=spd[best_first], samples_per_dollar_low=spd_low[best_first],
+        samples_per_dollar_high=spd_high[best_first], run_cost_usd=run_cost[best_first],
+        basis=bases[tp_of_row[best_first]], make=make, json_rows=json_rows)
     return ranked, rejected.table(offers)
+
+
+def _finite(value: float) -> float | None:
+    """None for an infinite figure (a run that never finishes), as ``estimate_row`` says it."""
+    return value if math.isfinite(value) else None

@@ -8,8 +8,10 @@ from typing import Any
 
 from advisor.ranking.decision import describe_opportunity, headline
 from advisor.ranking.offers import CostEstimate, Opportunity, Recommendation, Rejection
+from advisor.ranking.spot_risk import SpotOverhead
 
-__all__ = ["estimate_row", "opportunity_row", "recommendation_to_dict", "rejection_row"]
+__all__ = ["estimate_row", "opportunity_row", "recommendation_to_dict", "rejection_row",
+           "spot_fields"]
 
 
 def estimate_row(est: CostEstimate) -> dict[str, Any]:
@@ -53,7 +55,13 @@ def _finite(value: float) -> float | None:
 def _spot_fields(est: CostEstimate) -> dict[str, Any]:
     """The interruption band of a spot offer, its basis and source, the pessimistic overhead
     and what it rests on, and the on-demand price of the same instance (its own on demand)."""
-    spot = est.spot
+    return {**spot_fields(est.spot),
+            "on_demand_price_usd_per_hour": est.on_demand_price_usd_per_hour}
+
+
+def spot_fields(spot: SpotOverhead | None) -> dict[str, Any]:
+    """A spot offer's band, its basis and source, and the pessimistic overhead and what it
+    rests on (every value None off spot): the same for every offer of the band."""
     pessimistic = spot.pessimistic if spot else None
     return {
         "spot_interruption_band": spot.bucket_label if spot else None,
@@ -65,7 +73,6 @@ def _spot_fields(est: CostEstimate) -> dict[str, Any]:
         "spot_overhead_fraction_high": _finite(spot.overhead_fraction_high) if spot else None,
         "spot_rate_per_hour_high": spot.rate_per_hour_high if spot else None,
         "spot_pessimistic_source": pessimistic.describe() if pessimistic else None,
-        "on_demand_price_usd_per_hour": est.on_demand_price_usd_per_hour,
     }
 
 
@@ -100,12 +107,13 @@ def recommendation_to_dict(rec: Recommendation, *, stream: bool = False) -> dict
     def rows(make: Callable[[Any], dict[str, Any]], items: Iterable[Any]) -> Any:
         return map(make, items) if stream else [make(item) for item in items]
 
+    columns = rec.ranked.column_rows() if stream else None  # the same rows, made faster
     return {
         "workload": rec.workload,
         "headline": headline(rec),
         "rank_by": str(rec.rank_by),
         "prices_captured_at": rec.prices_captured_at.isoformat(),
-        "ranked": rows(estimate_row, rec.ranked),
+        "ranked": columns if columns is not None else rows(estimate_row, rec.ranked),
         "could_be_better": [opportunity_row(o) for o in rec.could_be_better],
         "rejected": rows(rejection_row, rec.rejected),
         "assumptions": list(rec.assumptions),

@@ -24,6 +24,7 @@ from advisor.ranking.offers import (
     samples_per_device,
 )
 from advisor.ranking.recommend import default_throughput_model, recommend, workload_features
+from advisor.ranking.serialize import estimate_row
 from advisor.spec import parse_workload_spec
 from advisor.throughput.estimate import Measurement
 from pricing import shipped_catalog
@@ -78,6 +79,12 @@ def test_the_ranking_and_rejections_equal_the_offer_by_offer_path(overrides: dic
         [(r.offer.key, r.reason) for r in rejected]
     assert rec.rejected.kind_counts() == Counter(r.kind for r in rejected)
     assert len(rec.ranked) > 100 and rec.rejected  # a real catalog's worth of both
+    # --json's rows come from the columns: the same keys, in the same order, and values
+    from_columns = list(rec.ranked.column_rows() or ())
+    assert [list(row.items()) for row in from_columns] == \
+        [list(estimate_row(e).items()) for e in ranked]
+    assert any(row["on_demand_price_usd_per_hour"] and row["market"] == "spot"
+               for row in from_columns)  # spot rows with their on-demand twin among them
 
 
 def test_the_model_is_asked_once_per_accelerator_and_device_count() -> None:

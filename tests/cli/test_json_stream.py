@@ -24,4 +24,12 @@ def test_a_streamed_document_is_the_same_json(rows: list[dict[str, object]],
 def test_each_streamed_row_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     echo_json({"rows": iter([{"a": 1}, {"a": 2}])})
     lines = capsys.readouterr().out.splitlines()
-    assert lines[2:4] == ['    {"a": 1},', '    {"a": 2}']
+    assert lines[2:4] == ['    {"a":1},', '    {"a":2}']  # compact, one per line
+
+
+def test_streamed_rows_write_what_json_cannot_by_default(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from datetime import date
+
+    echo_json({"rows": iter([{"day": date(2026, 1, 2), "inf": None}])})
+    assert json.loads(capsys.readouterr().out) == {"rows": [{"day": "2026-01-02", "inf": None}]}
