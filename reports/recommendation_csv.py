@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from advisor.ranking import CostEstimate, Recommendation, estimate_row, rejection_row
+from advisor.ranking import Recommendation, estimate_rows, rejection_row
 from reports.baseline import Savings
 from reports.columns import column_table, write_csv
 
@@ -105,11 +105,6 @@ _INTRO = ("One row per offer of an `advisor recommend` ranking: ranked offers fi
 _QUOTED_FIGURES = ("run_hours", "run_cost_usd")
 
 
-def _ranked_row(rank: int, rank_by: str, est: CostEstimate, captured: str) -> dict[str, Any]:
-    return {"rank": rank, "rank_by": rank_by, "status": "ranked", "prices_captured_at": captured,
-            **estimate_row(est)}
-
-
 def _saving_cells(saved: Savings | None) -> dict[str, Any]:
     """The top pick's saving against the baseline, as the report states it (no baseline: none)."""
     if saved is None:
@@ -129,8 +124,10 @@ def recommendation_rows(rec: Recommendation, *,
     are written; the top pick's row carries ``saved`` (its saving against the
     report's baseline) when given."""
     captured = rec.prices_captured_at.isoformat()
-    for i, est in enumerate(rec.ranked, start=1):
-        row = _ranked_row(i, str(rec.rank_by), est, captured)
+    rank_by = str(rec.rank_by)
+    for i, estimate in enumerate(estimate_rows(rec.ranked), start=1):
+        row = {"rank": i, "rank_by": rank_by, "status": "ranked", "prices_captured_at": captured,
+               **estimate}
         yield {**row, **_saving_cells(saved)} if i == 1 else row
     for rej in rec.rejected:
         yield {

@@ -37,7 +37,12 @@ if TYPE_CHECKING:
     )
     from advisor.ranking.recommend import workload_features
     from advisor.ranking.rejections import Rejection, RejectionKind
-    from advisor.ranking.serialize import estimate_row, recommendation_to_dict, rejection_row
+    from advisor.ranking.serialize import (
+        estimate_row,
+        estimate_rows,
+        recommendation_to_dict,
+        rejection_row,
+    )
     from advisor.ranking.service import current_catalog, recommend_for_file, stored_probe_evidence
     from advisor.ranking.spot_risk import SpotRiskBasis
 
@@ -62,6 +67,7 @@ __all__ = [
     "current_catalog",
     "describe_opportunity",
     "estimate_row",
+    "estimate_rows",
     "evidence_from_probes",
     "group_regions",
     "headline",
@@ -100,6 +106,7 @@ _HOME = {
     "current_catalog": "service",
     "describe_opportunity": "decision",
     "estimate_row": "serialize",
+    "estimate_rows": "serialize",
     "evidence_from_probes": "evidence",
     "group_regions": "decision",
     "headline": "decision",

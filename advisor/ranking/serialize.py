@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from advisor.ranking.columns import RankedOffers
 from advisor.ranking.decision import describe_opportunity, headline
 from advisor.ranking.offers import CostEstimate, Opportunity, Recommendation, Rejection
 from advisor.ranking.spot_risk import SpotOverhead
 
-__all__ = ["estimate_row", "opportunity_row", "recommendation_to_dict", "rejection_row",
+__all__ = ["estimate_row", "estimate_rows", "opportunity_row", "recommendation_to_dict", "rejection_row",
            "spot_fields"]
 
 
@@ -45,6 +46,13 @@ def estimate_row(est: CostEstimate) -> dict[str, Any]:
         "price_observed_at": o.observed_at.isoformat(),
         "price_source": o.source,
     }
+
+
+def estimate_rows(ranked: RankedOffers) -> Iterator[dict[str, Any]]:
+    """``estimate_row`` of every ranked offer, in order, one at a time: made from the ranking's
+    columns where it has them (100,000 rows without building an estimate), else per estimate."""
+    rows = ranked.column_rows()
+    return rows if rows is not None else map(estimate_row, ranked)
 
 
 def _finite(value: float) -> float | None:
@@ -107,13 +115,12 @@ def recommendation_to_dict(rec: Recommendation, *, stream: bool = False) -> dict
     def rows(make: Callable[[Any], dict[str, Any]], items: Iterable[Any]) -> Any:
         return map(make, items) if stream else [make(item) for item in items]
 
-    columns = rec.ranked.column_rows() if stream else None  # the same rows, made faster
     return {
         "workload": rec.workload,
         "headline": headline(rec),
         "rank_by": str(rec.rank_by),
         "prices_captured_at": rec.prices_captured_at.isoformat(),
-        "ranked": columns if columns is not None else rows(estimate_row, rec.ranked),
+        "ranked": estimate_rows(rec.ranked) if stream else list(estimate_rows(rec.ranked)),
         "could_be_better": [opportunity_row(o) for o in rec.could_be_better],
         "rejected": rows(rejection_row, rec.rejected),
         "assumptions": list(rec.assumptions),
