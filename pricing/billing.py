@@ -78,7 +78,7 @@ def usd(seconds: float, price_usd_per_hour: float, share: int = 1) -> float:
     if seconds < 0 or price_usd_per_hour < 0 or share < 1:
         raise ValueError(f"bad cost inputs: seconds={seconds}, price={price_usd_per_hour}, "
                          f"share={share}")
-    return usd_many(seconds, price_usd_per_hour) / share
+    return float(usd_many(seconds, price_usd_per_hour) / share)
 
 
 def usd_many(seconds: Any, price_usd_per_hour: Any) -> Any:
@@ -103,7 +103,7 @@ def samples_per_usd(samples_per_second: float, price_usd_per_hour: float) -> flo
     """Samples one dollar buys at ``samples_per_second`` on an instance of that price."""
     if price_usd_per_hour <= 0:
         return math.inf
-    return samples_per_usd_many(samples_per_second, price_usd_per_hour)
+    return float(samples_per_usd_many(samples_per_second, price_usd_per_hour))
 
 
 def samples_per_usd_many(samples_per_second: Any, price_usd_per_hour: Any) -> Any:

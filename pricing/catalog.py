@@ -157,7 +157,7 @@ def read_snapshot_offers(path: Path, *, cloud: Cloud) -> OfferTable:
         pass  # no parsed form yet, or an unreadable one: read the CSV
     offers = OfferTable.of(read_offers_csv(path, cloud=cloud))
     with contextlib.suppress(OSError):  # a read-only snapshot folder: parse again next time
-        atomic_write(parsed, marshal.dumps((key, offers.to_columns())))
+        atomic_write(parsed, marshal.dumps((key, offers.to_columns())))  # type: ignore[arg-type]
     return offers
 
 

@@ -50,7 +50,8 @@ class Labels:
         return len(self.codes)
 
     def __getitem__(self, row: int) -> str:
-        return self.values[self.codes[row]]
+        text: str = self.values[self.codes[row]]
+        return text
 
     def take(self, rows: np.ndarray) -> Labels:
         """The rows ``rows`` (indices or a boolean mask), the same values."""
@@ -59,8 +60,10 @@ class Labels:
     def isin(self, wanted: Iterable[str]) -> np.ndarray:
         """Per row: whether its text is one of ``wanted``."""
         wanted = set(wanted)
-        return np.fromiter((v in wanted for v in self.values), dtype=bool,
-                           count=len(self.values))[self.codes]
+        per_value = np.fromiter((v in wanted for v in self.values), dtype=bool,
+                                count=len(self.values))
+        rows: np.ndarray = per_value[self.codes]
+        return rows
 
     def equals(self, text: str) -> np.ndarray:
         """Per row: whether its text is ``text``."""
@@ -72,7 +75,8 @@ class Labels:
         ranks = np.empty(len(self.values), dtype=np.int32)
         ranks[sorted(range(len(self.values)), key=self.values.__getitem__)] = np.arange(
             len(self.values), dtype=np.int32)
-        return ranks[self.codes]
+        per_row: np.ndarray = ranks[self.codes]
+        return per_row
 
     def to_list(self) -> list[str]:
         """Every row's text, in order."""

@@ -131,7 +131,8 @@ class RankedOffers(LazyRows[CostEstimate]):
 
     def with_basis(self, basis: Basis) -> np.ndarray:
         """Per row: whether its basis is ``basis``."""
-        return self.basis == basis
+        rows: np.ndarray = self.basis == basis
+        return rows
 
     def first(self, rows: np.ndarray) -> int | None:
         """The first row where ``rows`` (a boolean mask) holds; None where none does."""

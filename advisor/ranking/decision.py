@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -213,6 +214,10 @@ class OfferGroup:
         return len(self.estimates) - 1
 
 
+def _member(table: RankedOffers, rows: np.ndarray, i: int) -> CostEstimate:
+    return table[int(rows[i])]
+
+
 def group_regions(ranked: Sequence[CostEstimate]) -> list[OfferGroup]:
     """One group per (cloud, instance type, market), in ranking order of its best region (the
     estimates are built when read)."""
@@ -223,6 +228,5 @@ def group_regions(ranked: Sequence[CostEstimate]) -> list[OfferGroup]:
     groups = []
     for g, start in enumerate(first.tolist()):
         rows = by_group[(ends[g - 1] if g else 0):ends[g]]
-        groups.append(OfferGroup(start + 1, LazyRows(
-            len(rows), lambda i, rows=rows: table[int(rows[i])])))
+        groups.append(OfferGroup(start + 1, LazyRows(len(rows), partial(_member, table, rows))))
     return groups

@@ -11,8 +11,9 @@ built by that path (``cost_of``) when a reader asks for the row, so the two cann
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -60,9 +61,9 @@ class _Rejections:
     """Rejected rows of the catalog, gathered as the ranking goes: the rows, their kind, and
     how to build each one's record (given the catalog row and the offer)."""
 
-    rows: list[np.ndarray]
-    kinds: list[np.ndarray]
-    makers: list[Callable[[int, InstanceOffer], Rejection]]
+    rows: list[np.ndarray] = field(default_factory=list)
+    kinds: list[np.ndarray] = field(default_factory=list)
+    makers: list[Callable[[int, InstanceOffer], Rejection]] = field(default_factory=list)
 
     def add(self, rows: np.ndarray, kind: RejectionKind | np.ndarray,
             make: Callable[[int, InstanceOffer], Rejection]) -> None:
@@ -161,162 +162,70 @@ def _twins(offers: OfferTable, rows: np.ndarray) -> np.ndarray:
     on_demand = offers.market.equals(Market.ON_DEMAND.value)[rows]
     twin_of_place = np.full(int(place.max(initial=-1)) + 1, -1, dtype=np.int64)
     twin_of_place[place[on_demand]] = np.flatnonzero(on_demand)
-    twins = twin_of_place[place]
+    twins: np.ndarray = twin_of_place[place]
     twins[on_demand] = -1
     return twins
 
 
-def rank_catalog(
-    spec: WorkloadSpec, catalog: Catalog, *, profile: WorkloadProfile, model: ThroughputModel,
-    features: WorkloadFeatures, measurements: tuple[Measurement, ...] | list[Measurement],
-    memory: Mapping[str, MeasuredMemory], assumptions: CostAssumptions, include_flagged: bool,
-    rank_by: RankBy, portability: Callable[[str], Portability | None], strict: bool,
-) -> tuple[RankedOffers, RejectedOffers]:
-    """Every offer of ``catalog`` ranked for ``spec`` (best first by ``rank_by``, ties by
-    samples per dollar, then offer order) or rejected with its reason, in offer order."""
-    offers = catalog.offers
-    rejected = _Rejections([], [], [])
-    failed, rules = static_failures(spec, offers, catalog.accelerators,
-                                    include_flagged=include_flagged)
-    rule_kinds = np.asarray([r.kind for r in rules] + [None], dtype=object)
-    failing = np.flatnonzero(failed >= 0)
-    rejected.add(failing, rule_kinds[failed[failing]],
-                 lambda row, offer: Rejection(offer, rules[failed[row]].kind,
-                                              rules[failed[row]].figures(offer)))
-    rows = np.flatnonzero(failed < 0)
+@dataclass(frozen=True)
+class _Costed:
+    """The offers that fit, costed: per row (in catalog order) its catalog row, its memory
+    question and need, its throughput question, its spot band and its run figures."""
 
-    accelerator_codes = offers.accelerator.codes[rows]
-    if strict:
-        blocked: list[int] = []
-        for code in np.unique(accelerator_codes).tolist():
-            port = portability(offers.accelerator.values[code])
-            if port is not None and port.blocked_operators:
-                blocked.append(code)
-                figures = port.rejection_figures()
-                rejected.add(rows[accelerator_codes == code], RejectionKind.PORTABILITY,
-                             lambda _, offer, f=figures: Rejection(
-                                 offer, RejectionKind.PORTABILITY, f))
-        keep = ~np.isin(accelerator_codes, blocked)
-        rows, accelerator_codes = rows[keep], accelerator_codes[keep]
+    spec: WorkloadSpec
+    assumptions: CostAssumptions
+    offers: OfferTable  # the whole catalog
+    rows: np.ndarray
+    fit_of_row: np.ndarray
+    needs: list[MemoryNeed]
+    tp_of_row: np.ndarray
+    throughputs: list[ThroughputEstimate]
+    bands: _Bands
+    figures: dict[str, np.ndarray]  # run_figures, plus the conservative and optimistic ends
+    twins: np.ndarray
 
-    # Memory fit per (accelerator, device count, device memory).
-    counts = offers.accelerator_count[rows]
-    fit_first, fit_of_row = _factorize(accelerator_codes, counts,
-                                       offers.accelerator_memory_gib[rows])
-    needs: list[MemoryNeed] = []
-    for f in fit_first.tolist():
-        offer = offers[int(rows[f])]
-        needs.append(memory_need(spec, profile, offer, assumptions,
-                                 memory.get(offer.accelerator)))
-    no_room = np.asarray([n.rejection is not None for n in needs], dtype=bool)[fit_of_row]
-    fit_rejections = [n.rejection for n in needs]
-    rejected.add(rows[no_room],
-                 np.asarray([r.kind if r else None for r in fit_rejections],
-                            dtype=object)[fit_of_row[no_room]],
-                 # rows ascend, so a catalog row's place among them is a binary search
-                 lambda row, offer, at=rows, fit=fit_of_row: replace(
-                     fit_rejections[fit[np.searchsorted(at, row)]], offer=offer))
-    rows, fit_of_row = rows[~no_room], fit_of_row[~no_room]
+    def estimate(self, place: int) -> CostEstimate:
+        """The estimate of one costed row, by the single-offer path (its on-demand twin
+        unset)."""
+        return cost_of(self.spec, self.offers[int(self.rows[place])],
+                       self.throughputs[int(self.tp_of_row[place])], self.assumptions,
+                       self.needs[int(self.fit_of_row[place])].gib)
 
-    # Throughput per (accelerator, device count): the batch split is fixed by the count.
-    tp_first, tp_of_row = _factorize(offers.accelerator.codes[rows],
-                                     offers.accelerator_count[rows])
-    throughputs: list[ThroughputEstimate] = []
-    for f in tp_first.tolist():
-        offer = offers[int(rows[f])]
-        # The operator prior splits per-step work over the samples each device holds.
-        on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))
-        throughputs.append(model.estimate(
-            on_offer, catalog.accelerators[offer.accelerator], count=offer.accelerator_count,
-            measurements=measurements).step_capped(spec.batch_size))
+    def ranked_estimate(self, place: int) -> CostEstimate:
+        """The estimate of one costed row as the ranking shows it: with its on-demand twin."""
+        est, twin = self.estimate(place), int(self.twins[place])
+        return replace(est, on_demand=self.estimate(twin)) if twin >= 0 else est
 
-    def per_row(values: list[Any]) -> np.ndarray:
-        return np.asarray(values, dtype=float)[tp_of_row]
-
-    bands = _spot_bands(spec, offers, rows, assumptions)
-    overhead, overhead_low, overhead_high = bands.point, bands.low, bands.high
-    price = offers.price_usd_per_hour[rows]
-    figures = run_figures(
-        spec.total_samples, price,
-        samples_per_second=per_row([t.samples_per_second for t in throughputs]),
-        samples_per_second_low=per_row([t.samples_per_second_low for t in throughputs]),
-        samples_per_second_high=per_row([t.samples_per_second_high for t in throughputs]),
-        overhead=overhead, overhead_low=overhead_low, overhead_high=overhead_high,
-        startup_hours=assumptions.startup_hours)
-    # the conservative and optimistic ends, as CostEstimate's properties compute them
-    spd_low = (samples_per_usd_many(per_row([t.samples_per_second_low for t in throughputs]),
-                                    price) / (1 + overhead_high))
-    spd_high = (samples_per_usd_many(per_row([t.samples_per_second_high for t in throughputs]),
-                                     price) / (1 + overhead_low))
-    spd = figures["samples_per_dollar"]
-    twins = _twins(offers, rows)  # among every costed offer, as the on-demand twin may be over
-
-    cons = spec.constraints
-    late = (figures["run_hours"] > cons.deadline_hours if cons.deadline_hours is not None
-            else np.zeros(len(rows), bool))
-    dear = (~late & (figures["run_cost_usd"] > cons.budget_usd) if cons.budget_usd is not None
-            else np.zeros(len(rows), bool))
-    run_hours, run_cost = figures["run_hours"], figures["run_cost_usd"]
-
-    # a rejected catalog row's place among the costed rows
-    place_of = {row: place for mask in (late, dear)
-                for row, place in zip(rows[mask].tolist(), np.flatnonzero(mask).tolist(),
-                                      strict=True)}
-    rejected.add(rows[late], RejectionKind.DEADLINE, lambda row, offer: Rejection(
-        offer, RejectionKind.DEADLINE, {
-            "run_hours": float(run_hours[place_of[row]]),
-            "deadline_hours": cons.deadline_hours or 0.0, "spot": bands.text(place_of[row])}))
-    rejected.add(rows[dear], RejectionKind.BUDGET, lambda row, offer: Rejection(
-        offer, RejectionKind.BUDGET, {
-            "run_cost_usd": float(run_cost[place_of[row]]),
-            "budget_usd": cons.budget_usd or 0.0, "spot": bands.text(place_of[row])}))
-
-    kept = np.flatnonzero(~late & ~dear)
-    ranked_by = spd_low if rank_by is RankBy.CONSERVATIVE else spd
-    order_of_offer = offers.order()[rows]
-    best_first = kept[np.lexsort((order_of_offer[kept], -spd[kept], -ranked_by[kept]))]
-    bases = np.empty(len(throughputs), dtype=object)
-    bases[:] = [t.basis for t in throughputs]
-
-    def estimate(place: int) -> CostEstimate:
-        q = int(fit_of_row[place])
-        return cost_of(spec, offers[int(rows[place])], throughputs[int(tp_of_row[place])],
-                       assumptions, needs[q].gib)
-
-    def make(i: int) -> CostEstimate:
-        place = int(best_first[i])
-        est = estimate(place)
-        twin = int(twins[place])
-        return replace(est, on_demand=estimate(twin)) if twin >= 0 else est
-
-    shown = offers.take(rows[best_first])
-
-    def json_rows() -> Iterator[dict[str, Any]]:
-        """``estimate_row`` of each ranked row, from the columns (a test holds them equal)."""
+    def json_rows(self, order: np.ndarray) -> Iterator[dict[str, Any]]:
+        """``estimate_row`` of the rows ``order`` names, in that order, from the columns (a
+        test holds them equal, key order included)."""
         from advisor.ranking.serialize import spot_fields
 
-        at = best_first
-        twin = twins[at]
-        on_demand_price = np.where(shown.market.equals(Market.ON_DEMAND.value), price[at],
-                                   np.where(twin >= 0, price[np.maximum(twin, 0)], np.nan))
-        per_band = [spot_fields(o) for o in bands.overheads]
+        f, price = self.figures, self.offers.price_usd_per_hour[self.rows]
+        shown = self.offers.take(self.rows[order])
+        twin = self.twins[order]
+        on_demand_price = np.where(
+            shown.market.equals(Market.ON_DEMAND.value), price[order],
+            np.where(twin >= 0, price[np.maximum(twin, 0)], np.nan))
+        per_band = [spot_fields(o) for o in self.bands.overheads]
         off_spot = spot_fields(None)
-        run_cost_low, run_cost_high = figures["run_cost_usd_low"][at], figures["run_cost_usd_high"][at]
+        cost_low, cost_high = f["run_cost_usd_low"][order], f["run_cost_usd_high"][order]
         cells = zip(
             shown.keys(), shown.cloud.to_list(), shown.region.to_list(),
             shown.instance_type.to_list(), shown.accelerator.to_list(),
-            shown.accelerator_count.tolist(), shown.market.to_list(), price[at].tolist(),
-            tp_of_row[at].tolist(), spd[at].tolist(), spd_low[at].tolist(),
-            spd_high[at].tolist(), run_hours[at].tolist(), (run_cost_low / price[at]).tolist(),
-            (run_cost_high / price[at]).tolist(), run_cost[at].tolist(), run_cost_low.tolist(),
-            run_cost_high.tolist(), fit_of_row[at].tolist(),
-            shown.accelerator_memory_gib.tolist(), bands.band[at].tolist(),
-            on_demand_price.tolist(), shown.observed_at.to_list(), shown.source.to_list(),
-            strict=True)
+            shown.accelerator_count.tolist(), shown.market.to_list(), price[order].tolist(),
+            self.tp_of_row[order].tolist(), f["samples_per_dollar"][order].tolist(),
+            f["samples_per_dollar_low"][order].tolist(),
+            f["samples_per_dollar_high"][order].tolist(), f["run_hours"][order].tolist(),
+            (cost_low / price[order]).tolist(), (cost_high / price[order]).tolist(),
+            f["run_cost_usd"][order].tolist(), cost_low.tolist(), cost_high.tolist(),
+            self.fit_of_row[order].tolist(), shown.accelerator_memory_gib.tolist(),
+            self.bands.band[order].tolist(), on_demand_price.tolist(),
+            shown.observed_at.to_list(), shown.source.to_list(), strict=True)
         for (key, cloud, region, itype, accelerator, count, market, dollars, q, point, low,
-             high, hours, hours_low, hours_high, cost, cost_low, cost_high, fit, device_gib,
+             high, hours, hours_low, hours_high, cost, run_low, run_high, fit, device_gib,
              band, od_price, observed, source) in cells:
-            t = throughputs[q]
+            t = self.throughputs[q]
             yield {
                 "offer": key, "cloud": cloud, "region": region, "instance_type": itype,
                 "accelerator": accelerator, "accelerator_count": count, "market": market,
@@ -326,19 +235,163 @@ def rank_catalog(
                 "samples_per_dollar": point, "samples_per_dollar_low": low,
                 "samples_per_dollar_high": high, "run_hours": hours, "run_hours_low": hours_low,
                 "run_hours_high": _finite(hours_high), "run_cost_usd": cost,
-                "run_cost_usd_low": cost_low, "run_cost_usd_high": _finite(cost_high),
-                "memory_needed_gib_per_device": needs[fit].gib,
+                "run_cost_usd_low": run_low, "run_cost_usd_high": _finite(run_high),
+                "memory_needed_gib_per_device": self.needs[fit].gib,
                 "accelerator_memory_gib": device_gib, "basis": str(t.basis),
                 **(per_band[band] if band >= 0 else off_spot),
                 "on_demand_price_usd_per_hour": None if od_price != od_price else od_price,
                 "price_observed_at": observed, "price_source": source,
             }
 
+
+def _fitting(spec: WorkloadSpec, catalog: Catalog, rows: np.ndarray, rejected: _Rejections, *,
+             profile: WorkloadProfile, assumptions: CostAssumptions,
+             memory: Mapping[str, MeasuredMemory]) -> tuple[np.ndarray, np.ndarray,
+                                                             list[MemoryNeed]]:
+    """The ``rows`` whose step fits the device (the others rejected), each one's memory
+    question (accelerator, device count, device memory) and each question's need."""
+    offers = catalog.offers
+    first, fit_of_row = _factorize(offers.accelerator.codes[rows],
+                                   offers.accelerator_count[rows],
+                                   offers.accelerator_memory_gib[rows])
+    needs = []
+    for f in first.tolist():
+        offer = offers[int(rows[f])]
+        needs.append(memory_need(spec, profile, offer, assumptions,
+                                 memory.get(offer.accelerator)))
+    no_fit = [n.rejection for n in needs]
+    kinds = np.empty(len(needs), dtype=object)
+    kinds[:] = [r.kind if r is not None else None for r in no_fit]
+    no_room = np.asarray([r is not None for r in no_fit], dtype=bool)[fit_of_row]
+    rejected.add(rows[no_room], kinds[fit_of_row[no_room]],
+                 # rows ascend, so a catalog row's place among them is a binary search
+                 lambda row, offer: replace(
+                     no_fit[fit_of_row[np.searchsorted(rows, row)]], offer=offer))
+    return rows[~no_room], fit_of_row[~no_room], needs
+
+
+def _throughputs(spec: WorkloadSpec, catalog: Catalog, rows: np.ndarray, *,
+                 model: ThroughputModel, features: WorkloadFeatures,
+                 measurements: Sequence[Measurement]) -> tuple[np.ndarray,
+                                                               list[ThroughputEstimate]]:
+    """Each row's throughput question (accelerator, device count: the count fixes the batch
+    split) and each question's estimate."""
+    offers = catalog.offers
+    first, tp_of_row = _factorize(offers.accelerator.codes[rows], offers.accelerator_count[rows])
+    throughputs = []
+    for f in first.tolist():
+        offer = offers[int(rows[f])]
+        # The operator prior splits per-step work over the samples each device holds.
+        on_offer = replace(features, batch_size_per_device=samples_per_device(spec, offer))
+        throughputs.append(model.estimate(
+            on_offer, catalog.accelerators[offer.accelerator], count=offer.accelerator_count,
+            measurements=measurements).step_capped(spec.batch_size))
+    return tp_of_row, throughputs
+
+
+def rank_catalog(
+    spec: WorkloadSpec, catalog: Catalog, *, profile: WorkloadProfile, model: ThroughputModel,
+    features: WorkloadFeatures, measurements: Sequence[Measurement],
+    memory: Mapping[str, MeasuredMemory], assumptions: CostAssumptions, include_flagged: bool,
+    rank_by: RankBy, portability: Callable[[str], Portability | None], strict: bool,
+) -> tuple[RankedOffers, RejectedOffers]:
+    """Every offer of ``catalog`` ranked for ``spec`` (best first by ``rank_by``, ties by
+    samples per dollar, then offer order) or rejected with its reason, in offer order. With
+    ``strict``, offers whose accelerator ``portability`` blocks are rejected."""
+    offers = catalog.offers
+    rejected = _Rejections()
+    failed, rules = static_failures(spec, offers, catalog.accelerators,
+                                    include_flagged=include_flagged)
+    rule_kinds = np.empty(len(rules), dtype=object)
+    rule_kinds[:] = [r.kind for r in rules]
+    failing = np.flatnonzero(failed >= 0)
+    rejected.add(failing, rule_kinds[failed[failing]],
+                 lambda row, offer: Rejection(offer, rules[failed[row]].kind,
+                                              rules[failed[row]].figures(offer)))
+    rows = np.flatnonzero(failed < 0)
+    if strict:
+        rows = _portable(offers, rows, rejected, portability)
+    rows, fit_of_row, needs = _fitting(spec, catalog, rows, rejected, profile=profile,
+                                       assumptions=assumptions, memory=memory)
+    tp_of_row, throughputs = _throughputs(spec, catalog, rows, model=model, features=features,
+                                          measurements=measurements)
+
+    def per_row(field: str) -> np.ndarray:
+        values: np.ndarray = np.asarray([getattr(t, field) for t in throughputs],
+                                        dtype=float)[tp_of_row]
+        return values
+
+    bands = _spot_bands(spec, offers, rows, assumptions)
+    price = offers.price_usd_per_hour[rows]
+    sps, sps_low, sps_high = (per_row("samples_per_second"), per_row("samples_per_second_low"),
+                              per_row("samples_per_second_high"))
+    figures = run_figures(spec.total_samples, price, samples_per_second=sps,
+                          samples_per_second_low=sps_low, samples_per_second_high=sps_high,
+                          overhead=bands.point, overhead_low=bands.low,
+                          overhead_high=bands.high, startup_hours=assumptions.startup_hours)
+    # the conservative and optimistic ends, as CostEstimate's properties compute them
+    figures["samples_per_dollar_low"] = samples_per_usd_many(sps_low, price) / (1 + bands.high)
+    figures["samples_per_dollar_high"] = samples_per_usd_many(sps_high, price) / (1 + bands.low)
+    costed = _Costed(spec, assumptions, offers, rows, fit_of_row, needs, tp_of_row, throughputs,
+                     bands, figures, _twins(offers, rows))  # twins: before the deadline cut
+
+    kept = _within_deadline_and_budget(spec, costed, rejected)
+    spd = figures["samples_per_dollar"]
+    ranked_by = figures["samples_per_dollar_low"] if rank_by is RankBy.CONSERVATIVE else spd
+    best_first = kept[np.lexsort((offers.order()[rows][kept], -spd[kept], -ranked_by[kept]))]
+    bases = np.empty(len(throughputs), dtype=object)
+    bases[:] = [t.basis for t in throughputs]
     ranked = RankedOffers(
-        shown, samples_per_dollar=spd[best_first], samples_per_dollar_low=spd_low[best_first],
-        samples_per_dollar_high=spd_high[best_first], run_cost_usd=run_cost[best_first],
-        basis=bases[tp_of_row[best_first]], make=make, json_rows=json_rows)
+        offers.take(rows[best_first]), samples_per_dollar=spd[best_first],
+        samples_per_dollar_low=figures["samples_per_dollar_low"][best_first],
+        samples_per_dollar_high=figures["samples_per_dollar_high"][best_first],
+        run_cost_usd=figures["run_cost_usd"][best_first], basis=bases[tp_of_row[best_first]],
+        make=lambda i: costed.ranked_estimate(int(best_first[i])),
+        json_rows=lambda: costed.json_rows(best_first))
     return ranked, rejected.table(offers)
+
+
+def _portable(offers: OfferTable, rows: np.ndarray, rejected: _Rejections,
+              portability: Callable[[str], Portability | None]) -> np.ndarray:
+    """The ``rows`` whose accelerator runs the step's operators (the others rejected)."""
+    codes = offers.accelerator.codes[rows]
+    blocked: list[int] = []
+    for code in np.unique(codes).tolist():
+        port = portability(offers.accelerator.values[code])
+        if port is not None and port.blocked_operators:
+            blocked.append(code)
+            rejected.add(rows[codes == code], RejectionKind.PORTABILITY,
+                         partial(_unportable, figures=port.rejection_figures()))
+    return rows[~np.isin(codes, blocked)]
+
+
+def _unportable(_row: int, offer: InstanceOffer, *,
+                figures: Mapping[str, float | int | str]) -> Rejection:
+    return Rejection(offer, RejectionKind.PORTABILITY, figures)
+
+
+def _within_deadline_and_budget(spec: WorkloadSpec, costed: _Costed,
+                                rejected: _Rejections) -> np.ndarray:
+    """The places (among the costed rows) of runs within the deadline and the budget; the
+    others rejected, the deadline checked first."""
+    cons, n = spec.constraints, len(costed.rows)
+    hours, cost = costed.figures["run_hours"], costed.figures["run_cost_usd"]
+    late = hours > cons.deadline_hours if cons.deadline_hours is not None else np.zeros(n, bool)
+    dear = (~late & (cost > cons.budget_usd) if cons.budget_usd is not None
+            else np.zeros(n, bool))
+    place_of = {row: place for mask in (late, dear)  # a rejected catalog row's place
+                for row, place in zip(costed.rows[mask].tolist(), np.flatnonzero(mask).tolist(),
+                                      strict=True)}
+    rejected.add(costed.rows[late], RejectionKind.DEADLINE, lambda row, offer: Rejection(
+        offer, RejectionKind.DEADLINE, {
+            "run_hours": float(hours[place_of[row]]),
+            "deadline_hours": cons.deadline_hours or 0.0,
+            "spot": costed.bands.text(place_of[row])}))
+    rejected.add(costed.rows[dear], RejectionKind.BUDGET, lambda row, offer: Rejection(
+        offer, RejectionKind.BUDGET, {
+            "run_cost_usd": float(cost[place_of[row]]), "budget_usd": cons.budget_usd or 0.0,
+            "spot": costed.bands.text(place_of[row])}))
+    return np.flatnonzero(~late & ~dear)
 
 
 def _finite(value: float) -> float | None:
