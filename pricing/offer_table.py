@@ -11,16 +11,18 @@ only the offers a user sees are ever built. A refreshed snapshot keeps this form
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
 from pricing.types import Cloud, InstanceOffer, Market
 
-__all__ = ["Labels", "OfferTable"]
+__all__ = ["Labels", "LazyRows", "OfferTable", "object_array"]
+
+T = TypeVar("T")
 
 _CLOUDS = {c.value: c for c in Cloud}
 _MARKETS = {m.value: m for m in Market}
@@ -96,6 +98,66 @@ class Labels:
                       np.zeros(0, dtype=np.int32))
 
 
+def object_array(values: Sequence[Any]) -> np.ndarray:
+    """``values`` as a one-dimensional array of objects (records, enums: never unpacked)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+class LazyRows(Sequence[T]):
+    """``n`` rows, row ``i`` made by ``make(i)`` when read (slices are tuples). A row read by
+    index is kept, so reading it again gives the same record; iterating keeps none (a writer
+    streams 100,000 rows through without holding them), and uses ``iterate`` where given (the
+    same rows, made faster in one pass)."""
+
+    __slots__ = ("_iterate", "_kept", "_make", "_n")
+
+    def __init__(self, n: int, make: Callable[[int], T],
+                 iterate: Callable[[], Iterator[T]] | None = None) -> None:
+        self._n = n
+        self._make = make
+        self._iterate = iterate
+        self._kept: dict[int, T] = {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._n)))
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("row index out of range")
+        row = self._kept.get(index)
+        if row is None:
+            row = self._kept[index] = self._make(index)
+        return row
+
+    def __iter__(self) -> Iterator[T]:
+        if self._iterate is not None:
+            return self._iterate()
+        kept = self._kept
+        return (kept[i] if i in kept else self._make(i) for i in range(self._n))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._n:,} rows)"
+
+
 _TEXT = ("cloud", "region", "zone", "instance_type", "accelerator", "market", "source",
          "observed_at", "flagged")
 _NUMBERS = ("accelerator_count", "vcpus", "memory_gib", "accelerator_memory_gib",
@@ -121,7 +183,7 @@ def _offer(cloud: str, region: str, zone: str, instance_type: str, accelerator: 
         flagged=flagged)
 
 
-class OfferTable(Sequence[InstanceOffer]):
+class OfferTable(LazyRows[InstanceOffer]):
     """Offers as columns (see the module text); ``table[i]`` is an ``InstanceOffer``.
 
     Text columns are ``Labels`` (``zone`` is ``''`` where the offer has none, ``observed_at``
@@ -148,7 +210,8 @@ class OfferTable(Sequence[InstanceOffer]):
 
     def __init__(self, columns: dict[str, Any]) -> None:
         for name in (*_TEXT, *_NUMBERS):
-            object.__setattr__(self, name, columns[name])
+            setattr(self, name, columns[name])
+        super().__init__(len(self.price_usd_per_hour), self._offer_at, self._offers)
 
     @classmethod
     def of(cls, offers: Iterable[InstanceOffer]) -> OfferTable:
@@ -234,36 +297,14 @@ class OfferTable(Sequence[InstanceOffer]):
         places[by] = np.arange(len(by))
         return places
 
-    def __len__(self) -> int:
-        return len(self.price_usd_per_hour)
-
-    @overload
-    def __getitem__(self, index: int) -> InstanceOffer: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[InstanceOffer, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> InstanceOffer | tuple[InstanceOffer, ...]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("offer index out of range")
+    def _offer_at(self, index: int) -> InstanceOffer:
         return _offer(*(getattr(self, name)[index] for name in _FIELDS))
 
-    def __iter__(self) -> Iterator[InstanceOffer]:
+    def _offers(self) -> Iterator[InstanceOffer]:
         """The offers in order, each column read once as a list (fast for the whole table)."""
         columns = [getattr(self, name) for name in _FIELDS]
         lists = [c.to_list() if isinstance(c, Labels) else c.tolist() for c in columns]
         return (_offer(*cells) for cells in zip(*lists, strict=True))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"OfferTable({len(self):,} offers)"

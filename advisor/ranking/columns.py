@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any
 
 import numpy as np
 
@@ -21,64 +21,9 @@ from advisor.ranking.cost_estimate import CostEstimate
 from advisor.ranking.rejections import Rejection, RejectionKind
 from advisor.throughput import Basis
 from pricing import Market
-from pricing.offer_table import OfferTable
+from pricing.offer_table import LazyRows, OfferTable, object_array
 
-__all__ = ["LazyRows", "RankedOffers", "RejectedOffers"]
-
-T = TypeVar("T")
-
-
-class LazyRows(Sequence[T]):
-    """``n`` rows, row ``i`` made by ``make(i)`` when read (slices are tuples). A row read by
-    index is kept, so reading it again gives the same record; iterating keeps none (a writer
-    streams 100,000 rows through without holding them), and uses ``iterate`` where given (the
-    same rows, made faster in one pass)."""
-
-    __slots__ = ("_iterate", "_kept", "_make", "_n")
-
-    def __init__(self, n: int, make: Callable[[int], T],
-                 iterate: Callable[[], Iterator[T]] | None = None) -> None:
-        self._n = n
-        self._make = make
-        self._iterate = iterate
-        self._kept: dict[int, T] = {}
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(self._n)))
-        if index < 0:
-            index += self._n
-        if not 0 <= index < self._n:
-            raise IndexError("row index out of range")
-        row = self._kept.get(index)
-        if row is None:
-            row = self._kept[index] = self._make(index)
-        return row
-
-    def __iter__(self) -> Iterator[T]:
-        if self._iterate is not None:
-            return self._iterate()
-        kept = self._kept
-        return (kept[i] if i in kept else self._make(i) for i in range(self._n))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._n:,} rows)"
+__all__ = ["RankedOffers", "RejectedOffers"]
 
 
 class RankedOffers(LazyRows[CostEstimate]):
@@ -108,8 +53,7 @@ class RankedOffers(LazyRows[CostEstimate]):
         if isinstance(estimates, RankedOffers):
             return estimates
         rows = tuple(estimates)
-        basis = np.empty(len(rows), dtype=object)
-        basis[:] = [e.throughput.basis for e in rows]
+        basis = object_array([e.throughput.basis for e in rows])
         return cls(OfferTable.of(e.offer for e in rows),
                    samples_per_dollar=np.asarray([e.samples_per_dollar for e in rows], float),
                    samples_per_dollar_low=np.asarray([e.samples_per_dollar_low for e in rows],
@@ -204,9 +148,7 @@ class RejectedOffers(LazyRows[Rejection]):
         if isinstance(rejections, RejectedOffers):
             return rejections
         rows = tuple(rejections)
-        kinds = np.empty(len(rows), dtype=object)
-        kinds[:] = [r.kind for r in rows]
-        return cls(kinds, rows.__getitem__)
+        return cls(object_array([r.kind for r in rows]), rows.__getitem__)
 
     def kind_counts(self) -> Counter[RejectionKind]:
         """How many offers each kind left out."""

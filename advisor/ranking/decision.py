@@ -17,11 +17,12 @@ from functools import partial
 import numpy as np
 
 from advisor.formatting import fmt_money
-from advisor.ranking.columns import LazyRows, RankedOffers
+from advisor.ranking.columns import RankedOffers
 from advisor.ranking.offers import CONSERVATIVE_QUANTILE, CostEstimate, Opportunity, RankBy, Recommendation
 from advisor.ranking.planner import candidates_from, plan
 from advisor.throughput import Basis
 from pricing import Market
+from pricing.offer_table import LazyRows
 from probes import DEFAULT_PROBE_TIME_BOX_S, quote_probe, quote_text
 
 __all__ = [

@@ -40,7 +40,7 @@ from advisor.spec import WorkloadSpec
 from advisor.throughput import Measurement, ThroughputEstimate, ThroughputModel, WorkloadFeatures
 from pricing import Catalog, Cloud, InstanceOffer, Market, shipped_spot_data
 from pricing.billing import samples_per_usd_many
-from pricing.offer_table import OfferTable
+from pricing.offer_table import OfferTable, object_array
 
 __all__ = ["rank_catalog"]
 
@@ -69,10 +69,9 @@ class _Rejections:
             make: Callable[[int, InstanceOffer], Rejection]) -> None:
         if not len(rows):
             return
-        kinds = np.empty(len(rows), dtype=object)
-        kinds[:] = kind if isinstance(kind, RejectionKind) else kind.tolist()
         self.rows.append(rows)
-        self.kinds.append(kinds)
+        self.kinds.append(object_array([kind] * len(rows)) if isinstance(kind, RejectionKind)
+                          else kind)
         self.makers.append(make)
 
     def table(self, offers: OfferTable) -> RejectedOffers:
@@ -260,8 +259,7 @@ def _fitting(spec: WorkloadSpec, catalog: Catalog, rows: np.ndarray, rejected: _
         needs.append(memory_need(spec, profile, offer, assumptions,
                                  memory.get(offer.accelerator)))
     no_fit = [n.rejection for n in needs]
-    kinds = np.empty(len(needs), dtype=object)
-    kinds[:] = [r.kind if r is not None else None for r in no_fit]
+    kinds = object_array([r.kind if r is not None else None for r in no_fit])
     no_room = np.asarray([r is not None for r in no_fit], dtype=bool)[fit_of_row]
     rejected.add(rows[no_room], kinds[fit_of_row[no_room]],
                  # rows ascend, so a catalog row's place among them is a binary search
@@ -302,8 +300,7 @@ def rank_catalog(
     rejected = _Rejections()
     failed, rules = static_failures(spec, offers, catalog.accelerators,
                                     include_flagged=include_flagged)
-    rule_kinds = np.empty(len(rules), dtype=object)
-    rule_kinds[:] = [r.kind for r in rules]
+    rule_kinds = object_array([r.kind for r in rules])
     failing = np.flatnonzero(failed >= 0)
     rejected.add(failing, rule_kinds[failed[failing]],
                  lambda row, offer: Rejection(offer, rules[failed[row]].kind,
@@ -339,8 +336,7 @@ def rank_catalog(
     spd = figures["samples_per_dollar"]
     ranked_by = figures["samples_per_dollar_low"] if rank_by is RankBy.CONSERVATIVE else spd
     best_first = kept[np.lexsort((offers.order()[rows][kept], -spd[kept], -ranked_by[kept]))]
-    bases = np.empty(len(throughputs), dtype=object)
-    bases[:] = [t.basis for t in throughputs]
+    bases = object_array([t.basis for t in throughputs])
     ranked = RankedOffers(
         offers.take(rows[best_first]), samples_per_dollar=spd[best_first],
         samples_per_dollar_low=figures["samples_per_dollar_low"][best_first],
