@@ -3,8 +3,8 @@
 For ResNet-50 (ImageNet, the built-in example at bf16, batch 256), BERT-large (the BERT-base
 example made large: hidden 1024, 24 layers, 16 heads, sequence 512, batch 32) and GPT-3 175B
 (against the GPT-2 example, the transformer the catalog's users train), every accelerator with
-a published figure (``advisor/data/published_training.csv``, half-precision rows) gets its
-published per-chip ratio to an anchor measured in the same suite and stack (chained through
+a published figure (``advisor/data/published_training.csv``) gets its published per-chip
+ratio to an anchor measured in the same suite, stack and precision class (chained through
 shared accelerators where no suite holds both; see ``advisor.throughput.published``) next to
 the ratio the model ``recommend`` uses predicts with no probe (``cached_transfer_model``: the
 transfer model with the roofline prior, anchored to the published figures):
@@ -42,6 +42,7 @@ from advisor.profiling import op_mix_for_spec, profile_workload  # noqa: E402
 from advisor.ranking import workload_features  # noqa: E402
 from advisor.spec import WorkloadSpec, load_workload_spec  # noqa: E402
 from advisor.throughput import TransferModel, WorkloadFeatures, cached_transfer_model  # noqa: E402
+from advisor.throughput.estimate import as_fp16, precision_key  # noqa: E402
 from advisor.throughput.published import (  # noqa: E402
     PublishedRatio,
     PublishedRow,
@@ -53,31 +54,37 @@ from pricing import AcceleratorSpec, load_accelerators  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.25  # issue 27: within 25% for at least 80% of accelerators with a published figure
-HALF = ("bf16", "fp16", "mixed", "fp8")  # the predictions are for bf16 steps
+HALF = ("bf16", "fp16", "mixed")  # bf16/fp16 submissions: the precision of the predicted step
+EIGHT_BIT = ("fp8", "int8")  # Transformer Engine fp8 (H100, H200, B200, Gaudi2), int8 AQT (TPUs)
 # issue 27: probe harness, real H200 vs real H100, same steps (builtins-h100-h200.md)
 H200_MEASURED = {"resnet50": 2423 / 2205, "gpt2": 245 / 227, "bert": 2979 / 2654}
 
 
 class Table(NamedTuple):
-    """One comparison: a model workload against one published workload, stack and anchor."""
+    """One comparison: a model workload against one published workload, stack, anchor and
+    precision class (ratios only between submissions of the same class: like with like)."""
 
     label: str
     spec: str
     published: str
     stack: Stack
     anchor: str
+    precisions: tuple[str, ...] = HALF
 
 
 TABLES = [
-    Table("ResNet-50, MLPerf", "resnet50", "resnet50", Stack.MLPERF_TUNED, "H100-SXM"),
-    Table("ResNet-50, vendor references (NVIDIA DLE, Habana, RiseML)", "resnet50", "resnet50",
-          Stack.VENDOR_TUNED, "A100-80GB-SXM"),
-    Table("BERT-large, MLPerf (seq 512)", "bert_large", "bert_large_mlperf",
-          Stack.MLPERF_TUNED, "H100-SXM"),
-    Table("BERT-large phase 2, NVIDIA DLE (seq 512)", "bert_large",
+    Table("ResNet-50, MLPerf (fp16/bf16)", "resnet50", "resnet50", Stack.MLPERF_TUNED,
+          "H100-SXM"),
+    Table("ResNet-50, vendor references (NVIDIA DLE, Habana, RiseML; fp16/bf16)", "resnet50",
+          "resnet50", Stack.VENDOR_TUNED, "A100-80GB-SXM"),
+    Table("BERT-large, MLPerf (seq 512), fp16/bf16 submissions", "bert_large",
+          "bert_large_mlperf", Stack.MLPERF_TUNED, "A100-80GB-SXM"),
+    Table("BERT-large, MLPerf (seq 512), fp8 submissions (Transformer Engine)", "bert_large",
+          "bert_large_mlperf", Stack.MLPERF_TUNED, "H100-SXM", EIGHT_BIT),
+    Table("BERT-large phase 2, NVIDIA DLE (seq 512; fp16)", "bert_large",
           "bert_large_pretrain_phase2", Stack.VENDOR_TUNED, "A100-80GB-SXM"),
-    Table("GPT-3 175B, MLPerf (vs the GPT-2 example; H100 and B200 ran fp8, TPUs bf16)", "gpt2",
-          "gpt3_175b_mlperf", Stack.MLPERF_TUNED, "H100-SXM"),
+    Table("GPT-3 175B, MLPerf (vs the GPT-2 example), 8-bit submissions (fp8 GPUs and Gaudi2, "
+          "int8 TPUs)", "gpt2", "gpt3_175b_mlperf", Stack.MLPERF_TUNED, "H100-SXM", EIGHT_BIT),
 ]
 
 
@@ -123,10 +130,20 @@ class Models(NamedTuple):
         return self.held[name]
 
 
+def _as_published(features: WorkloadFeatures, spec: AcceleratorSpec) -> WorkloadFeatures:
+    """The step at the precision the part's half-precision submissions ran: fp16 on a part
+    with no bf16 (V100, T4), which would run a bf16 step at fp32; else unchanged (bf16 and
+    fp16 are the same half-width step on the others). 8-bit submissions are compared as bf16
+    steps: their ratio stands in for the half-precision one (8-bit matmuls run at twice the
+    bf16 rate on H100, H200, B200, Gaudi2 and the TPUs alike)."""
+    return features if precision_key(features.precision, spec) == "mixed" else as_fp16(features)
+
+
 def _ratio(model: TransferModel, features: WorkloadFeatures, specs: dict[str, AcceleratorSpec],
            name: str, anchor: str) -> float:
-    return (model.estimate(features, specs[name]).samples_per_second
-            / model.estimate(features, specs[anchor]).samples_per_second)
+    return (model.estimate(_as_published(features, specs[name]), specs[name]).samples_per_second
+            / model.estimate(_as_published(features, specs[anchor]),
+                             specs[anchor]).samples_per_second)
 
 
 def run_table(table: Table, features: WorkloadFeatures, models: Models,
@@ -135,7 +152,7 @@ def run_table(table: Table, features: WorkloadFeatures, models: Models,
     compared. ``errors`` collects each accelerator's (in-sample, held-out) errors."""
     specs = load_accelerators()
     published = relative_throughput(models.rows, workload=table.published, stack=table.stack,
-                                    anchor=table.anchor, precisions=HALF)
+                                    anchor=table.anchor, precisions=table.precisions)
     inside = {n: _ratio(models.shipped, features, specs, n, table.anchor) for n in published}
     held = {n: _ratio(models.without(n), features, specs, n, table.anchor) for n in published}
     lines = [f"### {table.label}: anchor {table.anchor}", "",
@@ -205,12 +222,16 @@ def main() -> None:
         total += compared
     lines = ["# Published per-chip ratios vs the no-probe model (issue 27)", "",
              "Command: `python benchmarks/bench_published_ratios.py`", "",
-             "Published ratio: per-chip samples/s over the anchor's, half-precision rows, inside "
-             "one suite (one MLPerf round, one README) and stack, geometric mean over suites; "
-             "'via' chains through accelerators measured beside both. Predicted ratio: "
+             "Published ratio: per-chip samples/s over the anchor's, inside one suite (one "
+             "MLPerf round, one README), stack and precision class (fp16/bf16 with fp16/bf16, "
+             "8-bit with 8-bit: fp8 under Transformer Engine, int8 AQT on TPUs; the precision "
+             "of each MLPerf row was read from its submission's config or log, see "
+             "`advisor/data/published_training.csv`), geometric mean over suites; 'via' chains "
+             "through accelerators measured beside both. Predicted ratio: "
              "`cached_transfer_model` (no probe) at the examples' configs: ResNet-50 bf16 "
              "batch 256; BERT-large (hidden 1024, 24 layers, seq 512) bf16 batch 32; GPT-2 "
-             "small bf16 batch 64. In-sample: anchored to every published row; held-out: "
+             "small bf16 batch 64; a part with no bf16 (V100) is predicted at fp16, as its "
+             "submissions ran. In-sample: anchored to every published row; held-out: "
              "anchored to every published row except the judged accelerator's (leave one "
              "accelerator out). Error = predicted / published - 1.", "", *body,
              f"**Per comparison: in-sample {total_within} of {total}, held-out {total_held} of "

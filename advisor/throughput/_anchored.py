@@ -10,7 +10,8 @@ log ratio and the model's log ratio for the same pair:
 ``trust`` is 1 when the published workload is of the user's kind (convolution share of FLOPs
 within ``kind_width``), falling to ``published_cross_kind_weight`` for the other kind (a
 ResNet-50 ratio speaks for a transformer only in part: the correction shrinks toward the
-roofline's own ratio), times ``precision_mismatch_weight`` where a side ran fp8. Several
+roofline's own ratio), times ``precision_mismatch_weight`` where a side ran 8-bit matmuls
+(fp8, int8) and the other bf16/fp16. Several
 anchors are averaged, weighted by their trust. A part with nothing published borrows the mean
 correction of the anchored parts of its vendor and architecture class, shrunk by
 ``published_peer_count`` pseudo-parts toward none; it stays a prior.

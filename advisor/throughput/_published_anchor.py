@@ -9,8 +9,9 @@ ratio moves between suites and stacks (what a ratio carries over to another stac
 
 Only same-suite ratios are used (no chaining: a chain multiplies its links' errors), and both
 sides at the precision the user's step runs at (``mixed``: bf16/fp16; ``fp32``: fp32/TF32);
-an fp8 row stands in for ``mixed``, and a ratio of an fp8 run to a bf16/fp16 one is marked
-inexact (fp8 runs faster than bf16; two fp8 runs make an exact ratio).
+an 8-bit row (fp8 on Hopper, Blackwell and Gaudi2; int8 AQT matmuls on TPUs) stands in for
+``mixed``, and a ratio of an 8-bit run to a bf16/fp16 one is marked inexact (8-bit matmuls
+run about twice as fast as bf16 on every such part; two 8-bit runs make an exact ratio).
 """
 
 from __future__ import annotations
@@ -38,14 +39,15 @@ PUBLISHED_CONV_FLOPS_FRACTION: dict[str, float] = {
     "gpt3_175b_mlperf": 0.0,
 }
 
-_CLASS = {"bf16": "mixed", "fp16": "mixed", "mixed": "mixed", "fp8": "fp8",
+_CLASS = {"bf16": "mixed", "fp16": "mixed", "mixed": "mixed", "fp8": "8bit", "int8": "8bit",
           "fp32": "fp32", "tf32": "fp32"}
 _STACK_TEXT = {Stack.MLPERF_TUNED: "MLPerf-tuned", Stack.VENDOR_TUNED: "vendor-tuned",
                Stack.PYTORCH_EAGER: "PyTorch eager", Stack.XLA: "XLA"}
 
 
 def precision_class(precision: str) -> str | None:
-    """``mixed``, ``fp8`` or ``fp32`` for a published row's precision; None when unknown."""
+    """``mixed``, ``8bit`` (fp8 or int8 matmuls) or ``fp32`` for a published row's precision;
+    None when unknown."""
     return _CLASS.get(precision.lower())
 
 
@@ -55,7 +57,8 @@ class PublishedAnchor:
     both run in ``suites`` under ``stack`` at ``precision`` (``mixed`` or ``fp32``).
 
     ``log_ratio`` is the mean over the suites of log(accelerator / anchor); ``exact`` is False
-    when one side ran fp8 and the other bf16/fp16; ``frameworks`` are the accelerator's rows'.
+    when one side ran 8-bit matmuls (fp8, int8) and the other bf16/fp16; ``frameworks`` are
+    the accelerator's rows'.
     """
 
     accelerator: str
@@ -76,7 +79,7 @@ class PublishedAnchor:
     def describe(self) -> str:
         """One phrase: the ratio, the workload, the suites and the stack it came from."""
         suites = ", ".join(s.replace("mlperf_training_", "MLPerf Training ") for s in self.suites)
-        fp8 = "" if self.exact else "; fp8 on one side only"
+        fp8 = "" if self.exact else "; 8-bit (fp8/int8) matmuls on one side only"
         return (f"{self.workload} {math.exp(self.log_ratio):.2f}x {self.anchor} per chip "
                 f"({suites}; {_STACK_TEXT[self.stack]} stack: {self.frameworks[0]}{fp8})")
 
@@ -100,17 +103,20 @@ def _groups(rows: Iterable[PublishedRow]
 
 
 def _side(classes: dict[str, list[float]], precision: str) -> tuple[float, bool] | None:
-    """Mean log figure of one accelerator at ``precision`` (fp8 standing in for mixed)."""
+    """Mean log figure of one accelerator at ``precision`` (8-bit standing in for mixed)."""
     if precision in classes:
         return statistics.fmean(classes[precision]), True
-    if precision == "mixed" and "fp8" in classes:
-        return statistics.fmean(classes["fp8"]), False
+    if precision == "mixed" and "8bit" in classes:
+        return statistics.fmean(classes["8bit"]), False
     return None
 
 
 def published_anchors(rows: Sequence[PublishedRow], reference_parts: Collection[str]
                       ) -> dict[str, tuple[PublishedAnchor, ...]]:
-    """Per accelerator outside ``reference_parts``: its same-suite ratios to those inside."""
+    """Per accelerator outside ``reference_parts``: its same-suite ratios to those inside.
+
+    Where a pair was measured at the same precision class in some suites and across classes
+    (8-bit beside bf16) in others, only the same-class suites make its ratio."""
     groups, frameworks = _groups(rows)
     found: dict[tuple[str, str, str, Stack, str], list[tuple[str, float, bool]]] = (
         defaultdict(list))
@@ -127,6 +133,7 @@ def published_anchors(rows: Sequence[PublishedRow], reference_parts: Collection[
     result: dict[str, list[PublishedAnchor]] = defaultdict(list)
     for (target, anchor, workload, stack, precision), pairs in sorted(
             found.items(), key=lambda item: (*item[0][:3], item[0][3].value, item[0][4])):
+        pairs = [p for p in pairs if p[2]] or pairs  # like-precision suites, where there are any
         suites = tuple(s for s, _, _ in pairs)
         result[target].append(PublishedAnchor(
             target, anchor, workload, stack, precision,

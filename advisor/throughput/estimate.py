@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Self
 
 from advisor.errors import AdvisorError
-from advisor.profiling import OpMix
+from advisor.profiling import OpCost, OpMix
 from advisor.spec import Precision
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
@@ -33,6 +33,7 @@ __all__ = [
     "ThroughputModel",
     "WorkloadFeatures",
     "architecture_class",
+    "as_fp16",
     "peak_flops",
     "precision_key",
     "reference_targets",
@@ -190,6 +191,20 @@ def precision_key(precision: Precision | None, spec: AcceleratorSpec) -> str:
         return "mixed"
     half = precision is Precision.FP16 or (precision is Precision.BF16 and spec.supports_bf16)
     return "mixed" if half or spec.fp32_tflops is None else "fp32"
+
+
+def as_fp16(workload: WorkloadFeatures) -> WorkloadFeatures:
+    """The same half-width step under fp16 autocast: the precision is fp16 and the traced
+    bf16 operators are priced as fp16 (same FLOPs and bytes), so that a part without bf16
+    (V100, T4) runs them on its tensor cores, as its fp16 published runs did."""
+    mix = workload.op_mix
+    if mix is not None:
+        def half(costs: tuple[OpCost, ...]) -> tuple[OpCost, ...]:
+            return tuple(replace(c, dtype="float16") if c.dtype == "bfloat16" else c
+                         for c in costs)
+
+        mix = replace(mix, per_sample=half(mix.per_sample), per_step=half(mix.per_step))
+    return replace(workload, precision=Precision.FP16, op_mix=mix)
 
 
 def architecture_class(spec: AcceleratorSpec) -> tuple[bool, bool]:

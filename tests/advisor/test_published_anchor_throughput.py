@@ -108,8 +108,16 @@ def test_anchors_are_same_suite_pairs_with_a_reference_part() -> None:
     h200 = {(a.anchor, a.workload): a for a in anchors["H200"]}
     assert h200[("H100-SXM", "resnet50")].suites == ("mlperf_training_v4.0",)
     assert h200[("H100-SXM", "resnet50")].exact
-    tpu = anchors["TPU-v5e"][0]  # GPT-3: the TPU ran bf16 and the H100 fp8
-    assert tpu.workload == "gpt3_175b_mlperf" and not tpu.exact
+    tpu = anchors["TPU-v5e"][0]  # GPT-3: the TPU ran int8 (AQT) and the H100 fp8: both 8-bit
+    assert tpu.workload == "gpt3_175b_mlperf" and tpu.exact
+    l40s = {(a.anchor, a.workload): a for a in anchors["L40S"]}
+    assert not l40s[("H100-SXM", "bert_large_mlperf")].exact  # fp16 beside fp8 (TE)
+
+
+def test_same_precision_suites_make_the_ratio_where_there_are_any() -> None:
+    # TPU-v5p GPT-3: bf16 beside fp8 H100 in v4.0, int8 beside fp8 in v4.1: v4.1 only
+    v5p = published_anchors(ROWS, {"H100-SXM"})["TPU-v5p"][0]
+    assert v5p.suites == ("mlperf_training_v4.1",) and v5p.exact
 
 
 def test_spread_of_a_ratio_across_suites_is_small_but_not_zero() -> None:
