@@ -3,6 +3,19 @@
 Run ``python -m advisor.throughput._import_reference ../shared/data``. Keeps every measured row with the
 software generation, drops the implausible multi-GPU ncf rows (about 1e10 samples/s), and
 renames precision ``fp16_amp`` to ``mixed``. A test checks the shipped file equals the output.
+
+Lambda's ``batch_size_per_gpu`` is the per-GPU batch on one GPU but the GLOBAL batch on N
+GPUs, whatever its name (and shared/data's README) says: of the 1,652 multi-GPU rows with a
+one-GPU twin (same generation, model, precision, GPU), 1,566 hold exactly N times the twin's
+batch (ResNet-50 lambda_v0 fp32 A100-80GB-SXM: 720, 1440, 2880, 5760 on 1, 2, 4, 8 GPUs), and
+all but one of the rest are other multiples of N (SSD fp32 RTX-2080Ti: 112 on 4 GPUs, 28
+each). So ``batch_size_per_accelerator`` is the column divided by ``num_accelerators``:
+
+- where it divides, the quotient, even where that differs from the one-GPU batch (SSD above;
+  BERT-large fp16 on RTX-2080Ti holds 4, 8, 16 on 2, 4, 8 GPUs, the one-GPU batch of 4 on
+  two GPUs, so 2 per GPU, not 4: the three rows that equal their one-GPU batch are these);
+- where it does not divide (one row: Transformer-XL large fp32 lambda_v0 on 8 A100-80GB-SXM,
+  182, likely a typo for 192 = 8 x 24 as in lambda_v1) or is blank, 0: not known.
 """
 
 from __future__ import annotations
@@ -26,6 +39,14 @@ _UNIT = {"gnmt": "token", "transformerxlbase": "token", "transformerxllarge": "t
 _IMPLAUSIBLE_SAMPLES_PER_SECOND = 1e9
 
 
+def _per_accelerator_batch(raw: dict[str, str]) -> int:
+    """The per-device batch of a Lambda row: its global batch over its GPU count; 0 (not
+    known) where the batch is blank or does not divide evenly."""
+    count = int(float(raw["num_accelerators"]))
+    global_batch = int(float(raw["batch_size_per_gpu"] or 0))
+    return global_batch // count if global_batch % count == 0 else 0
+
+
 def build_reference(lambda_csv: str) -> list[dict[str, str]]:
     """Turn the Lambda table into the shipped reference rows."""
     rows = []
@@ -39,7 +60,7 @@ def build_reference(lambda_csv: str) -> list[dict[str, str]]:
             "precision": "mixed" if raw["precision"] == "fp16_amp" else raw["precision"],
             "accelerator": raw["accelerator"],
             "accelerator_count": str(int(float(raw["num_accelerators"]))),
-            "batch_size_per_accelerator": str(int(float(raw["batch_size_per_gpu"] or 0))),
+            "batch_size_per_accelerator": str(_per_accelerator_batch(raw)),
             "samples_per_second": f"{throughput:g}",
             "sample_unit": _UNIT.get(raw["model"], "sample"),
             "source": _SOURCE,

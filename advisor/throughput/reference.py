@@ -51,6 +51,8 @@ class ReferenceRow:
     """One measurement: ``samples_per_second`` of ``model`` on ``accelerator_count`` devices.
 
     ``precision`` is ``fp32`` (probably TF32 on Ampere and newer) or ``mixed`` (fp16 AMP).
+    ``batch_size_per_accelerator`` is the batch on each device (Lambda's global batch over the
+    device count, see ``_import_reference``); 0 where not known.
     """
 
     generation: str

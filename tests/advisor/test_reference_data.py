@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,47 @@ def test_implausible_rows_are_dropped_and_every_row_is_sourced() -> None:
         raw = list(csv.DictReader(handle))
     assert all(r["source"] and r["captured_at"] for r in raw)
     assert max(float(r["samples_per_second"]) for r in raw) < 1e9
+
+
+_LAMBDA_HEADER = ("source,model,precision,accelerator,system_name,num_accelerators,"
+                  "batch_size_per_gpu,throughput_samples_per_s,system_power_w,system_hw_price_usd")
+
+
+@pytest.mark.parametrize(("count", "lambda_batch", "per_accelerator"), [
+    # one GPU: the column is the per-GPU batch
+    ("1", "720.0", "720"),
+    # eight GPUs: the column is the global batch, eight times the per-GPU one
+    ("8", "5760.0", "720"),
+    # a global batch that does not divide by the GPU count is not known
+    ("8", "182.0", "0"),
+    # a blank batch is not known
+    ("2", "", "0"),
+])
+def test_the_lambda_batch_is_divided_by_the_gpu_count(count: str, lambda_batch: str,
+                                                     per_accelerator: str) -> None:
+    line = f"lambda_v0,resnet50,fp32,A100-80GB-SXM,x,{count},{lambda_batch},1000.0,400.0,1.0"
+    (row,) = build_reference(f"{_LAMBDA_HEADER}\n{line}\n")
+    assert row["batch_size_per_accelerator"] == per_accelerator
+
+
+def test_multi_device_rows_share_the_one_device_batch_where_the_source_is_consistent() -> None:
+    # Lambda's cells whose global batch is N x the one-GPU batch (1,566 of 1,652 with a twin
+    # in shared/data; 1,544 of 1,629 with a known batch here, as implausible ncf rows are dropped)
+    one_device: dict[tuple[str, str, str, str], set[int]] = defaultdict(set)
+    rows = load_reference()
+    for r in rows:
+        if r.accelerator_count == 1:
+            one_device[(r.generation, r.model, r.precision, r.accelerator)].add(
+                r.batch_size_per_accelerator)
+    twinned = [r for r in rows if r.accelerator_count > 1 and r.batch_size_per_accelerator
+               and (r.generation, r.model, r.precision, r.accelerator) in one_device]
+    same = [r for r in twinned if r.batch_size_per_accelerator
+            in one_device[(r.generation, r.model, r.precision, r.accelerator)]]
+    assert len(same) >= 1540 and len(same) / len(twinned) > 0.9
+    resnet = {r.accelerator_count: r.batch_size_per_accelerator for r in rows
+              if (r.generation, r.model, r.precision, r.accelerator)
+              == ("lambda_v0", "resnet50", "fp32", "A100-80GB-SXM")}
+    assert resnet == {1: 720, 2: 720, 4: 720, 8: 720}
 
 
 def test_both_software_generations_and_precisions_are_present() -> None:
