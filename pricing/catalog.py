@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import functools
 import json
 import marshal
 import math
@@ -31,7 +30,7 @@ from pricing.accelerators import (
 )
 from pricing.errors import PricingError, SnapshotError, UnknownNameError
 from pricing.files import atomic_write
-from pricing.offer_table import Labels, OfferTable
+from pricing.offer_table import Labels, OfferTable, day
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
 __all__ = ["Catalog", "load_catalog", "read_offers_csv", "read_snapshot_offers", "shipped_catalog"]
@@ -77,7 +76,7 @@ class _RowReader:
         if accelerator not in self._accelerators:
             raise ValueError(f"unknown accelerator {accelerator[:40]!r}"
                              f"{did_you_mean(accelerator, list(self._accelerators))}")
-        observed_at = _day(observed)
+        observed_at = day(observed)
         return InstanceOffer(
             cloud=row_cloud, region=region, zone=zone or None, instance_type=instance_type,
             accelerator=accelerator,
@@ -134,12 +133,6 @@ def _parsed_key(path: Path, cloud: Cloud) -> tuple[object, ...]:
     stat = path.stat()
     names = ",".join(sorted(load_accelerators())).encode()
     return (_PARSED_FORMAT, stat.st_size, stat.st_mtime_ns, cloud.value, zlib.crc32(names))
-
-
-@functools.lru_cache(maxsize=1024)
-def _day(text: str) -> date:
-    """A date from ISO text, remembered: a catalog repeats a few capture dates on many rows."""
-    return date.fromisoformat(text)
 
 
 def read_snapshot_offers(path: Path, *, cloud: Cloud) -> OfferTable:
@@ -261,7 +254,7 @@ def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
                                f"the previous prices of {cloud}, or run 'advisor pricing "
                                f"refresh --cloud {cloud}'")
         offers = OfferTable.concat([offers.take(~offers.cloud.equals(cloud.value)), fresh])
-        captured[cloud] = max(_day(text) for text in _present(fresh.observed_at))
+        captured[cloud] = max(day(text) for text in _present(fresh.observed_at))
         approximate.discard(cloud)
     return Catalog(
         offers=offers, accelerators=load_accelerators(),

@@ -20,7 +20,7 @@ import numpy as np
 
 from pricing.types import Cloud, InstanceOffer, Market
 
-__all__ = ["Labels", "LazyRows", "OfferTable", "object_array"]
+__all__ = ["Labels", "LazyRows", "OfferTable", "day", "object_array"]
 
 T = TypeVar("T")
 
@@ -29,7 +29,8 @@ _MARKETS = {m.value: m for m in Market}
 
 
 @functools.lru_cache(maxsize=1024)
-def _day(text: str) -> date:
+def day(text: str) -> date:
+    """A date from ISO text, remembered: a catalog repeats a few capture dates on many rows."""
     return date.fromisoformat(text)
 
 
@@ -179,7 +180,7 @@ def _offer(cloud: str, region: str, zone: str, instance_type: str, accelerator: 
         vcpus=None if vcpus != vcpus else int(vcpus),  # NaN: unknown
         memory_gib=None if memory != memory else float(memory),
         accelerator_memory_gib=float(accelerator_memory), market=_MARKETS[market],
-        price_usd_per_hour=float(price), source=source, observed_at=_day(observed_at),
+        price_usd_per_hour=float(price), source=source, observed_at=day(observed_at),
         flagged=flagged)
 
 
