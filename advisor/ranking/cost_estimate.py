@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 from advisor.ranking.spot_risk import SpotOverhead
 from advisor.throughput import ThroughputEstimate
 from pricing import InstanceOffer, Market
-from pricing.billing import samples_per_usd
+from pricing.billing import samples_per_usd_many
 
-__all__ = ["CONSERVATIVE_QUANTILE", "CostEstimate", "RankBy"]
+__all__ = ["CONSERVATIVE_QUANTILE", "CostEstimate", "RankBy", "samples_per_dollar_at"]
 
 
 # The throughput model's intervals cover 90%: their low end is the 5% quantile.
@@ -23,6 +24,13 @@ class RankBy(enum.StrEnum):
 
     CONSERVATIVE = "conservative"  # the low end of the interval: evidence first
     ESTIMATE = "estimate"  # the point estimate: the best guess, however weak its basis
+
+
+def samples_per_dollar_at(samples_per_second: Any, price_usd_per_hour: Any,
+                          overhead: Any) -> Any:
+    """Samples one dollar buys at ``samples_per_second`` when interruptions add ``overhead``
+    (a fraction of the run; 0 off spot): floats for one offer, numpy arrays for many."""
+    return samples_per_usd_many(samples_per_second, price_usd_per_hour) / (1 + overhead)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,17 +61,17 @@ class CostEstimate:
         """Samples per dollar at the low end of the throughput interval and, on spot, the
         pessimistic interruption overhead (the conservative figure: its
         ``CONSERVATIVE_QUANTILE``)."""
-        slowdown = 1 + (self.spot.overhead_fraction_high if self.spot else 0.0)
-        return (samples_per_usd(self.throughput.samples_per_second_low,
-                                self.offer.price_usd_per_hour) / slowdown)
+        return float(samples_per_dollar_at(
+            self.throughput.samples_per_second_low, self.offer.price_usd_per_hour,
+            self.spot.overhead_fraction_high if self.spot else 0.0))
 
     @property
     def samples_per_dollar_high(self) -> float:
         """Samples per dollar at the high end of the throughput interval and, on spot, the
         band's low overhead (the optimistic one)."""
-        slowdown = 1 + (self.spot.overhead_fraction_low if self.spot else 0.0)
-        return (samples_per_usd(self.throughput.samples_per_second_high,
-                                self.offer.price_usd_per_hour) / slowdown)
+        return float(samples_per_dollar_at(
+            self.throughput.samples_per_second_high, self.offer.price_usd_per_hour,
+            self.spot.overhead_fraction_low if self.spot else 0.0))
 
     @property
     def run_hours_low(self) -> float:

@@ -13,13 +13,18 @@ import numpy as np
 from advisor.errors import NoFeasibleOffer
 from advisor.profiling import WorkloadProfile, overhead_for_accelerator, overhead_for_vendor
 from advisor.ranking.columns import RankedOffers, RejectedOffers
-from advisor.ranking.cost_estimate import CONSERVATIVE_QUANTILE, CostEstimate, RankBy
+from advisor.ranking.cost_estimate import (
+    CONSERVATIVE_QUANTILE,
+    CostEstimate,
+    RankBy,
+    samples_per_dollar_at,
+)
 from advisor.ranking.rejections import Rejection, RejectionKind
 from advisor.ranking.spot_risk import measured_pessimistic_rate, spot_overhead
 from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
 from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
-from pricing.billing import samples_per_usd_many, usd_many
+from pricing.billing import usd_many
 from pricing.offer_table import OfferTable
 from probes import search_largest_batch
 
@@ -379,8 +384,8 @@ def run_figures(total_samples: int, price_usd_per_hour: Any, *, samples_per_seco
 
     hours = hours_at(samples_per_second, overhead)
     return {
-        "samples_per_dollar": (samples_per_usd_many(samples_per_second, price_usd_per_hour)
-                               / (1 + overhead)),
+        "samples_per_dollar": samples_per_dollar_at(samples_per_second, price_usd_per_hour,
+                                                    overhead),
         "run_hours": hours,
         "run_cost_usd": run_usd(hours),
         "run_cost_usd_low": run_usd(hours_at(samples_per_second_high, overhead_low)),

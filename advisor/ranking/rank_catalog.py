@@ -20,6 +20,7 @@ import numpy as np
 
 from advisor.profiling import WorkloadProfile
 from advisor.ranking.columns import RankedOffers, RejectedOffers
+from advisor.ranking.cost_estimate import samples_per_dollar_at
 from advisor.ranking.offers import (
     CostAssumptions,
     CostEstimate,
@@ -39,7 +40,6 @@ from advisor.ranking.spot_risk import SpotOverhead, spot_overhead
 from advisor.spec import WorkloadSpec
 from advisor.throughput import Measurement, ThroughputEstimate, ThroughputModel, WorkloadFeatures
 from pricing import Catalog, Cloud, InstanceOffer, Market, shipped_spot_data
-from pricing.billing import samples_per_usd_many
 from pricing.offer_table import OfferTable, object_array
 
 __all__ = ["rank_catalog"]
@@ -74,13 +74,13 @@ class _Rejections:
                           else kind)
         self.makers.append(make)
 
-    def table(self, offers: OfferTable) -> RejectedOffers:
-        """The rejections in offer order (cloud, instance type, region, market)."""
+    def table(self, offers: OfferTable, order: np.ndarray) -> RejectedOffers:
+        """The rejections in offer order (``order``: ``offers.order()``)."""
         if not self.rows:
             return RejectedOffers.of(())
         rows = np.concatenate(self.rows)
         source = np.concatenate([np.full(len(r), i) for i, r in enumerate(self.rows)])
-        by = np.argsort(offers.order()[rows], kind="stable")
+        by = np.argsort(order[rows], kind="stable")
         rows, source, kinds = rows[by], source[by], np.concatenate(self.kinds)[by]
         makers = self.makers
 
@@ -118,9 +118,9 @@ class _Bands:
 
 
 def _spot_bands(spec: WorkloadSpec, offers: OfferTable, rows: np.ndarray,
-                assumptions: CostAssumptions) -> _Bands:
-    """The spot band of each of ``rows``, looked up once per (cloud, type, region) and
-    costed once per band."""
+                instance: np.ndarray, assumptions: CostAssumptions) -> _Bands:
+    """The spot band of each of ``rows``, looked up once per instance (``instance``: each
+    row's (cloud, type, region) number) and costed once per band."""
     n = len(rows)
     point, low, high = np.zeros(n), np.zeros(n), np.zeros(n)
     band_of_row = np.full(n, -1, dtype=np.int64)
@@ -129,9 +129,7 @@ def _spot_bands(spec: WorkloadSpec, offers: OfferTable, rows: np.ndarray,
     if not len(spot):
         return _Bands(point, low, high, band_of_row, overheads)
     data = shipped_spot_data()
-    first, place = _factorize(offers.cloud.codes[rows[spot]],
-                              offers.instance_type.codes[rows[spot]],
-                              offers.region.codes[rows[spot]])
+    _, first, place = np.unique(instance[spot], return_index=True, return_inverse=True)
     bands: dict[object, int] = {}
     band_of_place = []
     firsts = rows[spot[first]]
@@ -146,18 +144,17 @@ def _spot_bands(spec: WorkloadSpec, offers: OfferTable, rows: np.ndarray,
                                            checkpoint_minutes=spec.checkpoint_minutes,
                                            restart_hours=assumptions.startup_hours))
         band_of_place.append(bands[key])
-    band_of_row[spot] = np.asarray(band_of_place, dtype=np.int64)[place]
+    band_of_row[spot] = np.asarray(band_of_place, dtype=np.int64)[place.ravel()]
     for values, name in ((point, "overhead_fraction"), (low, "overhead_fraction_low"),
                          (high, "overhead_fraction_high")):
         values[spot] = np.asarray([getattr(o, name) for o in overheads])[band_of_row[spot]]
     return _Bands(point, low, high, band_of_row, overheads)
 
 
-def _twins(offers: OfferTable, rows: np.ndarray) -> np.ndarray:
+def _twins(offers: OfferTable, rows: np.ndarray, place: np.ndarray) -> np.ndarray:
     """Per row of ``rows``: for a spot offer, the position (in ``rows``) of the on-demand offer
-    of the same instance (cloud, type, region); -1 where there is none, and on demand."""
-    _, place = _factorize(offers.cloud.codes[rows], offers.instance_type.codes[rows],
-                          offers.region.codes[rows])
+    of the same instance (``place``: each row's (cloud, type, region) number); -1 where there
+    is none, and on demand."""
     on_demand = offers.market.equals(Market.ON_DEMAND.value)[rows]
     twin_of_place = np.full(int(place.max(initial=-1)) + 1, -1, dtype=np.int64)
     twin_of_place[place[on_demand]] = np.flatnonzero(on_demand)
@@ -318,7 +315,10 @@ def rank_catalog(
                                         dtype=float)[tp_of_row]
         return values
 
-    bands = _spot_bands(spec, offers, rows, assumptions)
+    # each row's instance (cloud, type, region): its spot band and its on-demand twin
+    _, instance = _factorize(offers.cloud.codes[rows], offers.instance_type.codes[rows],
+                             offers.region.codes[rows])
+    bands = _spot_bands(spec, offers, rows, instance, assumptions)
     price = offers.price_usd_per_hour[rows]
     sps, sps_low, sps_high = (per_row("samples_per_second"), per_row("samples_per_second_low"),
                               per_row("samples_per_second_high"))
@@ -327,15 +327,16 @@ def rank_catalog(
                           overhead=bands.point, overhead_low=bands.low,
                           overhead_high=bands.high, startup_hours=assumptions.startup_hours)
     # the conservative and optimistic ends, as CostEstimate's properties compute them
-    figures["samples_per_dollar_low"] = samples_per_usd_many(sps_low, price) / (1 + bands.high)
-    figures["samples_per_dollar_high"] = samples_per_usd_many(sps_high, price) / (1 + bands.low)
+    figures["samples_per_dollar_low"] = samples_per_dollar_at(sps_low, price, bands.high)
+    figures["samples_per_dollar_high"] = samples_per_dollar_at(sps_high, price, bands.low)
     costed = _Costed(spec, assumptions, offers, rows, fit_of_row, needs, tp_of_row, throughputs,
-                     bands, figures, _twins(offers, rows))  # twins: before the deadline cut
+                     bands, figures, _twins(offers, rows, instance))  # before the deadline cut
 
     kept = _within_deadline_and_budget(spec, costed, rejected)
     spd = figures["samples_per_dollar"]
     ranked_by = figures["samples_per_dollar_low"] if rank_by is RankBy.CONSERVATIVE else spd
-    best_first = kept[np.lexsort((offers.order()[rows][kept], -spd[kept], -ranked_by[kept]))]
+    order = offers.order()  # ties, and the rejections, in offer order
+    best_first = kept[np.lexsort((order[rows][kept], -spd[kept], -ranked_by[kept]))]
     bases = object_array([t.basis for t in throughputs])
     ranked = RankedOffers(
         offers.take(rows[best_first]), samples_per_dollar=spd[best_first],
@@ -344,7 +345,7 @@ def rank_catalog(
         run_cost_usd=figures["run_cost_usd"][best_first], basis=bases[tp_of_row[best_first]],
         make=lambda i: costed.ranked_estimate(int(best_first[i])),
         json_rows=lambda: costed.json_rows(best_first))
-    return ranked, rejected.table(offers)
+    return ranked, rejected.table(offers, order)
 
 
 def _portable(offers: OfferTable, rows: np.ndarray, rejected: _Rejections,
