@@ -10,14 +10,19 @@ with the same built-in, options, batch, precision and profile figures finds them
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from advisor.spec import WorkloadSpec
 from advisor.storage import data_dir, profile_cache_dir
 from pricing.files import warn_cache_unwritable
 from probes import WorkloadRecipe
 
-__all__ = ["SHIPPED_PROFILES_DIR", "profile_cache_file", "recipe_for", "shipped_profile_file"]
+__all__ = ["SHIPPED_PROFILES_DIR", "cached_or_shipped", "profile_cache_file", "recipe_for",
+           "shipped_profile_file"]
+
+T = TypeVar("T")
 
 SHIPPED_PROFILES_DIR = Path(__file__).parent.parent / "data" / "profiles"
 
@@ -48,3 +53,14 @@ def shipped_profile_file(spec: WorkloadSpec, suffix: str) -> Path | None:
         return None
     path = SHIPPED_PROFILES_DIR / f"{spec.fingerprint()}{suffix}"
     return path if path.is_file() else None
+
+
+def cached_or_shipped(spec: WorkloadSpec, cached: Path | None, suffix: str,
+                      read: Callable[[Path], T | None]) -> T | None:
+    """What ``read`` makes of the user's cache file ``cached``, else of the shipped file of
+    ``spec`` with ``suffix``; None where neither is there or readable (stale, damaged)."""
+    for path in (cached, shipped_profile_file(spec, suffix)):
+        found = read(path) if path is not None else None
+        if found is not None:
+            return found
+    return None

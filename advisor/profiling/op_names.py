@@ -134,13 +134,9 @@ def op_names_json(names: frozenset[str]) -> str:
 def cached_step_op_names(spec: WorkloadSpec) -> frozenset[str] | None:
     """The cached operator names of ``spec``, else the shipped ones (built-in examples), or
     None when there are none (or they are stale)."""
-    from advisor.profiling._spec_files import shipped_profile_file
+    from advisor.profiling._spec_files import cached_or_shipped
 
-    for path in (_cache_file(spec), shipped_profile_file(spec, ".opnames.json")):
-        names = load_op_names(path) if path is not None else None
-        if names is not None:
-            return names
-    return None
+    return cached_or_shipped(spec, _cache_file(spec), ".opnames.json", load_op_names)
 
 
 def _cache_file(spec: WorkloadSpec) -> Path | None:

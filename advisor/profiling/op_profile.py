@@ -371,13 +371,9 @@ def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
 def cached_op_mix(spec: WorkloadSpec) -> OpMix | None:
     """The cached operator mix of ``spec``, else the shipped one (built-in examples), or None
     when there is none (or it is stale)."""
-    from advisor.profiling._spec_files import shipped_profile_file
+    from advisor.profiling._spec_files import cached_or_shipped
 
-    for path in (_cache_file(spec), shipped_profile_file(spec, ".ops.json")):
-        mix = load_op_mix(path) if path is not None else None
-        if mix is not None:
-            return mix
-    return None
+    return cached_or_shipped(spec, _cache_file(spec), ".ops.json", load_op_mix)
 
 
 def store_op_mix(spec: WorkloadSpec, mix: OpMix) -> None:

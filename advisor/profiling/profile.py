@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.profiling._spec_files import profile_cache_file, recipe_for, shipped_profile_file
+from advisor.profiling._spec_files import (
+    cached_or_shipped,
+    profile_cache_file,
+    recipe_for,
+    shipped_profile_file,
+)
 from advisor.profiling._torch_counting import StepCount, count_step, parameters
 from advisor.profiling.fake_step import STEP_ERRORS, fake_build, fake_grouped_mm
 from advisor.profiling.memory_trace import TracedMemory
@@ -125,11 +130,9 @@ def profile_workload(spec: WorkloadSpec, *, use_cache: bool = True) -> WorkloadP
     Raises AdvisorError with what to change.
     """
     path = profile_cache_file(f"{spec.fingerprint()}.json")
-    if use_cache:
-        for known in (path, shipped_profile_file(spec, ".json")):
-            cached = _read_cache(known) if known is not None else None
-            if cached is not None:
-                return cached
+    cached = cached_or_shipped(spec, path, ".json", _read_cache) if use_cache else None
+    if cached is not None:
+        return cached
     measured, traced = _measure_spec(spec, trace_ops=not use_cache or cached_op_mix(spec) is None)
     profile = _apply_override(spec, measured)
     if path is not None:
