@@ -83,6 +83,9 @@ TABLES = [
           "bert_large_mlperf", Stack.MLPERF_TUNED, "H100-SXM", EIGHT_BIT),
     Table("BERT-large phase 2, NVIDIA DLE (seq 512; fp16)", "bert_large",
           "bert_large_pretrain_phase2", Stack.VENDOR_TUNED, "A100-80GB-SXM"),
+    Table("BERT-base pre-training, Hugging Face Trainer / Optimum Habana (seq 512; bf16 HPUs, "
+          "fp16 A100)", "bert_base_512", "bert_base_pretrain_hf", Stack.PYTORCH_EAGER,
+          "A100-80GB-SXM"),
     Table("GPT-3 175B, MLPerf (vs the GPT-2 example), 8-bit submissions (fp8 GPUs and Gaudi2, "
           "int8 TPUs)", "gpt2", "gpt3_175b_mlperf", Stack.MLPERF_TUNED, "H100-SXM", EIGHT_BIT),
 ]
@@ -92,6 +95,10 @@ def _spec(name: str) -> WorkloadSpec:
     if name in ("resnet50", "gpt2", "bert"):
         return load_workload_spec(ROOT / "examples" / f"{name}.yaml")
     base = load_workload_spec(ROOT / "examples" / "bert.yaml")
+    if name == "bert_base_512":  # the BERT-base example at the published run's sequence 512
+        options = {**base.model.options, "seq_len": 512}
+        return replace(base, name="bert-base-mlm-512", model=replace(base.model, options=options),
+                       batch_size=32)
     options = {**base.model.options, "hidden": 1024, "layers": 24, "heads": 16, "seq_len": 512}
     return replace(base, name="bert-large-mlm", model=replace(base.model, options=options),
                    batch_size=32)

@@ -36,6 +36,7 @@ PUBLISHED_CONV_FLOPS_FRACTION: dict[str, float] = {
     "bert_large_pretrain_phase1": 0.0,
     "bert_large_pretrain_phase2": 0.0,
     "bert_large_squad": 0.0,
+    "bert_base_pretrain_hf": 0.0,
     "gpt3_175b_mlperf": 0.0,
 }
 

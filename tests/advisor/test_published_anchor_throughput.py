@@ -101,6 +101,13 @@ def test_evidence_note_names_the_suite_the_anchor_and_the_stack(model: TransferM
         model.evidence_note("Trainium1") or "")
 
 
+def test_a_plain_pytorch_anchor_names_its_stack(model: TransferModel) -> None:
+    # the Hugging Face BERT-base run put Gaudi beside an A100-80GB in a plain training loop
+    anchors = {a.workload: a for a in published_anchors(ROWS, {"A100-80GB-SXM"})["Gaudi"]}
+    assert anchors["bert_base_pretrain_hf"].stack is Stack.PYTORCH_EAGER
+    assert "PyTorch eager stack" in (model.evidence_note("Gaudi") or "")
+
+
 def test_anchors_are_same_suite_pairs_with_a_reference_part() -> None:
     anchors = published_anchors(ROWS, {"H100-SXM", "A100-80GB-SXM", "V100-16GB-SXM2"})
     assert "H100-SXM" not in anchors  # a reference part is never a target

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,7 @@ def _ratios(rows: tuple[PublishedRow, ...], workload: str, stack: Stack,
     ("resnet50", Stack.MLPERF_TUNED, "TPU-v4", "TPU-v3"),
     ("resnet50", Stack.MLPERF_TUNED, "Gaudi2", "Gaudi"),
     ("bert_large_mlperf", Stack.MLPERF_TUNED, "Gaudi2", "Gaudi"),
+    ("bert_base_pretrain_hf", Stack.PYTORCH_EAGER, "Gaudi2", "Gaudi"),  # Hugging Face blog
     ("resnet50", Stack.MLPERF_TUNED, "H100-SXM", "A100-80GB-SXM"),
     ("resnet50", Stack.MLPERF_TUNED, "A100-40GB-SXM", "V100-16GB-SXM2"),
     ("resnet50", Stack.VENDOR_TUNED, "A100-80GB-SXM", "V100-16GB-SXM2"),
@@ -135,3 +137,13 @@ def test_a_chained_ratio_names_its_path(rows: tuple[PublishedRow, ...]) -> None:
                                   anchor="H100-SXM")
     assert chained["TPU-v3"].via == ("A100-80GB-SXM", "TPU-v4")
     assert chained["H100-SXM"].ratio == 1.0
+
+
+def test_the_stack_moves_a_published_ratio(rows: tuple[PublishedRow, ...]) -> None:
+    # first-gen Gaudi beside an A100-80GB on BERT: half of it under a plain Hugging Face
+    # training loop (2022), a sixth in MLPerf v1.0/v2.0 (early SynapseAI): ratios carry a stack
+    plain = _ratios(rows, "bert_base_pretrain_hf", Stack.PYTORCH_EAGER, "A100-80GB-SXM")
+    tuned = relative_throughput(rows, workload="bert_large_mlperf", stack=Stack.MLPERF_TUNED,
+                                anchor="A100-80GB-SXM", precisions=("bf16", "fp16"))
+    assert plain["Gaudi"] == pytest.approx(520.2 / math.sqrt(981.6 * 1082.6), rel=1e-3)
+    assert plain["Gaudi"] > 2.5 * tuned["Gaudi"].ratio
