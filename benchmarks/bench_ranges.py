@@ -6,7 +6,17 @@ precision and accelerator), the one-device figure is given to the shipped model 
 basis ``measured`` on N devices. Per interconnect class and N: how many cells, how often the
 measured N-device figure falls inside the 90% interval, the median width (high / low), and
 how often the high end exceeds N times the probe (it never may). The single-device row shows
-the probe's own interval. The scaling bounds were fitted on these same rows (in-sample).
+the probe's own interval. The scaling efficiency is held out: each reference model's cells
+are predicted by a ``ScalingModel`` fitted without that model's rows. Workloads whose
+parameters and batch are known (``REFERENCE_PARAMS``) get the workload-aware efficiency.
+
+The probe's half-width: ``--halfwidth table`` (the default) is the reference table's own
+one-device noise, estimated from one-device figures alone (never the N-device figures
+judged): cells measured on one device in both table generations disagree by a systematic
+software shift per model plus noise; the noise's robust spread (1.4826 x the median absolute
+deviation from the per-model median log ratio) over sqrt(2) is one figure's log sigma, and
+1.96 sigma its 95% half-width. A table's one-device figure is the simulated probe, so it is
+as noisy as the table.
 
 Then the no-probe figures held out, with scikit-learn's ``cross_validate`` and
 ``LeaveOneGroupOut``: the default ``TransferModel`` (calibrated, no published anchors) fitted
@@ -15,13 +25,14 @@ accelerators) predicts the held-out rows of the models with shipped FLOPs per sa
 BERT-base and -large SQuAD) on their device counts: error, R² and how often the 90% interval
 holds the measurement.
 
-Run: python benchmarks/bench_ranges.py [--halfwidth 0.01]   (writes benchmarks/results/ranges.md
+Run: python benchmarks/bench_ranges.py [--halfwidth table|0.01]   (writes benchmarks/results/ranges.md
 and ranges_held_out.md)
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import tempfile
@@ -33,47 +44,103 @@ from _table import write_table  # noqa: E402
 
 from advisor.spec import Precision  # noqa: E402
 from advisor.throughput import Measurement, WorkloadFeatures  # noqa: E402
+from advisor.throughput._plain import PlainTransferModel  # noqa: E402
 from advisor.throughput.model_cache import cached_transfer_model  # noqa: E402
 from advisor.throughput.reference import (  # noqa: E402
     REFERENCE_FLOPS_PER_SAMPLE,
     ReferenceRow,
     load_reference,
 )
-from advisor.throughput.scaling import interconnect_class  # noqa: E402
+from advisor.throughput.scaling import (  # noqa: E402
+    REFERENCE_PARAMS,
+    ScalingModel,
+    interconnect_class,
+)
 from pricing import AcceleratorSpec, load_accelerators  # noqa: E402
+
+
+def table_noise_halfwidth(rows: tuple[ReferenceRow, ...]) -> tuple[float, int]:
+    """(95% relative half-width of one table figure, pairs used): from the one-device cells
+    measured in both generations (see the module)."""
+    by_cell: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        if r.accelerator_count == 1:
+            by_cell[(r.model, r.precision, r.accelerator)][r.generation] = r.samples_per_second
+    ratios: dict[str, list[float]] = defaultdict(list)
+    for (model, _, _), figures in by_cell.items():
+        if len(figures) == 2:
+            first, second = (figures[g] for g in sorted(figures))
+            ratios[model].append(math.log(second / first))
+    deviations = [abs(v - statistics.median(values)) for values in ratios.values()
+                  for v in values]
+    sigma = 1.4826 * statistics.median(deviations) / math.sqrt(2)
+    return math.exp(1.96 * sigma) - 1, len(deviations)
+
+
+def _held_out_scaling(model: PlainTransferModel, rows: tuple[ReferenceRow, ...],
+                      specs: dict[str, AcceleratorSpec]) -> dict[str, PlainTransferModel]:
+    """Per reference model: the shipped model with a scaling fit that never saw its rows."""
+    held = {}
+    for name in sorted({r.model for r in rows}):
+        copy = model.plain()
+        copy.scaling_ = ScalingModel().fit([r for r in rows if r.model != name], specs)
+        held[name] = copy
+    return held
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--halfwidth", type=float, default=0.01,
-                        help="the probes' relative 95%% half-width")
+    parser.add_argument("--halfwidth", default="table",
+                        help="the probes' relative 95%% half-width, or 'table': the reference "
+                             "table's own one-device noise (default)")
+    parser.add_argument("--only", choices=["measured", "held-out"],
+                        help="write one of the two tables (default: both)")
     args = parser.parse_args()
     specs = load_accelerators()
+    if args.only != "held-out":
+        measured_ranges(specs, args.halfwidth)
+    if args.only != "measured":
+        held_out(specs)
+
+
+def measured_ranges(specs: dict[str, AcceleratorSpec], halfwidth_arg: str) -> None:
+    """Write ranges.md: a one-device probe per reference cell, its N-device interval."""
     model = cached_transfer_model(specs, cache_dir=Path(tempfile.mkdtemp()))
     rows = load_reference()
-    singles = {(r.generation, r.model, r.precision, r.accelerator): r.samples_per_second
+    if halfwidth_arg == "table":
+        halfwidth, pairs = table_noise_halfwidth(rows)
+        source = (f"the table's one-device noise, {100 * halfwidth:.1f}% (95% half-width, from "
+                  f"{pairs} one-device cells measured in both generations)")
+    else:
+        halfwidth, source = float(halfwidth_arg), "given"
+    held = _held_out_scaling(model, rows, specs)
+    singles = {(r.generation, r.model, r.precision, r.accelerator): r
                for r in rows if r.accelerator_count == 1}
     cells: dict[tuple[str, int], list[tuple[bool, float, bool]]] = defaultdict(list)
     superlinear: dict[tuple[str, int], int] = defaultdict(int)  # N devices beat N x one
     for row in rows:
-        one = singles.get((row.generation, row.model, row.precision, row.accelerator))
+        single = singles.get((row.generation, row.model, row.precision, row.accelerator))
         spec = specs.get(row.accelerator)
-        if row.accelerator_count <= 1 or not one or spec is None:
+        if row.accelerator_count <= 1 or single is None or spec is None:
             continue
+        one = single.samples_per_second
         precision = Precision.FP32 if row.precision == "fp32" else Precision.FP16
+        params = REFERENCE_PARAMS.get(row.model)
         features = WorkloadFeatures(precision=precision, flops_per_sample=None,
+                                    params=None if params is None else int(params),
+                                    batch_size_per_device=single.batch_size_per_accelerator or None,
                                     name=f"{row.generation}/{row.model}/{row.precision}")
-        probe = Measurement(row.accelerator, one, rel_halfwidth=args.halfwidth)
-        est = model.estimate(features, spec, count=row.accelerator_count, measurements=[probe])
+        probe = Measurement(row.accelerator, one, rel_halfwidth=halfwidth)
+        est = held[row.model].estimate(features, spec, count=row.accelerator_count,
+                                       measurements=[probe])
         inside = est.samples_per_second_low <= row.samples_per_second <= est.samples_per_second_high
         over = (est.samples_per_second_high
-                > row.accelerator_count * one * (1 + args.halfwidth) * (1 + 1e-9))
-        above = row.samples_per_second > row.accelerator_count * one
+                > row.accelerator_count * one * (1 + halfwidth) * (1 + 1e-9))
+        above = row.samples_per_second > row.accelerator_count * one * (1 + halfwidth)
         cells[(interconnect_class(spec), row.accelerator_count)].append(
             (inside, est.samples_per_second_high / est.samples_per_second_low, over))
         superlinear[(interconnect_class(spec), row.accelerator_count)] += above
-    table = [["any", "1", "-", "-", f"{(1 + args.halfwidth) / (1 - args.halfwidth):.3f}", "0",
-              "-"]]
+    table = [["any", "1", "-", "-", f"{(1 + halfwidth) ** 2:.3f}", "0", "-"]]
     everything: list[tuple[bool, float, bool]] = []
     for (cls, count), found in sorted(cells.items()):
         everything += found
@@ -82,25 +149,27 @@ def main() -> None:
                       f"{statistics.median(w for _, w, _ in found):.2f}",
                       str(sum(o for _, _, o in found)),
                       f"{100 * superlinear[(cls, count)] / len(found):.1f}"])
-    table.append(["all", "2-8", str(len(everything)),
+    counts = sorted(n for _, n in cells)
+    table.append(["all", f"{counts[0]}-{counts[-1]}", str(len(everything)),
                   f"{100 * sum(i for i, _, _ in everything) / len(everything):.1f}",
                   f"{statistics.median(w for _, w, _ in everything):.2f}",
                   str(sum(o for _, _, o in everything)),
                   f"{100 * sum(superlinear.values()) / len(everything):.1f}"])
     write_table("ranges", "Measured ranges on N devices (a one-device probe, N predicted)",
                 ["interconnect", "devices", "cells", "inside the 90% interval %",
-                 "median high / low", "high above N x probe",
-                 "measured above N x one %"], table,
-                [f"command: python benchmarks/bench_ranges.py --halfwidth {args.halfwidth}",
+                 "median high / low", "high above N x probe x (1 + half-width)",
+                 "measured above N x one x (1 + half-width) %"], table,
+                [f"command: python benchmarks/bench_ranges.py --halfwidth {halfwidth_arg}",
+                 f"probe half-width: {source}",
                  "reference cells (advisor/data/reference_throughput.csv) measured on 1 and N "
                  "devices; the one-device figure is the probe, basis measured; the scaling "
-                 "bounds are fitted on these rows (in-sample)",
-                 "'measured above N x one': reference cells where N devices beat N times one "
-                 "(the tables' noise); no interval may cover them, as none goes above N x one",
+                 "efficiency held out: each model's cells predicted by a scaling fit without "
+                 "that model's rows; parameters and batch known for "
+                 + ", ".join(sorted(REFERENCE_PARAMS)) + " (workload-aware efficiency)",
+                 "'measured above': reference cells where N devices beat N times one by more "
+                 "than the probe's half-width (the tables' noise); no interval may cover them",
                  "targets (issue 29): 85-95% inside; median width measured single device <= "
                  "1.05, measured on N devices <= 1.25"])
-
-    held_out(specs)
 
 
 def _held_out_row(label: str, rows: list[ReferenceRow], groups: list[str],

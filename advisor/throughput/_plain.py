@@ -423,9 +423,12 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         if case == "published":  # the anchor's no-probe error and the ratio's stack spread
             low = -math.hypot(low, self.published_spread_)
             high = math.hypot(high, self.published_spread_)
-        # N devices add the scaling efficiency's uncertainty, and never beat N times one
-        efficiency = self.scaling_efficiency(accelerator, count)
-        worst, best = self.scaling_.efficiency_interval(accelerator, count)
+        # N devices add the scaling efficiency's uncertainty, and never beat N times one; the
+        # efficiency knows the step's communication load where parameters and batch are known
+        load = self.scaling_.load(workload.params, workload.batch_size_per_device,
+                                  math.exp(log_sps))
+        efficiency = self.scaling_.efficiency(accelerator, count, load=load)
+        worst, best = self.scaling_.efficiency_interval(accelerator, count, load=load)
         low = -math.hypot(low, math.log(efficiency / worst))
         high = min(math.hypot(high, math.log(best / efficiency)),
                    high + math.log(1.0 / efficiency))

@@ -4,8 +4,16 @@ Fitted on the reference data's 1/2/4/8-device rows. Efficiency is modelled as
 ``eff(n) = min(1, exp(-slope * log2(n)))``: a constant fraction lost per doubling. The slope
 is learned per accelerator where the reference has multi-device rows, and per interconnect
 class (``fabric``: NVLink/SXM, TPU ICI, NeuronLink, Gaudi RoCE; ``pcie``: everything else)
-for accelerators it has not seen. Residuals of the fit (leave-one-accelerator-out for the
-class slopes) give the interval width.
+for accelerators it has not seen. The efficiency's bounds per interconnect class and device
+count are split-conformal: each reference model's rows predicted by a fit without that model.
+
+Workload-aware: each step all-reduces the gradients (``GRADIENT_BYTES_PER_PARAM`` per
+parameter) while one device computes for ``batch / samples_per_second`` seconds, so a
+workload's *communication load* is ``log(gradient bytes / step seconds)``. Per interconnect
+class, the loss per doubling moves by ``load_slope x (load - mean load)`` (fitted on the
+reference rows whose parameters and one-device step are known, ``REFERENCE_PARAMS``; never
+negative; the load clamped to the range fitted), and those rows' residuals give the
+bounds of a workload whose load is known.
 """
 
 from __future__ import annotations
@@ -17,16 +25,34 @@ from collections.abc import Mapping, Sequence
 from typing import Self
 
 from advisor.errors import AdvisorError
+from advisor.throughput._calibration import conformal_bounds
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
-__all__ = ["FABRIC_INTERCONNECTS", "ScalingModel", "interconnect_class"]
+__all__ = ["FABRIC_INTERCONNECTS", "GRADIENT_BYTES_PER_PARAM", "REFERENCE_PARAMS", "ScalingModel",
+           "interconnect_class"]
 
 # Interconnects with a dedicated device-to-device fabric (not the PCIe bus).
 FABRIC_INTERCONNECTS = frozenset({"nvlink", "sxm", "ici", "neuronlink", "roce"})
 # Used only when the reference data has no multi-device rows at all.
 _DEFAULT_SLOPE = {"fabric": 0.03, "pcie": 0.07}
 _MIN_BOUND_ROWS = 20  # reference rows a (class, count) needs for its own efficiency bounds
+_COVERAGE = 0.9  # central share of held-out efficiencies the bounds hold
+_PLAUSIBLE = (0.2, 1.5)  # efficiencies outside are data errors (e.g. ncf at 1e10 samples/s)
+# Data-parallel training all-reduces the gradients in the parameters' dtype: fp32 master
+# weights under autocast, so 4 bytes per parameter at every precision we train.
+GRADIENT_BYTES_PER_PARAM = 4
+# Parameters of the reference models whose batch and samples/s count the same unit (so one
+# device's step time is batch / samples/s), from the models' public descriptions (rounded):
+# ResNet-50 25.6 M (torchvision), SSD300 with a ResNet-50 backbone 22.9 M and Mask R-CNN
+# (ResNet-50-FPN) 44.4 M (NVIDIA DeepLearningExamples), BERT-base 110 M and -large 340 M
+# (Devlin et al. 2019), NCF (NeuMF, MovieLens-20M, 64 factors) 31.8 M. GNMT and
+# Transformer-XL count tokens, Tacotron 2 and WaveGlow frames and audio samples, while their
+# batch counts sequences: their step time is not known, so they are left out.
+REFERENCE_PARAMS: dict[str, float] = {
+    "resnet50": 25.6e6, "ssd": 22.9e6, "maskrcnn": 44.4e6, "bert_base_squad": 110e6,
+    "bert_large_squad": 340e6, "ncf": 31.8e6,
+}
 
 
 def interconnect_class(spec: AcceleratorSpec) -> str:
@@ -34,34 +60,66 @@ def interconnect_class(spec: AcceleratorSpec) -> str:
     return "fabric" if spec.interconnect.lower() in FABRIC_INTERCONNECTS else "pcie"
 
 
+Key = tuple[str, str, str, str]  # generation, model, precision, accelerator
+
+
+def _one_device(reference: Sequence[ReferenceRow]) -> dict[Key, ReferenceRow]:
+    return {(r.generation, r.model, r.precision, r.accelerator): r
+            for r in reference if r.accelerator_count == 1}
+
+
 class ScalingModel:
     """Fraction of linear speed-up kept on N devices, fitted on reference multi-device rows.
 
     ``min_points`` is how many (workload, count) ratios an accelerator needs before it gets
-    its own slope instead of its interconnect class's.
+    its own slope instead of its interconnect class's. ``params`` maps reference model names
+    to their parameter counts (default ``REFERENCE_PARAMS``) for the communication load.
     """
 
-    def __init__(self, *, min_points: int = 4) -> None:
+    def __init__(self, *, min_points: int = 4,
+                 params: Mapping[str, float] | None = None) -> None:
         if min_points < 1:
             raise AdvisorError(f"min_points must be >= 1, got {min_points}")
         self.min_points = min_points
+        self.params = dict(REFERENCE_PARAMS if params is None else params)
 
     def fit(self, reference: Sequence[ReferenceRow],
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
-        """Learn slopes from rows with 1 and N devices of the same workload; returns self."""
-        singles: dict[tuple[str, str, str, str], float] = {}
-        for row in reference:
-            if row.accelerator_count == 1:
-                singles[(row.generation, row.model, row.precision, row.accelerator)] = (
-                    row.samples_per_second)
+        """Learn slopes from rows with 1 and N devices of the same workload, and the bounds
+        from each reference model's rows predicted by a fit without that model (held out,
+        split-conformal); returns self."""
+        self.fit_point(reference, accelerators)
+        singles = _one_device(reference)
+        held_out: dict[bool, dict[tuple[str, int], list[float]]] = {
+            False: defaultdict(list), True: defaultdict(list)}
+        worst: dict[tuple[str, int], float] = {}
+        for name in sorted({r.model for r in reference}):
+            without = ScalingModel(min_points=self.min_points, params=self.params).fit_point(
+                [r for r in reference if r.model != name], accelerators)
+            for row, spec, efficiency in self._ratios(reference, singles, accelerators):
+                if row.model != name or spec is None:
+                    continue
+                key = (interconnect_class(spec), row.accelerator_count)
+                worst[key] = min(worst.get(key, 1.0), efficiency)
+                load = self.row_load(row, singles[(row.generation, row.model, row.precision,
+                                                   row.accelerator)])
+                for with_load in (False, True) if load is not None else (False,):
+                    fitted = without.efficiency(spec, row.accelerator_count,
+                                                load=load if with_load else None)
+                    held_out[with_load][key].append(math.log(efficiency / fitted))
+        self.efficiency_bounds_, self.load_bounds_ = (
+            {key: (*conformal_bounds(values, _COVERAGE), worst[key])
+             for key, values in held_out[with_load].items() if len(values) >= _MIN_BOUND_ROWS}
+            for with_load in (False, True))
+        return self
+
+    def fit_point(self, reference: Sequence[ReferenceRow],
+                   accelerators: Mapping[str, AcceleratorSpec]) -> Self:
+        """The fitted efficiency alone: slopes per accelerator and class, their spread and
+        the load slope; returns self."""
+        singles = _one_device(reference)
         per_accelerator: dict[str, list[float]] = defaultdict(list)
-        for row in reference:
-            one = singles.get((row.generation, row.model, row.precision, row.accelerator))
-            if row.accelerator_count <= 1 or not one:
-                continue
-            efficiency = row.samples_per_second / (row.accelerator_count * one)
-            if not 0.2 <= efficiency <= 1.5:  # implausible rows (e.g. ncf at 1e10 samples/s)
-                continue
+        for row, _, efficiency in self._ratios(reference, singles, {}):
             per_accelerator[row.accelerator].append(
                 -math.log(min(efficiency, 1.0)) / math.log2(row.accelerator_count))
         self.slope_ = {name: statistics.median(v) for name, v in per_accelerator.items()
@@ -76,51 +134,96 @@ class ScalingModel:
                      if name in self.slope_ for s in values]
         self.slope_spread_ = (statistics.quantiles(residuals, n=10)[-1]
                               if len(residuals) >= 10 else 0.05)
-        self._fit_efficiency_bounds(reference, singles, accelerators)
+        self._fit_load(reference, singles, accelerators)
         return self
 
-    def _fit_efficiency_bounds(self, reference: Sequence[ReferenceRow],
-                               singles: Mapping[tuple[str, str, str, str], float],
-                               accelerators: Mapping[str, AcceleratorSpec]) -> None:
-        """Per interconnect class and device count: the 5% and 95% quantiles of measured
-        efficiency over the fitted one (log), and the worst efficiency measured."""
-        logs: dict[tuple[str, int], list[float]] = defaultdict(list)
-        worst: dict[tuple[str, int], float] = {}
+    def _ratios(self, reference: Sequence[ReferenceRow], singles: Mapping[Key, ReferenceRow],
+                accelerators: Mapping[str, AcceleratorSpec],
+                ) -> list[tuple[ReferenceRow, AcceleratorSpec | None, float]]:
+        """(N-device row, its spec or None, efficiency) of every plausible 1/N pair; with
+        ``accelerators`` given, only rows with a spec."""
+        found = []
         for row in reference:
             one = singles.get((row.generation, row.model, row.precision, row.accelerator))
             spec = accelerators.get(row.accelerator)
-            if row.accelerator_count <= 1 or not one or spec is None:
+            if row.accelerator_count <= 1 or one is None or (accelerators and spec is None):
                 continue
-            efficiency = row.samples_per_second / (row.accelerator_count * one)
-            if not 0.2 <= efficiency <= 1.5:
-                continue
-            key = (interconnect_class(spec), row.accelerator_count)
-            logs[key].append(math.log(efficiency / self.efficiency(spec, row.accelerator_count)))
-            worst[key] = min(worst.get(key, 1.0), efficiency)
-        self.efficiency_bounds_: dict[tuple[str, int], tuple[float, float, float]] = {}
-        for key, values in logs.items():
-            if len(values) >= _MIN_BOUND_ROWS:
-                ranked = sorted(values)
-                low = ranked[int(0.05 * len(ranked))]
-                high = ranked[min(len(ranked) - 1, math.ceil(0.95 * len(ranked)) - 1)]
-                self.efficiency_bounds_[key] = (min(low, 0.0), max(high, 0.0), worst[key])
+            efficiency = row.samples_per_second / (row.accelerator_count * one.samples_per_second)
+            if _PLAUSIBLE[0] <= efficiency <= _PLAUSIBLE[1]:
+                found.append((row, spec, efficiency))
+        return found
 
-    def efficiency_interval(self, accelerator: AcceleratorSpec, count: int) -> tuple[float, float]:
+    def row_load(self, row: ReferenceRow, one: ReferenceRow) -> float | None:
+        """The communication load of a reference workload (None: parameters or batch unknown)."""
+        params = self.params.get(row.model)
+        if params is None or one.batch_size_per_accelerator <= 0:
+            return None
+        return self.load(params, one.batch_size_per_accelerator, one.samples_per_second)
+
+    @staticmethod
+    def load(params: float | None, batch_size_per_device: int | None,
+             samples_per_second_per_device: float) -> float | None:
+        """log(gradient bytes per second of one device's compute): the communication load of
+        a step; None when the parameters or the batch are not known."""
+        if not params or not batch_size_per_device or samples_per_second_per_device <= 0:
+            return None
+        step_s = batch_size_per_device / samples_per_second_per_device
+        return math.log(params * GRADIENT_BYTES_PER_PARAM / step_s)
+
+    def _fit_load(self, reference: Sequence[ReferenceRow], singles: Mapping[Key, ReferenceRow],
+                  accelerators: Mapping[str, AcceleratorSpec]) -> None:
+        """Per interconnect class: the mean load, its fitted range and the load slope (least
+        squares of the per-accelerator fit's log residuals on -log2(n) x centred load)."""
+        self.load_fit_: dict[str, tuple[float, float, float, float]] = {}  # none while fitting
+        points: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        for row, spec, efficiency in self._ratios(reference, singles, accelerators):
+            load = self.row_load(row, singles[(row.generation, row.model, row.precision,
+                                               row.accelerator)])
+            if load is None or spec is None:
+                continue
+            residual = math.log(efficiency / self.efficiency(spec, row.accelerator_count))
+            points[interconnect_class(spec)].append(
+                (load, math.log2(row.accelerator_count), residual))
+        for cls, found in points.items():
+            if len(found) < _MIN_BOUND_ROWS:
+                continue
+            mean = statistics.fmean(load for load, _, _ in found)
+            x = [-doublings * (load - mean) for load, doublings, _ in found]
+            slope = sum(xi * r for xi, (_, _, r) in zip(x, found, strict=True)) / sum(
+                xi * xi for xi in x)
+            self.load_fit_[cls] = (mean, max(slope, 0.0), min(load for load, _, _ in found),
+                                   max(load for load, _, _ in found))
+
+    def _load_shift(self, accelerator: AcceleratorSpec, load: float | None) -> float:
+        """Extra loss per doubling for a workload of communication ``load`` (0: unknown)."""
+        fits: dict[str, tuple[float, float, float, float]] = getattr(self, "load_fit_", {})
+        fit = fits.get(interconnect_class(accelerator))
+        if load is None or fit is None:
+            return 0.0
+        mean, slope, lowest, highest = fit
+        return slope * (min(max(load, lowest), highest) - mean)
+
+    def efficiency_interval(self, accelerator: AcceleratorSpec, count: int, *,
+                            load: float | None = None) -> tuple[float, float]:
         """(low, high) fraction of linear speed-up kept on ``count`` devices: the fitted
-        efficiency moved by the 5%/95% quantiles of the reference rows of its interconnect
-        class at that count (from the largest count measured below it, scaled per doubling,
+        efficiency moved by the held-out 90% bounds of the reference rows of its
+        interconnect class at that count (those with a known load, fitted with it, when
+        ``load`` is given; from the largest count measured below it, scaled per doubling,
         beyond the data), never above 1 (N devices never beat N times one) nor below the
         worst efficiency those rows measured."""
-        point = self.efficiency(accelerator, count)
+        point = self.efficiency(accelerator, count, load=load)
         if count <= 1:
             return point, point
         cls = interconnect_class(accelerator)
-        measured = sorted(n for c, n in getattr(self, "efficiency_bounds_", {}) if c == cls)
+        bounds = getattr(self, "efficiency_bounds_", {})
+        if load is not None and any(c == cls for c, _ in getattr(self, "load_bounds_", {})):
+            bounds = self.load_bounds_
+        measured = sorted(n for c, n in bounds if c == cls)
         below = [n for n in measured if n <= count] or measured[:1]
         if not below:  # no multi-device rows of this class: the per-doubling spread
             spread = self.log_spread(accelerator, count)
             return point * math.exp(-spread), min(1.0, point * math.exp(spread))
-        low, high, worst = self.efficiency_bounds_[(cls, below[-1])]
+        low, high, worst = bounds[(cls, below[-1])]
         stretch = math.log2(count) / math.log2(below[-1])
         return (max(point * math.exp(low * stretch), min(worst, point)),
                 min(1.0, point * math.exp(high * stretch)))
@@ -131,11 +234,14 @@ class ScalingModel:
             return self.slope_[accelerator.name], True
         return self.class_slope_[interconnect_class(accelerator)], False
 
-    def efficiency(self, accelerator: AcceleratorSpec, count: int) -> float:
-        """Fraction of linear speed-up kept on ``count`` devices (1.0 for one)."""
+    def efficiency(self, accelerator: AcceleratorSpec, count: int, *,
+                   load: float | None = None) -> float:
+        """Fraction of linear speed-up kept on ``count`` devices (1.0 for one), for a
+        workload of communication ``load`` (``load``; None: a typical one)."""
         if count <= 1:
             return 1.0
         slope, _ = self.slope(accelerator)
+        slope += self._load_shift(accelerator, load)
         return min(1.0, math.exp(-slope * math.log2(count)))
 
     def log_spread(self, accelerator: AcceleratorSpec, count: int) -> float:
