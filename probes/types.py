@@ -135,6 +135,12 @@ class ProbeResult(Record):
 
     ``tuning`` (a tune only) holds each knob's row, the best combination and the step
     profile; the figures above are then the baseline's (the spec as written).
+
+    ``op_class_seconds`` is device seconds per step per operator class (``matmul``,
+    ``convolution``, ``attention``, ``normalization``, ``elementwise``, ``reduction``,
+    ``embedding``, ``optimizer``, ``other``) where the probe recorded them (a profiler pass
+    over a few steps); empty when not recorded. Predictions for other accelerators split the
+    measured step by it (``advisor.throughput._op_transfer``).
     """
 
     _error = ProbeError
@@ -165,6 +171,7 @@ class ProbeResult(Record):
     cost_usd: float = 0.0
     error: str = ""
     tuning: TuneReport | None = None
+    op_class_seconds: dict[str, float] = field(default_factory=dict, hash=False)
     created_at: datetime = field(default_factory=_utcnow)
 
     def __post_init__(self) -> None:
@@ -201,6 +208,10 @@ class ProbeResult(Record):
         for name in ("step_time_p50_s", "step_time_p90_s", "peak_memory_gib", "input_bound_ratio",
                      "largest_batch_peak_memory_gib"):
             _check_positive(owner, name, getattr(self, name), allow_none=True)
+        for op_class, seconds in self.op_class_seconds.items():
+            if not (isinstance(seconds, int | float) and math.isfinite(seconds) and seconds >= 0):
+                raise ProbeError(f"{owner}: op_class_seconds[{op_class!r}] must be a finite "
+                                 f"number >= 0, got {seconds!r}")
 
     def with_cost(self, *, wall_time_s: float, price_usd_per_hour: float,
                   billing: BillingRule | None = None) -> ProbeResult:

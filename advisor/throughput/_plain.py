@@ -33,7 +33,7 @@ import inspect
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any, Self
 
 import numpy as np
@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from advisor.errors import AdvisorError
 from advisor.profiling import reference_op_mixes
+from advisor.spec import Precision
 from advisor.throughput._anchored import PublishedAnchoring
 from advisor.throughput._calibration import (
     MEASURED_HALF_WIDTH,
@@ -51,7 +52,13 @@ from advisor.throughput._calibration import (
 )
 from advisor.throughput._factor import FactorFit, fit_factors
 from advisor.throughput._krige import SpecPrior, Twin, twin_and_shifts
-from advisor.throughput._no_probe import NoProbePrior, reference_features
+from advisor.throughput._no_probe import (
+    _DEFAULT_BATCH,
+    NoProbePrior,
+    reference_features,
+    roofline_case,
+)
+from advisor.throughput._op_transfer import OpTransfer
 from advisor.throughput._params import check_hyper_parameters
 from advisor.throughput._table import (
     FloatArray,
@@ -144,6 +151,10 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
     Published anchors (``advisor.throughput._anchored``): ``published_cross_kind_weight``
     (trust in a ratio published for the other kind of workload, convolutional or attention)
     and ``published_peer_count`` (pseudo-parts shrinking a peer-borrowed correction).
+    ``op_transfer``: with one probed accelerator and the workload's operator mix, carry the
+    probe to other parts of its vendor operator class by operator class
+    (``advisor.throughput._op_transfer``) instead of by the reference workloads' ratio
+    (False: the ratio transfer always).
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -161,7 +172,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                  own_generation: str | None = BENCH_GENERATION, shipped_weight: float = 0.3,
                  shipped_weight_unseen: float = 0.6, similarity_tau: float = 0.1,
                  published_cross_kind_weight: float = 0.5,
-                 published_peer_count: float = 1.0) -> None:
+                 published_peer_count: float = 1.0, op_transfer: bool = True) -> None:
         self.tau = tau
         self.top_k = top_k
         self.single_probe_dispersion = single_probe_dispersion
@@ -191,6 +202,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         self.similarity_tau = similarity_tau
         self.published_cross_kind_weight = published_cross_kind_weight
         self.published_peer_count = published_peer_count
+        self.op_transfer = op_transfer
         self._check_params()
 
     def _check_params(self) -> None:
@@ -295,16 +307,58 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         return {a: sum(v) / len(v) for a, v in logs.items()}
 
     def predict_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                    probes: Mapping[str, float]) -> tuple[float, str]:
+                    probes: Mapping[str, float], *,
+                    measurements: Sequence[Measurement] = ()) -> tuple[float, str]:
         """Log single-device samples/s and the residual case (for the interval) it falls in.
 
-        ``probes`` maps accelerator names to measured log single-device samples/s. A part
-        with no reference rows and no probe is anchored to published figures (case
-        ``published``) or borrows its peers' correction (``_anchored``).
+        ``probes`` maps accelerator names to measured log single-device samples/s;
+        ``measurements`` (optional) are the probes themselves, for their batch and recorded
+        per-class times. One probed accelerator of the target's vendor is carried over by
+        operator class where the workload's mix is known (``op_transfer``). A part with no
+        reference rows and no probe is anchored to published figures (case ``published``) or
+        borrows its peers' correction (``_anchored``).
         """
+        if self.op_transfer and len(probes) == 1 and accelerator.name not in probes:
+            carried = self._op_transfer_log(workload, accelerator, probes, measurements)
+            if carried is not None:
+                return carried
         if accelerator.name in probes or accelerator.name in self._reference_parts():
             return self._reference_log(workload, accelerator, probes)
         return self._published_log(workload, accelerator, probes)
+
+    def _op_transfer_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                         probes: Mapping[str, float], measurements: Sequence[Measurement],
+                         ) -> tuple[float, str] | None:
+        """The one probe carried to ``accelerator`` by operator class, each device's
+        correction being what its no-probe prediction adds to the bare roofline; None where
+        the workload has no operator mix, no roofline is fitted, the probed part is unknown
+        or of another vendor, or a part lacks the figures the roofline needs."""
+        (name, log_sps), = probes.items()
+        probed = self.specs_.get(name)
+        roofline = self.roofline() if workload.op_mix is not None else None
+        if (probed is None or roofline is None or workload.op_mix is None
+                or probed.vendor != accelerator.vendor):
+            return None
+        own = [m for m in measurements if m.accelerator == name]
+        batch = workload.batch_size_per_device or _DEFAULT_BATCH
+        probed_batch = next((m.batch_size for m in own if m.batch_size), batch)
+        recorded = next((dict(m.op_class_seconds) for m in own if m.op_class_seconds), None)
+        tf32 = workload.precision is Precision.TF32
+        try:
+            corrections = tuple(
+                self.predict_log(replace(workload, batch_size_per_device=b), spec, {})[0]
+                - math.log(roofline.roofline_.samples_per_second(workload.op_mix, spec,
+                                                                 batch_size=b, tf32=tf32))
+                for spec, b in ((accelerator, batch), (probed, probed_batch)))
+            value = OpTransfer(roofline).predict_log(
+                workload.op_mix, probed=probed, probed_log_sps=log_sps, target=accelerator,
+                batch_size=batch, precision=workload.precision, probed_batch_size=probed_batch,
+                recorded=recorded, corrections=(corrections[0], corrections[1]))
+        except AdvisorError:  # a part without the bandwidth or TFLOPS figure
+            return None
+        unlike = unlike_probes([self._architecture_of(name)], architecture_class(accelerator))
+        return value, residual_case(accelerator.name not in self._reference_parts(), 1,
+                                    unlike=unlike)
 
     def _reference_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                        probes: Mapping[str, float]) -> tuple[float, str]:
@@ -350,8 +404,9 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                 return result.log_sps, residual_case(result.regression, len(columns),
                                                      unlike=unlike)
         value, roofline = self._no_probe(workload, accelerator, key)
-        # the roofline's own held-out bounds where it answered for a part with reference rows
-        return value, "roofline" if roofline and seen else "prior" + ("" if seen else "_unseen")
+        if roofline:  # the roofline's own held-out bounds, of the part's architecture class
+            return value, roofline_case("roofline" if seen else "roofline_unseen", accelerator)
+        return value, "prior" + ("" if seen else "_unseen")
 
     def _architecture_of(self, name: str) -> tuple[bool, bool] | None:
         """The architecture class of an accelerator by name; None when it has no spec."""
@@ -410,7 +465,8 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
             half = _measured_half_width(exact)
             return ThroughputEstimate(value, value * math.exp(-half), value * math.exp(half),
                                       Basis.TUNED if tuned else Basis.MEASURED)
-        log_sps, case = self.predict_log(workload, accelerator, probes)
+        log_sps, case = self.predict_log(workload, accelerator, probes,
+                                         measurements=measurements)
         if case == "measured":  # this accelerator was probed on another device count
             low, high = -_measured_half_width(own), _measured_half_width(own)
         else:
@@ -434,6 +490,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                    high + math.log(1.0 / efficiency))
         value = math.exp(log_sps) * count * efficiency
         basis = {"measured": Basis.TUNED if tuned else Basis.MEASURED, "foreign": Basis.PRIOR,
-                 "prior_unseen": Basis.PRIOR}.get(case, Basis.PREDICTED)
+                 "prior_unseen": Basis.PRIOR, "roofline_unseen": Basis.PRIOR,
+                 }.get(case.partition("@")[0], Basis.PREDICTED)
         return ThroughputEstimate(value, value * math.exp(min(low, 0.0)),
                                   value * math.exp(max(high, 0.0)), basis)

@@ -120,13 +120,17 @@ class Measurement:
     """A measured throughput of this workload (a probe) on ``accelerator_count`` devices;
     ``basis`` is ``tuned`` when it is the probe's tuned configuration, not the spec's;
     ``rel_halfwidth`` the probe's own relative 95% half-width (None: not known, the usual
-    probe-to-probe spread stands in)."""
+    probe-to-probe spread stands in); ``batch_size`` the per-device batch it ran (None: the
+    workload's); ``op_class_seconds`` its device seconds per step per operator class, as
+    (class name, seconds) pairs (empty: not recorded; the roofline splits the step)."""
 
     accelerator: str
     samples_per_second: float
     accelerator_count: int = 1
     basis: Basis = Basis.MEASURED
     rel_halfwidth: float | None = None
+    batch_size: int | None = None
+    op_class_seconds: tuple[tuple[str, float], ...] = ()
 
 
 class ThroughputModel(abc.ABC):
