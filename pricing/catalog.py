@@ -18,8 +18,6 @@ from datetime import date
 from functools import cache
 from pathlib import Path
 
-import numpy as np
-
 from pricing._import_shared import OFFER_COLUMNS
 from pricing.accelerators import (
     SHIPPED_DATA_DIR,
@@ -30,7 +28,7 @@ from pricing.accelerators import (
 )
 from pricing.errors import PricingError, SnapshotError, UnknownNameError
 from pricing.files import atomic_write
-from pricing.offer_table import Labels, OfferTable, day
+from pricing.offer_table import OfferTable, day
 from pricing.types import AcceleratorSpec, Cloud, InstanceOffer, Market
 
 __all__ = ["Catalog", "load_catalog", "read_offers_csv", "read_snapshot_offers", "shipped_catalog"]
@@ -127,20 +125,26 @@ def _parsed_path(path: Path) -> Path:
     return path.with_name(f".{path.stem}.parsed")
 
 
-def _parsed_key(path: Path, cloud: Cloud) -> tuple[object, ...]:
-    """What a parsed form must match: its format, the file's size and modification time, the
-    cloud it was checked for and the accelerators it was checked against."""
+def _parsed_key(path: Path, cloud: Cloud | None) -> tuple[object, ...]:
+    """What a parsed form must match: its format, the file's path, size and modification time,
+    the cloud it was checked for and the accelerators it was checked against."""
     stat = path.stat()
     names = ",".join(sorted(load_accelerators())).encode()
-    return (_PARSED_FORMAT, stat.st_size, stat.st_mtime_ns, cloud.value, zlib.crc32(names))
+    return (_PARSED_FORMAT, str(path.resolve()), stat.st_size, stat.st_mtime_ns,
+            cloud.value if cloud else "", zlib.crc32(names))
 
 
 def read_snapshot_offers(path: Path, *, cloud: Cloud) -> OfferTable:
     """``read_offers_csv`` for a refreshed snapshot, kept parsed beside it as columns: a
     snapshot is written once and read by every ``recommend``, and checking 100,000 rows each
-    time costs seconds. The parsed form is used only while the file's size and modification
-    time (and the known accelerators) are those it was made from; writing it is best effort."""
-    parsed = _parsed_path(path)
+    time costs seconds."""
+    return _read_kept_parsed(path, _parsed_path(path), cloud=cloud)
+
+
+def _read_kept_parsed(path: Path, parsed: Path, *, cloud: Cloud | None) -> OfferTable:
+    """``read_offers_csv`` of ``path`` as columns, through its parsed form kept at ``parsed``:
+    that form is used only while the file's path, size and modification time (and the known
+    accelerators) are those it was made from; writing it is best effort."""
     key = _parsed_key(path, cloud)
     try:
         stored_key, columns = marshal.loads(parsed.read_bytes())
@@ -149,7 +153,8 @@ def read_snapshot_offers(path: Path, *, cloud: Cloud) -> OfferTable:
     except (OSError, ValueError, EOFError, TypeError, KeyError):
         pass  # no parsed form yet, or an unreadable one: read the CSV
     offers = OfferTable.of(read_offers_csv(path, cloud=cloud))
-    with contextlib.suppress(OSError):  # a read-only snapshot folder: parse again next time
+    with contextlib.suppress(OSError):  # a read-only folder: parse again next time
+        parsed.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(parsed, marshal.dumps((key, offers.to_columns())))  # type: ignore[arg-type]
     return offers
 
@@ -173,10 +178,9 @@ class Catalog:
 
     def regions(self, cloud: Cloud | None = None) -> list[str]:
         """Sorted regions that have at least one offer."""
-        offers = self.offers
-        codes = (offers.region.codes if cloud is None
-                 else offers.region.codes[offers.cloud.equals(str(cloud))])
-        return sorted(offers.region.values[c] for c in np.unique(codes).tolist())
+        regions = (self.offers.region if cloud is None
+                   else self.offers.region.take(self.offers.cloud.equals(str(cloud))))
+        return sorted(regions.present())
 
     def accelerator(self, name: str) -> AcceleratorSpec:
         """The spec of an accelerator by canonical name or alias."""
@@ -240,12 +244,18 @@ def _read_manifest(data_dir: Path) -> dict[str, object]:
     return manifest
 
 
-def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
-    """The shipped catalog, with each cloud in ``overrides`` replaced by that snapshot file."""
+def load_catalog(overrides: dict[Cloud, Path] | None = None, *,
+                 parsed_dir: Path | None = None) -> Catalog:
+    """The shipped catalog, with each cloud in ``overrides`` replaced by that snapshot file.
+
+    Given ``parsed_dir`` (a writable folder of the user's), the shipped offers are kept there
+    parsed as columns, as a snapshot's are beside it, so a warm start checks no CSV rows."""
     manifest = _read_manifest(SHIPPED_DATA_DIR)
-    offers = OfferTable.of(read_offers_csv(SHIPPED_DATA_DIR / "offers.csv"))
+    shipped = SHIPPED_DATA_DIR / "offers.csv"
+    offers = (OfferTable.of(read_offers_csv(shipped)) if parsed_dir is None
+              else _read_kept_parsed(shipped, parsed_dir / ".shipped-offers.parsed", cloud=None))
     shipped_date = date.fromisoformat(str(manifest["captured_at"]))
-    captured = {Cloud(c): shipped_date for c in _present(offers.cloud)}
+    captured = {Cloud(c): shipped_date for c in offers.cloud.present()}
     approximate = {c for c in captured if manifest.get("captured_at_approximate")}
     for cloud, path in (overrides or {}).items():
         fresh = read_snapshot_offers(path, cloud=cloud)
@@ -254,7 +264,7 @@ def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
                                f"the previous prices of {cloud}, or run 'advisor pricing "
                                f"refresh --cloud {cloud}'")
         offers = OfferTable.concat([offers.take(~offers.cloud.equals(cloud.value)), fresh])
-        captured[cloud] = max(day(text) for text in _present(fresh.observed_at))
+        captured[cloud] = max(day(text) for text in fresh.observed_at.present())
         approximate.discard(cloud)
     return Catalog(
         offers=offers, accelerators=load_accelerators(),
@@ -262,12 +272,8 @@ def load_catalog(overrides: dict[Cloud, Path] | None = None) -> Catalog:
     )
 
 
-def _present(column: Labels) -> list[str]:
-    """The texts of ``column`` that some row holds."""
-    return [column.values[c] for c in np.unique(column.codes).tolist()]
-
-
 @cache
-def shipped_catalog() -> Catalog:
-    """The catalog exactly as shipped with the package (cached)."""
-    return load_catalog()
+def shipped_catalog(parsed_dir: Path | None = None) -> Catalog:
+    """The catalog exactly as shipped with the package (cached; ``parsed_dir`` as for
+    ``load_catalog``)."""
+    return load_catalog(parsed_dir=parsed_dir)

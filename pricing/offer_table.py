@@ -56,6 +56,12 @@ class Labels:
         text: str = self.values[self.codes[row]]
         return text
 
+    def present(self) -> list[str]:
+        """The texts some row holds, in the order of ``values`` (counted with ``bincount``, not
+        ``np.unique``, whose plain form imports ``numpy.ma`` at run time)."""
+        held = np.flatnonzero(np.bincount(self.codes, minlength=len(self.values)))
+        return [self.values[c] for c in held.tolist()]
+
     def take(self, rows: np.ndarray) -> Labels:
         """The rows ``rows`` (indices or a boolean mask), the same values."""
         return Labels(self.values, self.codes[rows])

@@ -158,8 +158,8 @@ def current_catalog(directory: Path, *, zones: bool = False) -> Catalog:
     """
     newest = newest_snapshots(directory)
     if not newest:
-        return shipped_catalog()
-    catalog = load_catalog(overrides=newest)
+        return shipped_catalog(directory)
+    catalog = load_catalog(overrides=newest, parsed_dir=directory)
     if zones:
         return catalog
     return replace(catalog, offers=catalog.offers.take(catalog.offers.zone.equals("")))

@@ -351,11 +351,13 @@ def rank_catalog(
 def _portable(offers: OfferTable, rows: np.ndarray, rejected: _Rejections,
               portability: Callable[[str], Portability | None]) -> np.ndarray:
     """The ``rows`` whose accelerator runs the step's operators (the others rejected)."""
-    codes = offers.accelerator.codes[rows]
+    accelerators = offers.accelerator.take(rows)
+    codes = accelerators.codes
     blocked: list[int] = []
-    for code in np.unique(codes).tolist():
-        port = portability(offers.accelerator.values[code])
+    for name in accelerators.present():
+        port = portability(name)
         if port is not None and port.blocked_operators:
+            code = accelerators.values.index(name)
             blocked.append(code)
             rejected.add(rows[codes == code], RejectionKind.PORTABILITY,
                          partial(_unportable, figures=port.rejection_figures()))

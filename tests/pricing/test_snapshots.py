@@ -48,7 +48,13 @@ def test_current_catalog_overrides_only_refreshed_clouds(tmp_path: Path) -> None
 
 
 def test_current_catalog_without_snapshots_is_the_shipped_one(tmp_path: Path) -> None:
-    assert current_catalog(tmp_path / "none") is shipped_catalog()
+    catalog = current_catalog(tmp_path / "none")
+    assert list(catalog.offers) == list(shipped_catalog().offers)
+    assert catalog.captured_at == shipped_catalog().captured_at
+    # the shipped offers are kept parsed in the folder, and read back as the same offers
+    assert (tmp_path / "none" / ".shipped-offers.parsed").is_file()
+    shipped_catalog.cache_clear()
+    assert list(current_catalog(tmp_path / "none").offers) == list(catalog.offers)
 
 
 def test_zone_rows_left_out_of_ranking_catalog_unless_asked(tmp_path: Path) -> None:
