@@ -38,7 +38,8 @@ __all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_case
 MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
 _PROBE_COUNTS = (1, 2, 3)
 _MIN_RESIDUALS = 20
-_FALLBACK = {"prior_unseen": "prior", "roofline": "prior", "unseen3": "unseen2",
+_FALLBACK = {"prior_unseen": "prior", "roofline": "prior", "roofline_unseen": "prior_unseen",
+             "unseen3": "unseen2",
              "unseen2": "unseen1", "seen3": "seen2", "seen2": "seen1"}
 
 
@@ -162,7 +163,11 @@ def interval(quantiles: Mapping[str, tuple[float, float]], case: str, *,
     """Log-space (low, high) offsets for a residual case: the case's conformal bounds, or
     the nearest case with fewer probes that has them (an ``_unlike`` case then the case as
     if alike); vendors absent from the reference (``foreign``) get the bounds of an unseen
-    target unlike its probes, widened by ``foreign_widening``."""
+    target unlike its probes, widened by ``foreign_widening``. A case of one architecture
+    class (``roofline@tc-bf16``) takes its class's bounds, else the case's."""
+    if "@" in case:
+        return quantiles.get(case) or interval(quantiles, case.partition("@")[0],
+                                               foreign_widening=foreign_widening)
     if case == "foreign":
         low, high = interval(quantiles, "unseen3_unlike", foreign_widening=1.0)
         return low * foreign_widening, high * foreign_widening

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -22,30 +22,48 @@ from advisor.profiling import OpMix, reference_op_mixes
 from advisor.spec import Precision
 from advisor.throughput._calibration import conformal_bounds
 from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict, spec_features
-from advisor.throughput.estimate import WorkloadFeatures, peak_flops, precision_key
+from advisor.throughput.estimate import (
+    WorkloadFeatures,
+    architecture_class,
+    peak_flops,
+    precision_key,
+)
 from advisor.throughput.reference import (
     REFERENCE_CONV_FLOPS_FRACTION,
     REFERENCE_FLOPS_PER_SAMPLE,
     ReferenceRow,
 )
 from advisor.throughput.roofline import AnchoredRoofline, RooflineSample, reference_samples
+from advisor.throughput.scaling import REFERENCE_PARAMS
 from pricing import AcceleratorSpec
 
-__all__ = ["NoProbePrior", "reference_features"]
+__all__ = ["NoProbePrior", "reference_features", "roofline_case"]
 
 _DEFAULT_BATCH = 32  # per-device batch assumed when the workload does not say
 _MIN_ROOFLINE_SAMPLES = 10  # reference rows with an operator mix needed to fit the roofline
+_MIN_CLASS_RESIDUALS = 20  # held-out residuals an architecture class needs for its own bounds
+_UNSEEN_FOLDS = 5  # accelerator folds of the unseen roofline bounds (each fold refits it)
 # The reference ran ``fp32`` rows with TF32 on Ampere and newer, ``mixed`` rows fp16 AMP.
 _REFERENCE_PRECISIONS = {"fp32": Precision.TF32, "mixed": Precision.FP16}
 
 
+def roofline_case(case: str, accelerator: AcceleratorSpec) -> str:
+    """The residual case of a roofline figure for ``accelerator``'s architecture class
+    (``roofline@tc-bf16``); ``interval`` falls back to ``case`` where the class has no
+    bounds of its own."""
+    tensor_cores, bf16 = architecture_class(accelerator)
+    return f"{case}@{'tc' if tensor_cores else 'simt'}{'-bf16' if bf16 else ''}"
+
+
 def reference_features(row: ReferenceRow, op_mixes: Mapping[str, OpMix]) -> WorkloadFeatures:
     """What the no-probe prediction knows of a reference row's workload: its precision, the
-    shipped FLOPs per sample and convolution share of its model, its operator mix from
-    ``op_mixes`` (``reference_op_mixes()``; None where not shipped) and its batch."""
+    shipped FLOPs per sample, parameters and convolution share of its model, its operator
+    mix from ``op_mixes`` (``reference_op_mixes()``; None where not shipped) and its batch."""
+    params = REFERENCE_PARAMS.get(row.model)
     return WorkloadFeatures(
         precision=_REFERENCE_PRECISIONS.get(row.precision),
         flops_per_sample=REFERENCE_FLOPS_PER_SAMPLE.get(row.model),
+        params=None if params is None else int(params),
         name=f"{row.model}/{row.precision}",
         conv_flops_fraction=REFERENCE_CONV_FLOPS_FRACTION.get(row.model),
         op_mix=op_mixes.get(f"{row.model}/{row.precision}"),
@@ -118,36 +136,69 @@ class NoProbePrior:
         return (self.roofline_weight * roofline
                 + (1 - self.roofline_weight) * self._prior(workload, accelerator, key)), False
 
-    def roofline_bounds(self, coverage: float) -> dict[str, tuple[float, float]]:
-        """``{"roofline": (-half, half)}``: the wider end of the conformal bounds of the anchored
-        roofline's log residuals on each reference model's rows, predicted by the roofline
-        refitted without that model (efficiencies and anchors alike), on both sides; empty
-        when too few rows have an op mix."""
-        samples = reference_samples(self.reference_, self.specs_, reference_op_mixes())
-        def model_of(sample: RooflineSample) -> str:
-            return sample.group.split("/")[0]
+    def _fitted_roofline(self, samples: list[RooflineSample]) -> AnchoredRoofline:
+        return AnchoredRoofline(
+            conv_fractions=REFERENCE_CONV_FLOPS_FRACTION, kind_width=self.kind_width,
+            precision_mismatch_weight=self.precision_mismatch_weight).fit(samples)
 
-        residuals = []
-        for model in sorted({model_of(s) for s in samples}):
-            rest = [s for s in samples if model_of(s) != model]
+    def _held_out_roofline(self, samples: list[RooflineSample],
+                           folds: Sequence[tuple[str, str]],
+                           ) -> list[tuple[RooflineSample, float]]:
+        """Each sample's log residual, predicted by the roofline refitted without every
+        sample that shares its model or its accelerator fold (``folds``: per sample, its
+        (model, accelerator fold); a fold of "" leaves no accelerator out); held-out sets
+        leaving too few samples to fit are skipped."""
+        found = []
+        for model, accelerators in sorted(set(folds)):
+            rest = [s for s, (m, a) in zip(samples, folds, strict=True)
+                    if m != model and (not accelerators or a != accelerators)]
             if len(rest) < _MIN_ROOFLINE_SAMPLES:
                 continue
-            fitted = AnchoredRoofline(
-                conv_fractions=REFERENCE_CONV_FLOPS_FRACTION, kind_width=self.kind_width,
-                precision_mismatch_weight=self.precision_mismatch_weight).fit(rest)
-            for s in samples:
-                if model_of(s) == model:
+            fitted = self._fitted_roofline(rest)
+            for s, fold in zip(samples, folds, strict=True):
+                if fold == (model, accelerators):
                     predicted = fitted.predict_log(
                         s.op_mix, s.accelerator, batch_size=s.batch_size, tf32=s.tf32,
                         precision_key=s.group.split("/")[-1])
-                    residuals.append(math.log(s.samples_per_second) - predicted)
-        if len(residuals) < _MIN_ROOFLINE_SAMPLES:
+                    found.append((s, math.log(s.samples_per_second) - predicted))
+        return found
+
+    def roofline_bounds(self, coverage: float) -> dict[str, tuple[float, float]]:
+        """Held-out bounds of the anchored roofline's log residuals, overall and per
+        architecture class (``roofline_case``; a class with fewer than
+        ``_MIN_CLASS_RESIDUALS`` residuals takes the overall ones). ``roofline``: each
+        reference model's rows predicted by the roofline refitted without that model
+        (efficiencies and anchors alike); ``roofline_unseen``: each model's rows on one fold
+        of accelerators (``_UNSEEN_FOLDS`` folds of the sorted names) predicted without that
+        model and that fold, as a new workload on a part with no reference rows, which
+        borrows its anchor from its peers; never narrower than ``roofline`` of its class.
+        Symmetric, the wider end on both sides: with a handful of held-out models, which way
+        their residuals lean says which models the table has, not a new one's error. Empty
+        when too few rows have an op mix."""
+        samples = reference_samples(self.reference_, self.specs_, reference_op_mixes())
+        if len(samples) < _MIN_ROOFLINE_SAMPLES:
             return {}
-        # Symmetric: with a handful of held-out models, which way their residuals lean says
-        # which models the table has, not which way a new workload's error goes.
-        low, high = conformal_bounds(residuals, coverage)
-        half = max(-low, high)
-        return {"roofline": (-half, half)}
+        names = sorted({s.accelerator.name for s in samples})
+        folds = {name: str(i % _UNSEEN_FOLDS) for i, name in enumerate(names)}
+        models = [s.group.split("/")[0] for s in samples]
+        bounds: dict[str, float] = {}
+        for case, accelerator_folds in (
+                ("roofline", [""] * len(samples)),
+                ("roofline_unseen", [folds[s.accelerator.name] for s in samples])):
+            found = self._held_out_roofline(samples, list(zip(models, accelerator_folds,
+                                                              strict=True)))
+            by_case: dict[str, list[float]] = {case: [r for _, r in found]}
+            for s, residual in found:
+                by_case.setdefault(roofline_case(case, s.accelerator), []).append(residual)
+            for name, residuals in by_case.items():
+                if len(residuals) >= (_MIN_ROOFLINE_SAMPLES if name == case
+                                      else _MIN_CLASS_RESIDUALS):
+                    low, high = conformal_bounds(residuals, coverage)
+                    bounds[name] = max(-low, high)
+        for name in [n for n in bounds if n.startswith("roofline_unseen")]:
+            seen = name.replace("roofline_unseen", "roofline")
+            bounds[name] = max(bounds[name], bounds.get(seen, bounds.get("roofline", 0.0)))
+        return {name: (-half, half) for name, half in bounds.items()}
 
     def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                key: str | None) -> float:

@@ -72,8 +72,11 @@ def test_no_probe_roofline_predictions_carry_their_own_held_out_bounds(model) ->
     from dataclasses import replace
 
     from advisor.profiling import reference_op_mixes
+    from advisor.throughput._no_probe import roofline_case
 
-    low, high = model.residual_quantiles_["roofline"]
+    case = roofline_case("roofline", SPECS["H100-SXM"])
+    assert case == "roofline@tc-bf16"
+    low, high = model.residual_quantiles_[case]  # Ampere and newer: their own bounds
     assert low == -high  # symmetric: three held-out models say nothing of a new one's sign
     prior_low, prior_high = model.residual_quantiles_["prior"]
     assert high - low < prior_high - prior_low  # narrower than the FLOPs prior's
@@ -84,3 +87,53 @@ def test_no_probe_roofline_predictions_carry_their_own_held_out_bounds(model) ->
     assert math.log(_width(est)) == pytest.approx(high - low)
     without_ops = model.estimate(RESNET, SPECS["H100-SXM"])  # the FLOPs prior's bounds
     assert _width(without_ops) > _width(est)
+
+
+# the same workload with its batch: the scaling efficiency knows its communication load
+RESNET_BATCHED = WorkloadFeatures(precision=Precision.BF16, flops_per_sample=3 * 8.18e9,
+                                  name="r50", conv_flops_fraction=0.99, params=25_557_032,
+                                  batch_size_per_device=256)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(target=st.sampled_from(TRAINING), count=st.sampled_from([2, 4, 8, 16]),
+       measured=st.floats(min_value=50.0, max_value=20_000.0),
+       halfwidth=st.one_of(st.none(), st.floats(min_value=0.0, max_value=0.2)))
+def test_evidence_never_widens_an_interval_whose_load_is_known(model, target: str, count: int,  # type: ignore[no-untyped-def]
+                                                              measured: float,
+                                                              halfwidth: float | None) -> None:
+    spec = SPECS[target]
+    before = model.estimate(RESNET_BATCHED, spec, count=count)
+    after = model.estimate(RESNET_BATCHED, spec, count=count,
+                           measurements=[Measurement(target, measured, rel_halfwidth=halfwidth)])
+    assert _width(after) <= _width(before) * (1 + 1e-9)
+    most = count * measured * (1 + halfwidth if halfwidth is not None else math.exp(0.03))
+    assert after.samples_per_second_high <= most * (1 + 1e-9)  # never above N x the probe
+
+
+def test_a_heavier_communication_load_keeps_less_of_n_devices(model) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    probe = Measurement("RTX-A6000", 500.0, rel_halfwidth=0.01)  # pcie: loads matter most
+    light = model.estimate(RESNET_BATCHED, SPECS["RTX-A6000"], count=8, measurements=[probe])
+    heavy = model.estimate(replace(RESNET_BATCHED, params=340_000_000), SPECS["RTX-A6000"],
+                           count=8, measurements=[probe])
+    assert heavy.samples_per_second < light.samples_per_second
+    assert max(light.samples_per_second_high, heavy.samples_per_second_high) <= 8 * 500.0 * 1.01
+
+
+def test_a_part_with_no_reference_rows_takes_the_held_out_bounds_of_its_class(model) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from advisor.profiling import reference_op_mixes
+
+    with_ops = replace(RESNET, op_mix=reference_op_mixes()["resnet50/mixed"],
+                       batch_size_per_device=256)
+    est = model.estimate(with_ops, SPECS["L4"])  # no reference rows, nothing published
+    assert est.basis is Basis.PRIOR
+    low, high = model.residual_quantiles_["roofline_unseen@tc-bf16"]
+    assert math.log(_width(est)) == pytest.approx(high - low)
+    seen_low, seen_high = model.residual_quantiles_["roofline@tc-bf16"]
+    assert high - low >= seen_high - seen_low  # never narrower than a part with rows
+    prior_low, prior_high = model.residual_quantiles_["prior_unseen"]
+    assert high - low < prior_high - prior_low  # narrower than the FLOPs prior's
