@@ -14,6 +14,10 @@ transfer, the roofline's efficiencies and anchors), then predicts M on A at A's 
   to the roofline's estimate on B, each class carried to A by what bounds it there, and the
   two devices' anchors). Every (cell, B) pair is a case.
 
+A second block leaves the model out only (the target keeps its other models' rows: a catalog
+part in ``recommend``), and both blocks split the probe cases by whether B is of A's
+architecture class.
+
 Targets (issue 28): no probe within 20% for at least 75% of cases; after one probe within 10%
 for at least 80%. Named rows: the built-in examples measured on a real H100-SXM and H200
 (``/work/shared/data/gpu/builtins-h100-h200.md``), each probe on one predicting the other,
@@ -28,8 +32,8 @@ from __future__ import annotations
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -41,6 +45,7 @@ from advisor.spec import load_workload_spec  # noqa: E402
 from advisor.throughput import Measurement, ReferenceRow, TransferModel, load_reference  # noqa: E402
 from advisor.throughput._no_probe import reference_features  # noqa: E402
 from advisor.throughput._plain import PlainTransferModel  # noqa: E402
+from advisor.throughput.estimate import architecture_class  # noqa: E402
 from advisor.throughput.model_cache import cached_transfer_model  # noqa: E402
 from pricing import AcceleratorSpec, load_accelerators  # noqa: E402
 
@@ -94,44 +99,53 @@ def methods(model: PlainTransferModel) -> tuple[PlainTransferModel, PlainTransfe
 
 @dataclass
 class Errors:
-    """Signed relative errors per method."""
+    """Signed relative errors per method; per probe case, whether the probed part shares the
+    target's architecture class (tensor cores, bf16)."""
 
-    no_probe: list[float]
-    one_ratio: list[float]
-    per_op: list[float]
+    no_probe: list[float] = field(default_factory=list)
+    one_ratio: list[float] = field(default_factory=list)
+    per_op: list[float] = field(default_factory=list)
+    alike: list[bool] = field(default_factory=list)
+
+    def of(self, method: str, *, alike: bool | None = None) -> list[float]:
+        """One method's probe errors, of the cases alike (or not) when ``alike`` is given."""
+        errors: list[float] = getattr(self, method)
+        return [e for e, a in zip(errors, self.alike, strict=True) if alike in (None, a)]
 
 
 def held_out(rows: Sequence[ReferenceRow], specs: dict[str, AcceleratorSpec],
-             mixes: dict[str, OpMix]) -> Errors:
-    """Errors leaving one (model, accelerator) pair out at a time (see the module)."""
+             mixes: dict[str, OpMix], *, leave_accelerator: bool = True) -> Errors:
+    """Errors leaving one (model, accelerator) pair out at a time (``leave_accelerator``
+    False: one model, its accelerators keeping their other models' rows; see the module)."""
     models = {key.split("/")[0] for key in mixes}
     table = cells(rows, models, specs)
     by_key = defaultdict(list)
     for c in table:
         by_key[(c.generation, c.model, c.precision)].append(c)
-    errors = Errors([], [], [])
-    pairs = sorted({(c.model, c.accelerator) for c in table})
-    for n, (model_name, accelerator) in enumerate(pairs, 1):
+    errors = Errors()
+    groups = sorted({(c.model, c.accelerator if leave_accelerator else "") for c in table})
+    for n, (model_name, accelerator) in enumerate(groups, 1):
         train = [r for r in rows if r.model != model_name and r.accelerator != accelerator]
         fitted = TransferModel(calibrate=False).fit(train, accelerators=specs).plain()
         ratio, per_op = methods(fitted)
-        target = specs[accelerator]
         for cell in table:
-            if (cell.model, cell.accelerator) != (model_name, accelerator):
+            if cell.model != model_name or accelerator not in ("", cell.accelerator):
                 continue
+            target = specs[cell.accelerator]
             features = reference_features(cell.row(), mixes)
             truth = cell.samples_per_second
             errors.no_probe.append(fitted.estimate(features, target).samples_per_second / truth - 1)
             for probe in by_key[(cell.generation, cell.model, cell.precision)]:
                 spec = specs[probe.accelerator]
-                if probe.accelerator == accelerator or spec.vendor != target.vendor:
+                if probe.accelerator == cell.accelerator or spec.vendor != target.vendor:
                     continue
                 shot = [Measurement(probe.accelerator, probe.samples_per_second,
                                     batch_size=probe.batch)]
                 for method, out in ((ratio, errors.one_ratio), (per_op, errors.per_op)):
                     predicted = method.estimate(features, target, measurements=shot)
                     out.append(predicted.samples_per_second / truth - 1)
-        print(f"{n}/{len(pairs)} {model_name} on {accelerator}", file=sys.stderr, flush=True)
+                errors.alike.append(architecture_class(spec) == architecture_class(target))
+        print(f"{n}/{len(groups)} {model_name} {accelerator}", file=sys.stderr, flush=True)
     return errors
 
 
@@ -140,14 +154,32 @@ def share(errors: Sequence[float], limit: float) -> float:
     return sum(abs(e) <= limit for e in errors) / len(errors)
 
 
-def summary(name: str, errors: Sequence[float], limit: float, target: float) -> list[str]:
-    """One table row: cases, share within the limit (met or missed), median and p90 |error|."""
+def summary(name: str, errors: Sequence[float], limit: float, target: float | None) -> list[str]:
+    """One table row: cases, share within the limit (met or missed against ``target``;
+    None: no target), median and p90 |error|."""
     within = share(errors, limit)
     absolute = sorted(abs(e) for e in errors)
-    verdict = "met" if within >= target else f"missed by {100 * (target - within):.1f} pt"
-    return [name, str(len(errors)), f"{100 * within:.1f}% (target {100 * target:.0f}%: {verdict})",
+    verdict = "" if target is None else (
+        f" (target {100 * target:.0f}%: "
+        + ("met)" if within >= target else f"missed by {100 * (target - within):.1f} pt)"))
+    return [name, str(len(errors)), f"{100 * within:.1f}%{verdict}",
             f"{100 * statistics.median(absolute):.1f}%",
             f"{100 * absolute[int(0.9 * (len(absolute) - 1))]:.1f}%"]
+
+
+def protocol_rows(title: str, errors: Errors) -> list[list[str]]:
+    """The rows of one held-out protocol: no probe, then each method after one probe, over
+    all cases and split by whether the probed part is of the target's architecture class."""
+    out = [[f"**{title}**", "", "", "", ""],
+           summary("no probe (anchored roofline, what recommend says)", errors.no_probe,
+                   NO_PROBE_TARGET, NO_PROBE_SHARE)]
+    for method, label in (("one_ratio", "one probe, one ratio (before)"),
+                          ("per_op", "one probe, per operator class (recommend now)")):
+        out.append(summary(label, errors.of(method), PROBE_TARGET, PROBE_SHARE))
+        for alike, where in ((True, "same"), (False, "another")):
+            out.append(summary(f"&nbsp;&nbsp;probe of {where} architecture class",
+                               errors.of(method, alike=alike), PROBE_TARGET, None))
+    return out
 
 
 def builtin_rows(specs: dict[str, AcceleratorSpec]) -> list[list[str]]:
@@ -172,18 +204,16 @@ def builtin_rows(specs: dict[str, AcceleratorSpec]) -> list[list[str]]:
     return out
 
 
-def main(argv: Callable[[], list[str]] | None = None) -> None:
-    """Run the held-out comparison and the named rows; write the table."""
-    del argv
+def main() -> None:
+    """Run the held-out comparisons and the named rows; write the table."""
     specs = load_accelerators()
     mixes = reference_op_mixes()
-    errors = held_out(load_reference(), specs, mixes)
-    rows = [summary("no probe (anchored roofline, what recommend says)", errors.no_probe,
-                    NO_PROBE_TARGET, NO_PROBE_SHARE),
-            summary("one probe, one ratio (current)", errors.one_ratio, PROBE_TARGET,
-                    PROBE_SHARE),
-            summary("one probe, per operator class", errors.per_op, PROBE_TARGET,
-                    PROBE_SHARE)]
+    reference = load_reference()
+    rows = protocol_rows("held out: the model and the target accelerator",
+                         held_out(reference, specs, mixes))
+    rows += protocol_rows("held out: the model only (the target keeps its other models' rows, "
+                          "as in recommend)", held_out(reference, specs, mixes,
+                                                       leave_accelerator=False))
     named = builtin_rows(specs)
     rows += [["**named case**", "measured", "no probe", "one ratio", "per operator"]]
     rows += named
@@ -191,12 +221,30 @@ def main(argv: Callable[[], list[str]] | None = None) -> None:
         "op_transfer", "One probe, every other GPU: per-operator transfer vs one ratio, held out",
         ["method / case", "cases", "within the limit (no probe 20%, probe 10%)", "median |error|",
          "p90 |error|"], rows,
-        notes=["Held out: each (model, accelerator) pair's rows left out of every fit (ratio "
-               "transfer, roofline efficiencies and anchors); the probe is another GPU's "
-               "reference cell of the same model, precision and generation (all NVIDIA).",
+        notes=["Held out (first block): each (model, accelerator) pair's rows left out of every "
+               "fit (ratio transfer, roofline efficiencies and anchors); the probe is another "
+               "GPU's reference cell of the same model, precision and generation (all NVIDIA), "
+               "every such GPU in turn. Second block: only the model left out, so the target "
+               "keeps the rows of the other models measured on it, as a catalog part does in "
+               "recommend. Architecture class: tensor cores and bf16 (Pascal / Volta-Turing / "
+               "Ampere and newer).",
+               "Why the targets are missed: only three reference models have an operator mix "
+               "(ResNet-50, BERT-base and -large SQuAD), so with ResNet-50 held out the "
+               "efficiencies and per-device anchors come from BERT alone (per operator 29% of "
+               "ResNet-50 cases within 10%, one ratio 31%; BERT-base 54% vs 37%, BERT-large 52% "
+               "vs 28%); with the target held out its per-device correction is borrowed from its "
+               "class by a regression on its datasheet figures, and that borrowing is most of "
+               "the remaining error (median log error per held-out target from -0.24, "
+               "GTX-1080Ti, to +0.14, RTX-6000-Ada). Without recorded per-class times the split "
+               "is the roofline's, so the per-operator figure is the probe times the ratio of "
+               "the two devices' no-probe predictions.",
                "Named rows: the model recommend uses (fitted on all reference rows); the "
                "built-ins' H100/H200 figures are in no fit. Columns there: measured samples/s, "
-               "then each method's figure (error).",
+               "then each method's figure (error). The per-device correction is each device's "
+               "no-probe prediction over the bare roofline (the H200, with no reference rows, "
+               "is anchored to published runs); this choice was made after a first version "
+               "that used the roofline's own borrowed anchors missed these rows (H200 -> H100 "
+               "ResNet-50 1,643, -25%); the held-out blocks are the same under both.",
                "Run: `nice python benchmarks/bench_op_transfer.py`."])
 
 
