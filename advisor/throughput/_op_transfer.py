@@ -18,9 +18,11 @@ class's part is then carried to the target A by the ratio of what bounds it on e
 with the efficiencies ``RooflinePrior`` learned from the reference rows (so a class bound by
 compute on its dtype's path scales with that path's peak, one bound by bandwidth with the
 bandwidth, one made of small kernels by neither). Last, the whole step is corrected by the
-difference of the two devices' anchors (``AnchoredRoofline``: how far the roofline missed the
-reference workloads measured on each device, borrowed from its peers where it has none), so
-the per-device misses the roofline knows of are not carried from B to A.
+difference of the two devices' corrections over the bare roofline, so the per-device misses
+the model knows of are not carried from B to A: ``TransferModel`` passes what each device's
+no-probe prediction adds to the roofline (its anchor, and a published anchor for a part with
+no reference rows); by default, the ``AnchoredRoofline``'s anchors (how far the roofline missed
+the reference workloads measured on each device, borrowed from its peers where it has none).
 
 With a split in proportion to the roofline's own estimate this reduces to the probe times the
 ratio of the two devices' no-probe predictions; recorded class times make the split the step's

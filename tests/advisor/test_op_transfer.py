@@ -14,7 +14,8 @@ from advisor.profiling.op_profile import OpClass, OpCost, OpMix, reference_op_mi
 from advisor.spec import Precision
 from advisor.throughput._op_transfer import OpTransfer, class_seconds, split_step
 from advisor.throughput.estimate import Measurement, WorkloadFeatures
-from advisor.throughput.reference import ReferenceRow
+from advisor.throughput.published import load_published
+from advisor.throughput.reference import ReferenceRow, load_reference
 from advisor.throughput.roofline import AnchoredRoofline, RooflinePrior, RooflineSample
 from advisor.throughput.transfer import TransferModel
 from pricing import load_accelerators
@@ -182,3 +183,26 @@ def test_op_transfer_off_or_no_op_mix_keeps_the_ratio_transfer(
 
     assert sps(on, with_mix) != sps(off, with_mix)
     assert sps(on, no_mix) == sps(off, no_mix)
+
+
+@pytest.mark.parametrize(("probed", "target"), [
+    ("H200", "H100-SXM"),        # a probe on a part with no reference rows (published anchor)
+    ("H100-SXM", "H200"),        # and the other way round
+    ("RTX-A6000", "V100-32GB-SXM2"),  # across architecture classes
+])
+def test_with_no_recorded_times_the_probe_moves_by_the_no_probe_ratio(probed: str,
+                                                                       target: str) -> None:
+    """The roofline's own split: the per-operator figure is the probe times the ratio of the
+    two devices' no-probe predictions (published anchors included), whatever the mix."""
+    published = [r for r in load_published() if r.accelerator in SPECS]
+    model = TransferModel(calibrate=False).fit(load_reference(), accelerators=SPECS,
+                                               published=published)
+    features = WorkloadFeatures(precision=Precision.BF16, name="r50",
+                                op_mix=reference_op_mixes()["resnet50/mixed"],
+                                batch_size_per_device=256)
+
+    def sps(name: str, shots: list[Measurement]) -> float:
+        return model.estimate(features, SPECS[name], measurements=shots).samples_per_second
+
+    carried = sps(target, [Measurement(probed, 1000.0)])
+    assert carried == pytest.approx(1000.0 * sps(target, []) / sps(probed, []), rel=1e-9)
