@@ -143,7 +143,9 @@ def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog, *,
                             rel_halfwidth=tuned.rel_halfwidth)
                 if tuned is not None and tuned.samples_per_second is not None
                 else Measurement(accelerator, result.samples_per_second, 1,
-                                 rel_halfwidth=result.rel_halfwidth))
+                                 rel_halfwidth=result.rel_halfwidth,
+                                 batch_size=result.batch_size,
+                                 op_class_seconds=tuple(sorted(result.op_class_seconds.items()))))
         else:
             advice.append(
                 f"measured on {result.offer_key} ({result.device}): "

@@ -65,6 +65,15 @@ def test_a_local_probe_on_a_known_gpu_is_a_measurement_of_that_gpu() -> None:
     assert any("precision: bf16" in line for line in evidence.advice)
 
 
+def test_a_measurement_carries_the_probes_batch_and_time_per_operator_class() -> None:
+    classes = {"matmul": 0.004, "elementwise": 0.001}
+    evidence = evidence_from_probes([_ok("local", 859.0, device=H100, op_class_seconds=classes)],
+                                    shipped_catalog())
+    (measured,) = evidence.measurements
+    assert measured.batch_size == 64
+    assert dict(measured.op_class_seconds) == classes
+
+
 def test_local_gpu_probe_makes_every_offer_with_that_gpu_measured(tmp_path: Path) -> None:
     path, fingerprint = _model_yaml(tmp_path)
     before = recommend_for_file(path)
