@@ -251,11 +251,14 @@ def recommend(
         f"batch on one device ({profile.memory_basis.describe()}), before the runtime's "
         "overhead; less per device where the batch is split, and a probe's peak where one ran",
         *([f"the pick's {ranked[0].spot.describe()}"] if ranked and ranked[0].spot else []),
-        "throughput: ratios transferred from the reference workloads that behave most like this "
-        "one on the probed accelerators; with no probe, from FLOPs per sample and the measured "
-        "reference workloads of the same kind (convolutional or attention); intervals are 90% "
-        "residual quantiles measured leaving each reference model out; no step (of the "
-        f"global batch) faster than {MIN_STEP_SECONDS * 1e3:g} ms unless measured",
+        "throughput: with no probe, an operator roofline of the traced step (its FLOPs and "
+        "bytes per operator class against each accelerator's peaks and bandwidth, efficiencies "
+        "fitted on the reference measurements; FLOPs per sample where no step was traced); "
+        "after one probe, the probed step split by operator class and each class carried to "
+        "the other accelerators of that vendor by what bounds it there; after several, ratios "
+        "transferred from the reference workloads that behave most like this one; intervals "
+        "are 90% quantiles of held-out errors per basis; no step (of the global batch) faster "
+        f"than {MIN_STEP_SECONDS * 1e3:g} ms unless measured",
         "basis: " + "; ".join(f"'{b}' = {BASIS_MEANING[b]}" for b in Basis)
         + (f" (priors here: {', '.join(priors)})" if priors else ""),
         *_evidence_notes(model, ranked[:1], challengers),
