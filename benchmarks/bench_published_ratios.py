@@ -1,13 +1,15 @@
 """Published per-chip throughput ratios against the no-probe model (issue 27), held out.
 
 For ResNet-50 (ImageNet, the built-in example at bf16, batch 256), BERT-large (the BERT-base
-example made large: hidden 1024, 24 layers, 16 heads, sequence 512, batch 32) and GPT-3 175B
-(against the GPT-2 example, the transformer the catalog's users train), every accelerator with
-a published figure (``advisor/data/published_training.csv``) gets its published per-chip
-ratio to an anchor measured in the same suite, stack and precision class (chained through
-shared accelerators where no suite holds both; see ``advisor.throughput.published``) next to
-the ratio the model ``recommend`` uses predicts with no probe (``cached_transfer_model``: the
-transfer model with the roofline prior, anchored to the published figures):
+example made large: hidden 1024, 24 layers, 16 heads, sequence 512, batch 32), BERT-base
+pre-training under a plain Hugging Face loop (the BERT-base example at sequence 512, batch 32)
+and GPT-3 175B (against the GPT-2 example, the transformer the catalog's users train), every
+accelerator with a published figure (``advisor/data/published_training.csv``) gets its
+published per-chip ratio to an anchor measured in the same suite, stack and precision class
+(chained through shared accelerators where no suite holds both; see
+``advisor.throughput.published``) next to the ratio the model ``recommend`` uses predicts
+with no probe (``cached_transfer_model``: the transfer model with the roofline prior,
+anchored to the published figures):
 
 - in-sample: the model as shipped, anchored to every published row (an accelerator with rows
   of its own mostly reproduces them: this checks the anchoring, not the model);
@@ -237,8 +239,9 @@ def main() -> None:
              "through accelerators measured beside both. Predicted ratio: "
              "`cached_transfer_model` (no probe) at the examples' configs: ResNet-50 bf16 "
              "batch 256; BERT-large (hidden 1024, 24 layers, seq 512) bf16 batch 32; GPT-2 "
-             "small bf16 batch 64; a part with no bf16 (V100) is predicted at fp16, as its "
-             "submissions ran. In-sample: anchored to every published row; held-out: "
+             "small bf16 batch 64; BERT-base (the example) at seq 512, bf16 batch 32; a part "
+             "with no bf16 (V100) is predicted at fp16, as its submissions ran. In-sample: "
+             "anchored to every published row; held-out: "
              "anchored to every published row except the judged accelerator's (leave one "
              "accelerator out). Error = predicted / published - 1.", "", *body,
              f"**Per comparison: in-sample {total_within} of {total}, held-out {total_held} of "

@@ -13,14 +13,15 @@ ResNet-50 ratio speaks for a transformer only in part: the correction shrinks to
 roofline's own ratio), times ``precision_mismatch_weight`` where a side ran 8-bit matmuls
 (fp8, int8) and the other bf16/fp16. Several
 anchors are averaged, weighted by their trust. A part with nothing published borrows the mean
-correction of the anchored parts of its vendor and architecture class, shrunk by
-``published_peer_count`` pseudo-parts toward none; it stays a prior.
+correction of the anchored parts of its vendor and architecture class, each weighted by the
+trust of its own anchors for the workload (a peer anchored by a run of the user's kind counts
+more than one anchored by the other kind), shrunk by ``published_peer_count`` pseudo-weights
+toward none; it stays a prior.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import Self
 
@@ -109,12 +110,18 @@ class PublishedAnchoring:
 
     def _peer_correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                          probes: Mapping[str, float]) -> float:
-        """Mean correction of the anchored peers, shrunk toward 0 (0 when there is none)."""
-        found = [c for name in self._peers(accelerator)
-                 if (c := self._correction(workload, self.specs_[name], probes)) is not None]
-        if not found:
-            return 0.0
-        return statistics.fmean(found) * len(found) / (len(found) + self.published_peer_count)
+        """Mean correction of the anchored peers, each weighted by how far its own anchors speak
+        for this workload (the sum of their trust), shrunk toward 0 by
+        ``published_peer_count`` pseudo-weights (0 when there is none)."""
+        total = weights = 0.0
+        for name in self._peers(accelerator):
+            spec = self.specs_[name]
+            correction = self._correction(workload, spec, probes)
+            if correction is not None:
+                weight = sum(self._trust(workload, a) for a in self._usable(workload, spec))
+                total += weight * correction
+                weights += weight
+        return total / (weights + self.published_peer_count) if weights else 0.0
 
     def _published_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                        probes: Mapping[str, float]) -> tuple[float, str]:

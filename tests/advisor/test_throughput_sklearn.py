@@ -171,8 +171,9 @@ BEFORE = [
     # TPU-v5e: its MLPerf GPT-3 ratio is int8 (AQT) beside fp8, like with like since 2026-11-27
     (RESNET, "TPU-v5e", 1, 2, (312.71702604036057, 144.45689198041836, 681.7788379673666)),
     # L4 borrows its anchored peers' corrections, which moved when the MLPerf BERT rows of
-    # H100, H200, B200 and H100-PCIe became fp8 and L40S's fp16 (2026-11-27)
-    (ANON, "L4", 1, 1, (239.70001140660273, 180.89077761071303, 321.0540350509489)),
+    # H100, H200, B200 and H100-PCIe became fp8 and L40S's fp16 (2026-11-27), and again
+    # when each peer's correction was weighted by its anchors' trust for the workload
+    (ANON, "L4", 1, 1, (239.82902526239124, 180.98813854348558, 321.22683612315296)),
 ]
 
 
