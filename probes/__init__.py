@@ -7,8 +7,8 @@
 are imported on first use, so ``import probes`` stays fast and never imports torch or a cloud
 SDK. Inside the package:
 
-- ``vocabulary``, ``errors``, ``types``, ``workload``, ``models``: the shared words, the
-  requests and results, what a probe trains;
+- ``vocabulary``, ``errors``, ``types``, ``workload``, ``models``, ``op_classes``: the shared
+  words, the requests and results, what a probe trains, the operator classes;
 - ``harness`` (``python -m probes.harness``), ``train_step``, ``steady``, ``stats``,
   ``batch_search``: measuring on the instance;
 - ``devices/``: the device seam and the wrong-device checks; ``tune/``: ``advisor probe --tune``;
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         quote_text,
     )
     from probes.models import BUILTIN_MODELS, ModelOptionError, check_builtin_options
+    from probes.op_classes import OpClass, classify_op
     from probes.orchestrate import ProbeEvent, ResultNotStored, run_probes
     from probes.result_warnings import probe_warnings
     from probes.store import ProbeStore, most_trustworthy
@@ -71,6 +72,7 @@ __all__ = [
     "LaunchHandle",
     "Launcher",
     "ModelOptionError",
+    "OpClass",
     "OverProbeBudget",
     "Precision",
     "ProbeError",
@@ -91,6 +93,7 @@ __all__ = [
     "check_builtin_options",
     "check_cost",
     "check_settings",
+    "classify_op",
     "db_error_line",
     "findings_for",
     "first_line",
@@ -131,6 +134,7 @@ _HOME = {
     "quote_probe": "launchers.quote", "quote_request": "launchers.quote",
     "quote_text": "launchers.quote",
     "BUILTIN_MODELS": "models", "ModelOptionError": "models", "check_builtin_options": "models",
+    "OpClass": "op_classes", "classify_op": "op_classes",
     "ProbeEvent": "orchestrate", "ResultNotStored": "orchestrate", "run_probes": "orchestrate",
     "probe_warnings": "result_warnings",
     "ProbeStore": "store", "most_trustworthy": "store",

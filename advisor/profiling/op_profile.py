@@ -4,19 +4,19 @@ The steady step of ``advisor.profiling.fake_step`` (forward under autocast at th
 precision, backward, AdamW's ``foreach`` update), traced with CUDA's semantics (its autocast
 op lists keep layer norm, softmax and losses in fp32; attention takes the fused kernel) on
 fake tensors (no memory, no compute), under a dispatch mode that records every aten operator:
-its class (``OpClass``), the dtype it computes in, its FLOPs (torch's own ``flop_counter``
-formulas, plus this project's CPU flash-attention formulas) and the bytes it moves (input plus
-output tensor bytes, the usual roofline approximation). Two batch sizes separate what scales
-with the batch (``OpMix.per_sample``) from what each step pays once (``OpMix.per_step``: the
-optimizer, weight casts, kernel launches). ``advisor.throughput.roofline`` turns a mix into
-time.
+its class (``OpClass`` by ``classify_op``, from ``probes.op_classes``: the probe harness sums a
+real step's device time by the same classes), the dtype it computes in, its FLOPs (torch's
+own ``flop_counter`` formulas, plus this project's CPU flash-attention formulas) and the bytes
+it moves (input plus output tensor bytes, the usual roofline approximation). Two batch sizes
+separate what scales with the batch (``OpMix.per_sample``) from what each step pays once
+(``OpMix.per_step``: the optimizer, weight casts, kernel launches).
+``advisor.throughput.roofline`` turns a mix into time.
 
 Torch is imported only inside the tracing functions; a cached mix is read without it.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +30,7 @@ from advisor.profiling.fake_step import STEP_ERRORS, FakeStep, run_fake_steps
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
 from pricing.records import Record
-from probes import ProbeError, WorkloadRecipe
+from probes import OpClass, ProbeError, WorkloadRecipe, classify_op
 
 __all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "TRACE_ERRORS",
            "Collector", "OpClass", "OpCollector", "OpCost", "OpMix", "cached_op_mix",
@@ -53,20 +53,6 @@ REFERENCE_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
 # Reference precision -> traced precision: "mixed" rows ran fp16 AMP.
 _REFERENCE_PRECISIONS = {"fp32": Precision.FP32, "mixed": Precision.FP16}
 TRACE_BATCHES = (2, 4)  # per-device batches whose difference is the per-sample cost
-
-
-class OpClass(enum.StrEnum):
-    """What kind of kernel an operator runs; each class has its own learned efficiency."""
-
-    MATMUL = "matmul"
-    CONVOLUTION = "convolution"
-    ATTENTION = "attention"
-    NORMALIZATION = "normalization"
-    ELEMENTWISE = "elementwise"
-    REDUCTION = "reduction"
-    EMBEDDING = "embedding"
-    OPTIMIZER = "optimizer"
-    OTHER = "other"
 
 
 COMPUTE_CLASSES = (OpClass.MATMUL, OpClass.CONVOLUTION, OpClass.ATTENTION)
@@ -140,48 +126,6 @@ class OpMix(Record):
         except (KeyError, ValueError, TypeError, IndexError) as exc:
             raise AdvisorError(f"malformed operator mix: {exc}") from exc
         return cls(**parts)
-
-
-# --- classifying aten operators ----------------------------------------------------------
-
-_CLASS_PATTERNS: tuple[tuple[OpClass, tuple[str, ...]], ...] = (
-    (OpClass.ATTENTION, ("scaled_dot_product", "flash_attention", "efficient_attention",
-                         "cudnn_attention")),
-    (OpClass.CONVOLUTION, ("convolution", "conv1d", "conv2d", "conv3d", "conv_transpose")),
-    (OpClass.MATMUL, ("addmm", "mm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "dot",
-                      "addmv", "mv", "grouped_mm")),
-    (OpClass.NORMALIZATION, ("batch_norm", "layer_norm", "group_norm", "rms_norm",
-                             "instance_norm")),
-    (OpClass.EMBEDDING, ("embedding", "index_select", "gather", "scatter", "index_put",
-                         "index_add", "index", "take", "one_hot")),
-    (OpClass.REDUCTION, ("softmax", "nll_loss", "cross_entropy", "sum", "mean", "amax",
-                         "amin", "max", "min", "var", "std", "norm", "logsumexp", "cumsum",
-                         "argmax", "argmin", "pool", "prod")),
-    (OpClass.OTHER, ("_to_copy", "copy", "clone", "cat", "stack", "contiguous", "fill",
-                     "zero", "ones", "full", "arange", "rand", "constant_pad", "split")),
-)
-_EXACT_STARTS = ("mm", "bmm", "dot", "mv", "index", "take", "max", "min", "sum", "mean",
-                 "prod", "norm", "copy", "clone", "cat", "stack", "zero", "ones", "full")
-_FREE = ("empty", "new_empty", "lift_fresh", "_local_scalar_dense", "detach", "alias",
-         "_unsafe_view", "view", "as_strided", "set_", "resize_", "sym_", "is_same_size",
-         "_has_compatible_shallow_copy_type")
-
-
-def classify_op(name: str) -> OpClass | None:
-    """The class of the aten operator ``name`` (``mm``, ``native_layer_norm``, ...), or None
-    for operators that launch no kernel (views, allocation, metadata)."""
-    base = name.split("::")[-1].split(".")[0].lstrip("_").removesuffix("_")
-    if any(base.startswith(free.lstrip("_")) for free in _FREE):
-        return None
-    for op_class, patterns in _CLASS_PATTERNS:
-        for pattern in patterns:
-            stripped = pattern.lstrip("_")
-            if pattern in _EXACT_STARTS or stripped in _EXACT_STARTS:
-                if base == stripped or base.startswith(stripped + "_"):
-                    return op_class
-            elif stripped in base:
-                return op_class
-    return OpClass.ELEMENTWISE
 
 
 # --- tracing with torch (imported lazily) ------------------------------------------------
