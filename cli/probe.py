@@ -13,7 +13,7 @@ from advisor.storage import data_dir, default_storage_url
 from cli._tune_table import print_tuning, tune_options
 from cli.errors import handle_errors
 from cli.options import PositiveNumber, json_option, spec_file_argument
-from cli.probe_table import print_warnings, probe_table
+from cli.probe_table import op_class_line, print_warnings, probe_table
 from cli.render import console, echo_json, fmt_number, printable
 from probes import (
     DEFAULT_PROBE_TIME_BOX_S,
@@ -329,6 +329,8 @@ def show_probe(probe_id: str, as_json: bool) -> None:
                 "warmup_steps", "stable", "utilization_pct", "largest_batch_that_fits",
                 "smallest_batch_that_failed", "error", "created_at"):
         out.print(f"{key}: {escape(printable(row[key]))}")
+    if classes := op_class_line(result):
+        out.print(escape(classes))
 
 
 def _store_orphan_results(local: Any) -> list[str]:

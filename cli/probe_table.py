@@ -15,7 +15,7 @@ from cli.render import console, fmt_number, min_width, printable
 from pricing import PricingError, billing_rule, parse_offer_key
 from probes import FindingKind, ProbeResult, probe_warnings
 
-__all__ = ["billing_notes", "print_warnings", "probe_table"]
+__all__ = ["billing_notes", "op_class_line", "print_warnings", "probe_table"]
 
 
 def _num(value: float | None, fmt: str = "") -> str:
@@ -151,3 +151,16 @@ def print_warnings(result: ProbeResult) -> None:
     out = console()
     for text in probe_warnings(result):
         out.print(escape(f"warning: {printable(result.probe_id)}: {printable(text)}"))
+
+
+def op_class_line(result: ProbeResult) -> str:
+    """``result``'s time per step by operator class, largest first, with its share (``matmul
+    1.2 ms (61%), ...``) and which time it is; "" where the probe recorded none."""
+    seconds = {name: s for name, s in result.op_class_seconds.items() if s > 0}
+    total = sum(seconds.values())
+    if total <= 0:
+        return ""
+    kind = "CPU self time" if result.device == "cpu" else "device time"
+    parts = ", ".join(f"{name} {s * 1e3:.3g} ms ({s / total:.0%})"
+                      for name, s in sorted(seconds.items(), key=lambda item: -item[1]))
+    return f"operator classes ({kind} per step, profiled): {parts}"

@@ -5,9 +5,12 @@ fallback on a Trainium box) ends ``wrong_device`` before anything is measured. B
 model and the first step (lazy initialisation, autotuning) come next; the request's time box
 starts after them and holds warm-up (excluded; over when step times stop falling), measured
 steps until the samples/s estimate is stable (relative 95% half-width under the target, and
-the two halves of the measured steps agreeing) or the box ends, and the input-pipeline check
-(cached batch vs the workload's real loader, only when it has one). The optional
-largest-batch search then gets a box of its own. Out-of-memory is a result. A request with
+the two halves of the measured steps agreeing) or the box ends, a short operator profile
+(up to ``PROFILE_STEPS`` more steps under ``torch.profiler`` while the box lasts: device
+seconds per step by operator class, ``ProbeResult.op_class_seconds``; its failure leaves them
+out with a note and never fails the probe), and the input-pipeline check (cached batch vs
+the workload's real loader, only when it has one). The optional largest-batch search then
+gets a box of its own. Out-of-memory is a result. A request with
 ``tune`` is handed to the tuner (``probes.tune``) once the device is checked.
 
 Run on an instance as ``python -m probes.harness REQUEST.json RESULT.json``; needs only torch
@@ -42,13 +45,16 @@ from probes.train_step import (
     run_timed,
     to_device,
 )
+from probes.tune.profile import profile_op_classes
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 from probes.vocabulary import DeviceKind
 from probes.workload import BuiltWorkload, build_workload
 
-__all__ = ["Harness", "OutOfMemory", "is_oom_error", "main", "oom_summary", "run_probe"]
+__all__ = ["PROFILE_STEPS", "Harness", "OutOfMemory", "is_oom_error", "main", "oom_summary",
+           "run_probe"]
 
 Clock = Callable[[], float]
+PROFILE_STEPS = 3  # steps of the operator profile after the measured ones
 
 
 @dataclass
@@ -67,7 +73,8 @@ class Harness:
     ``device`` the harness detects one (``prefer_device``: cpu, cuda, xla, hpu, neuron);
     ``cap_cpu_memory`` makes allocations past the memory cap fail on the CPU (for the
     harness's own process only: it caps the whole process). ``progress`` is given one line
-    per tune configuration (``probes.progress``).
+    per tune configuration (``probes.progress``). ``profile_steps`` bounds the operator
+    profile (0: none).
     """
 
     def __init__(
@@ -84,8 +91,10 @@ class Harness:
         prefer_device: str | None = None,
         cap_cpu_memory: bool = False,
         progress: Callable[[str], None] | None = None,
+        profile_steps: int = PROFILE_STEPS,
     ) -> None:
         self.request = request
+        self._profile_steps = profile_steps
         self._progress = progress
         self._prefer_device = prefer_device
         self._cap_cpu_memory = cap_cpu_memory
@@ -172,6 +181,20 @@ class Harness:
             loader_s += self._clock() - start
             rounds += 1
         return loader_s / cached_s if cached_s > 0 else None
+
+    def _op_classes(self, batch: Any, device: Device, deadline: float) -> tuple[dict[str, float], str]:
+        """Device seconds per step by operator class over up to ``profile_steps`` more steps,
+        none started past ``deadline``; a profile that fails gives none and a note (it is extra:
+        the measurement stands)."""
+        step = self._step
+        assert step is not None
+        try:
+            return profile_op_classes(lambda: step(batch), device=device, clock=self._clock,
+                                      steps=self._profile_steps, deadline_s=deadline), ""
+        except Exception as exc:  # noqa: BLE001 - the profiler or the user's step may raise anything
+            if is_oom_error(exc):
+                release_memory(device)
+            return {}, f"operator profile failed: {type(exc).__name__}: {exc}"[:500]
 
     def _search(self, workload: BuiltWorkload, device: Device, *, fits: bool,
                 peak_gib: float | None) -> BatchSearch:
@@ -265,13 +288,17 @@ class Harness:
         halfwidth = relative_halfwidth(times)
         ratio: float | None = None
         found: BatchSearch | None = None
+        op_classes, note = self._op_classes(batch, device, meas.box_end)
         try:
             if request.input_check:
                 ratio = self._input_ratio(workload, batch, device, meas.box_end)
         except OutOfMemory:
             release_memory(device)
         except Exception as exc:  # noqa: BLE001 - the user's loader may raise anything
-            base = {**base, "error": f"input check failed: {type(exc).__name__}: {exc}"[:2000]}
+            note = "; ".join(filter(None, (
+                note, f"input check failed: {type(exc).__name__}: {exc}"[:2000])))
+        if note:
+            base = {**base, "error": note}
         if request.find_batch:
             found = self._search(workload, device, fits=True, peak_gib=peak)
         return ProbeResult(
@@ -285,7 +312,7 @@ class Harness:
             stable=halfwidth < request.target_rel_halfwidth,
             peak_memory_gib=peak if peak else None,
             utilization_pct=statistics.fmean(meas.utilization) if meas.utilization else None,
-            input_bound_ratio=ratio, **_search_fields(found),
+            input_bound_ratio=ratio, op_class_seconds=op_classes, **_search_fields(found),
             wall_time_s=self._clock() - start, **base,
         )
 

@@ -4,26 +4,36 @@
 next batch, moved to the device), forward, backward and optimizer are timed by the clock
 with a device sync between them, and the profiler's operator table gives the top
 operators by self time (device time on CUDA, CPU time elsewhere). ``StepProfile`` is plain
-data with a JSON round trip (``pricing.records.Record``); torch is imported only by ``profile_steps``.
+data with a JSON round trip (``pricing.records.Record``).
+
+``profile_op_classes`` runs a few more steps under the same profiler for the harness and sums
+their self time by operator class (``probes.op_classes``): on CUDA the kernels' device time,
+elsewhere the operators' CPU time (``op_class_seconds``). Torch is imported only by the
+functions that profile.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pricing.records import Record
 from probes.errors import ProbeError
+from probes.op_classes import OpClass, classify_op
 from probes.vocabulary import DeviceKind
 
 if TYPE_CHECKING:
     from probes.devices.seam import Device
     from probes.train_step import TrainStep
 
-__all__ = ["OperatorTime", "StepProfile", "profile_steps"]
+__all__ = ["OperatorTime", "StepProfile", "op_class_seconds", "profile_op_classes",
+           "profile_steps"]
 
 PHASES = ("input wait", "forward", "backward", "optimizer")
+# torch.optim labels its steps with record_function("Optimizer.step#AdamW.step") and the like
+_OPTIMIZER_LABEL = "Optimizer."
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,16 @@ class StepProfile(Record):
         total = sum(seconds for _, seconds in self.phases()) or 1.0
         return tuple((name, seconds, seconds / total) for name, seconds in self.phases())
 
+
+def _profiler(device: Device) -> AbstractContextManager[Any]:
+    """``torch.profiler.profile`` recording CPU operators, and CUDA kernels on a CUDA device."""
+    from torch.profiler import ProfilerActivity, profile
+
+    on_device = device.kind == DeviceKind.CUDA
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_device else [])
+    return profile(activities=activities)
+
+
 def _operators(prof: Any, *, on_device: bool, steps: int, top: int) -> tuple[OperatorTime, ...]:
     events = []
     for event in prof.key_averages():
@@ -83,13 +103,10 @@ def profile_steps(step: TrainStep, feed: Callable[[], Any], *, device: Device,
     """Profile up to ``steps`` steps (at least one; no new step starts past ``deadline_s``)
     of a step that has already run once (warm). ``feed()`` returns the next batch on the
     device."""
-    from torch.profiler import ProfilerActivity, profile
-
     on_device = device.kind == DeviceKind.CUDA
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_device else [])
     totals = [0.0, 0.0, 0.0, 0.0]
     done = 0
-    with profile(activities=activities) as prof:
+    with _profiler(device) as prof:
         while done < steps and (done == 0 or clock() < deadline_s):
             start = clock()
             batch = feed()
@@ -102,3 +119,65 @@ def profile_steps(step: TrainStep, feed: Callable[[], Any], *, device: Device,
     return StepProfile(setting, done, wait, forward, backward, update,
                        top_operators=_operators(prof, on_device=on_device, steps=done, top=top),
                        operator_time="self CUDA time" if on_device else "self CPU time")
+
+
+def _class_of(event: Any, *, on_device: bool) -> OpClass | None:
+    """The class ``event``'s self time counts under: ``optimizer`` inside torch.optim's step,
+    else the class of the outermost aten operator it runs in that launches work (``linear``
+    holds its ``addmm`` and the bias copy, as a traced step counts them). None for time
+    outside any aten operator on the CPU (the autograd engine, Python); a kernel that only
+    views or allocations launched counts as ``other``."""
+    classes: list[OpClass | None] = []
+    node = event
+    while node is not None:
+        name = str(node.name)
+        if name.startswith(_OPTIMIZER_LABEL):
+            return OpClass.OPTIMIZER
+        if name.startswith("aten::"):
+            classes.append(classify_op(name))
+        node = node.cpu_parent
+    found = next((c for c in reversed(classes) if c is not None), None)
+    return OpClass.OTHER if found is None and on_device else found
+
+
+def op_class_seconds(events: Iterable[Any], *, on_device: bool, steps: int) -> dict[str, float]:
+    """Self seconds per step by operator class (class name -> seconds, classes with time
+    only) of ``steps`` profiled steps, from ``torch.profiler``'s events (``prof.events()``).
+    ``on_device``: each CPU-side operator's CUDA kernels (its self device time), and kernels
+    that no operator launched as ``other``; else each operator's self CPU time."""
+    seconds: dict[OpClass, float] = {}
+    kernels_us = attributed_us = 0.0
+    for event in events:
+        if event.is_async:
+            continue
+        if event.device_type.name != "CPU":  # a kernel (or memcpy, memset) on the device
+            kernels_us += float(event.self_device_time_total)
+            continue
+        micros = float(event.self_device_time_total if on_device
+                       else event.self_cpu_time_total)
+        op_class = _class_of(event, on_device=on_device) if micros > 0 else None
+        if op_class is not None:
+            seconds[op_class] = seconds.get(op_class, 0.0) + micros / 1e6
+            attributed_us += micros
+    if on_device and kernels_us > attributed_us:
+        seconds[OpClass.OTHER] = seconds.get(OpClass.OTHER, 0.0) + (kernels_us - attributed_us) / 1e6
+    return {str(c): s / steps for c, s in sorted(seconds.items()) if s > 0}
+
+
+def profile_op_classes(run_step: Callable[[], None], *, device: Device,
+                       clock: Callable[[], float], steps: int,
+                       deadline_s: float) -> dict[str, float]:
+    """``op_class_seconds`` of up to ``steps`` more steps of a warm step (``run_step()`` runs
+    one and waits for the device); no step starts at or past ``deadline_s``, so none (an empty
+    dict) once it has passed. Raises what the profiler or the step raise."""
+    if steps < 1 or clock() >= deadline_s:
+        return {}
+    done = 0
+    with _profiler(device) as prof:
+        while done < steps and clock() < deadline_s:
+            run_step()
+            done += 1
+    if done == 0:
+        return {}
+    return op_class_seconds(prof.events(), on_device=device.kind == DeviceKind.CUDA,
+                            steps=done)
