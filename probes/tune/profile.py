@@ -128,14 +128,18 @@ def _class_of(event: Any, *, on_device: bool) -> OpClass | None:
     outside any aten operator on the CPU (the autograd engine, Python); a kernel that only
     views or allocations launched counts as ``other``."""
     classes: list[OpClass | None] = []
+    optimizer = False
     node = event
-    while node is not None:
+    while node is not None and not optimizer:
         name = str(node.name)
-        if name.startswith(_OPTIMIZER_LABEL):
-            return OpClass.OPTIMIZER
+        optimizer = name.startswith(_OPTIMIZER_LABEL)
         if name.startswith("aten::"):
             classes.append(classify_op(name))
         node = node.cpu_parent
+    if not (classes or on_device):
+        return None
+    if optimizer:
+        return OpClass.OPTIMIZER
     found = next((c for c in reversed(classes) if c is not None), None)
     return OpClass.OTHER if found is None and on_device else found
 
