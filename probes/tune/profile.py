@@ -34,6 +34,7 @@ __all__ = ["OperatorTime", "StepProfile", "op_class_seconds", "profile_op_classe
 PHASES = ("input wait", "forward", "backward", "optimizer")
 # torch.optim labels its steps with record_function("Optimizer.step#AdamW.step") and the like
 _OPTIMIZER_LABEL = "Optimizer."
+_PROFILED = (DeviceKind.CPU, DeviceKind.CUDA)  # where the profiler sees the device's own time
 
 
 @dataclass(frozen=True)
@@ -173,8 +174,10 @@ def profile_op_classes(run_step: Callable[[], None], *, device: Device,
                        deadline_s: float) -> dict[str, float]:
     """``op_class_seconds`` of up to ``steps`` more steps of a warm step (``run_step()`` runs
     one and waits for the device); no step starts at or past ``deadline_s``, so none (an empty
-    dict) once it has passed. Raises what the profiler or the step raise."""
-    if steps < 1 or clock() >= deadline_s:
+    dict) once it has passed. None either on XLA, Gaudi or Neuron devices: there the
+    operators' CPU time is tracing, not the device's work. Raises what the profiler or the
+    step raise."""
+    if steps < 1 or device.kind not in _PROFILED or clock() >= deadline_s:
         return {}
     done = 0
     with _profiler(device) as prof:

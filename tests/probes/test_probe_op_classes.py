@@ -19,6 +19,7 @@ from probes.op_classes import OpClass
 from probes.store import ProbeStore
 from probes.tune.profile import op_class_seconds, profile_op_classes
 from probes.types import ProbeResult, ProbeStatus
+from probes.vocabulary import DeviceKind
 
 
 @pytest.fixture
@@ -100,6 +101,19 @@ def test_profile_op_classes_starts_no_step_past_the_deadline() -> None:
     clock = FakeClock()
     classes = profile_op_classes(lambda: ran.append(1), device=CpuDevice(), clock=clock,
                                  steps=PROFILE_STEPS, deadline_s=clock.now - 1.0)
+    assert classes == {} and ran == []
+
+
+class _XlaDevice(CpuDevice):
+    """A CPU standing in for a TPU: the profiler would see tracing there, not device time."""
+
+    kind = DeviceKind.XLA
+
+
+def test_profile_op_classes_takes_none_where_it_cannot_see_device_time() -> None:
+    ran: list[int] = []
+    classes = profile_op_classes(lambda: ran.append(1), device=_XlaDevice(), clock=FakeClock(),
+                                 steps=PROFILE_STEPS, deadline_s=float("inf"))
     assert classes == {} and ran == []
 
 
