@@ -161,6 +161,14 @@ def op_class_line(result: ProbeResult) -> str:
     if total <= 0:
         return ""
     kind = "CPU self time" if result.device == "cpu" else "device time"
-    parts = ", ".join(f"{name} {s * 1e3:.3g} ms ({s / total:.0%})"
+    parts = ", ".join(f"{name} {_duration(s)} ({s / total:.0%})"
                       for name, s in sorted(seconds.items(), key=lambda item: -item[1]))
     return f"operator classes ({kind} per step, profiled): {parts}"
+
+
+def _duration(seconds: float) -> str:
+    """Three significant digits in s, ms or µs, whichever keeps them before the point."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms")):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e6:.3g} µs"

@@ -33,6 +33,11 @@ def test_op_class_line(device: str, expected: str) -> None:
     assert op_class_line(_result(device, **_CLASSES)) == expected
 
 
+def test_op_class_line_picks_a_unit_per_class() -> None:
+    line = op_class_line(_result("cpu", convolution=1.934, matmul=0.00697, other=8.6e-6))
+    assert line.endswith("convolution 1.93 s (100%), matmul 6.97 ms (0%), other 8.6 µs (0%)")
+
+
 def test_no_line_without_recorded_classes() -> None:
     assert op_class_line(_result()) == ""
 
