@@ -45,6 +45,7 @@ from _table import write_table  # noqa: E402
 from advisor.spec import Precision  # noqa: E402
 from advisor.throughput import Measurement, WorkloadFeatures  # noqa: E402
 from advisor.throughput._plain import PlainTransferModel  # noqa: E402
+from advisor.throughput.estimate import architecture_class  # noqa: E402
 from advisor.throughput.model_cache import cached_transfer_model  # noqa: E402
 from advisor.throughput.reference import (  # noqa: E402
     REFERENCE_FLOPS_PER_SAMPLE,
@@ -172,9 +173,32 @@ def measured_ranges(specs: dict[str, AcceleratorSpec], halfwidth_arg: str) -> No
                  "1.05, measured on N devices <= 1.25"])
 
 
-def _held_out_row(label: str, rows: list[ReferenceRow], groups: list[str],
-                  specs: dict[str, AcceleratorSpec]) -> list[str]:
-    """One table row: ``cross_validate`` with ``LeaveOneGroupOut`` over ``groups``."""
+def _class_name(spec: AcceleratorSpec) -> str:
+    tensor_cores, bf16 = architecture_class(spec)
+    return ("tc" if tensor_cores else "simt") + ("-bf16" if bf16 else "")
+
+
+def _both_out(rows: list[ReferenceRow], folds: int = 5) -> list[tuple[list[int], list[int]]]:
+    """(train, test) splits: a FLOPs-known model's rows on one fold of accelerators (sorted
+    names, every ``folds``-th) tested, fitted on the rows of neither that model nor fold."""
+    names = sorted({r.accelerator for r in rows})
+    fold = {name: i % folds for i, name in enumerate(names)}
+    splits = []
+    for model in sorted(REFERENCE_FLOPS_PER_SAMPLE):
+        for k in range(folds):
+            test = [i for i, r in enumerate(rows) if r.model == model and fold[r.accelerator] == k]
+            train = [i for i, r in enumerate(rows)
+                     if r.model != model and fold[r.accelerator] != k]
+            if test:
+                splits.append((train, test))
+    return splits
+
+
+def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | None,
+                   specs: dict[str, AcceleratorSpec]) -> list[list[str]]:
+    """Table rows: ``cross_validate`` with ``LeaveOneGroupOut`` over ``groups`` (None: one
+    model and one accelerator fold out, ``_both_out``); all rows first, then per basis,
+    device count (1 or N) and architecture class."""
     from sklearn.model_selection import LeaveOneGroupOut, cross_validate
 
     from advisor.profiling import reference_op_mixes
@@ -182,45 +206,67 @@ def _held_out_row(label: str, rows: list[ReferenceRow], groups: list[str],
     from advisor.throughput.transfer import TransferModel
 
     mixes = reference_op_mixes()
-    result = cross_validate(TransferModel(), rows, groups=groups, cv=LeaveOneGroupOut(),
+    cv = LeaveOneGroupOut() if groups is not None else _both_out(rows)
+    result = cross_validate(TransferModel(), rows, groups=groups, cv=cv,
                             params={"accelerators": specs}, return_estimator=True,
                             return_indices=True)
-    apes, inside, widths = [], [], []
+    found: dict[tuple[str, ...], list[tuple[float, bool, float]]] = defaultdict(list)
     for model, test in zip(result["estimator"], result["indices"]["test"], strict=True):
         for i in test:
             row = rows[i]
             if row.model not in REFERENCE_FLOPS_PER_SAMPLE:
                 continue  # no FLOPs per sample, no operator mix: no no-probe figure
-            est = model.estimate(reference_features(row, mixes), specs[row.accelerator],
+            spec = specs[row.accelerator]
+            est = model.estimate(reference_features(row, mixes), spec,
                                  count=row.accelerator_count)
-            apes.append(abs(est.samples_per_second / row.samples_per_second - 1))
-            inside.append(est.samples_per_second_low <= row.samples_per_second
-                          <= est.samples_per_second_high)
-            widths.append(est.samples_per_second_high / est.samples_per_second_low)
+            scored = (abs(est.samples_per_second / row.samples_per_second - 1),
+                      est.samples_per_second_low <= row.samples_per_second
+                      <= est.samples_per_second_high,
+                      est.samples_per_second_high / est.samples_per_second_low)
+            devices = "1" if row.accelerator_count == 1 else "N"
+            for key in [(), (est.basis.value, devices, _class_name(spec))]:
+                found[key].append(scored)
     scores = [s for s in result["test_score"] if s == s]  # folds with a prediction
-    return [label, str(len(scores)), str(len(apes)), f"{100 * statistics.mean(apes):.1f}",
-            f"{100 * statistics.median(apes):.1f}", f"{statistics.median(scores):.3f}",
-            f"{100 * statistics.mean(inside):.1f}", f"{statistics.median(widths):.2f}"]
+    table = []
+    for key, values in sorted(found.items()):
+        apes, inside, widths = zip(*values, strict=True)
+        table.append([" · ".join([label, *key]), str(len(scores)) if not key else "-",
+                      str(len(values)), f"{100 * statistics.mean(apes):.1f}",
+                      f"{100 * statistics.median(apes):.1f}",
+                      f"{statistics.median(scores):.3f}" if not key else "-",
+                      f"{100 * statistics.mean(inside):.1f}", f"{statistics.median(widths):.2f}"])
+    return table
 
 
 def held_out(specs: dict[str, AcceleratorSpec]) -> None:
     """Write ranges_held_out.md: leave one model out, leave one accelerator out, no probe."""
     rows = [r for r in load_reference() if r.accelerator in specs]
-    table = [_held_out_row("one model", rows, [r.model for r in rows], specs),
-             _held_out_row("one accelerator", rows, [r.accelerator for r in rows], specs)]
+    table = (_held_out_rows("one model", rows, [r.model for r in rows], specs)
+             + _held_out_rows("one accelerator", rows, [r.accelerator for r in rows], specs)
+             + _held_out_rows("one model and one accelerator fold", rows, None, specs))
     write_table("ranges_held_out", "No-probe figures held out (cross_validate, LeaveOneGroupOut)",
-                ["left out", "folds predicted", "rows", "MAPE %", "median APE %",
-                 "median fold R²", "inside the 90% interval %", "median high / low"], table,
+                ["left out · basis · devices · class", "folds predicted", "rows", "MAPE %",
+                 "median APE %", "median fold R²", "inside the 90% interval %",
+                 "median high / low"], table,
                 ["command: python benchmarks/bench_ranges.py",
                  "sklearn.model_selection.cross_validate(TransferModel(), rows, groups=..., "
                  "cv=LeaveOneGroupOut(), params={'accelerators': specs}) over every reference "
                  "row with a spec (both generations, 1 to 8 devices); scored rows: the "
-                 "held-out rows of ResNet-50 and BERT-base/-large SQuAD (shipped FLOPs and "
-                 "operator mixes), predicted with no probe (fp32 rows as TF32, mixed as fp16)",
+                 "held-out rows of ResNet-50 and BERT-base/-large SQuAD (shipped FLOPs, "
+                 "parameters and operator mixes), predicted with no probe (fp32 rows as TF32, "
+                 "mixed as fp16)",
+                 "per basis, devices (1, or N: 2 to 8) and architecture class (tc-bf16: "
+                 "Ampere and newer, tc: Volta and Turing, simt: Pascal and older)",
                  "R²: TransferModel.score, samples/s of the fold's predictable rows; folds of "
                  "models without FLOPs predict nothing and are not counted",
                  "no published anchors: an accelerator held out is a part with no reference "
-                 "rows, known by its datasheet"])
+                 "rows, known by its datasheet (basis prior); its bounds are those of a new "
+                 "workload on a part with no rows (roofline_unseen), although with one "
+                 "accelerator out the workload's own rows on the other parts are in the fit; "
+                 "'one model and one accelerator fold': each FLOPs-known model's rows on one "
+                 "of 5 folds of accelerators (every 5th sorted name) predicted by a fit on the "
+                 "rows of neither (a new workload on parts with no rows, as a user's)",
+                 "targets (issue 29): 85-95% inside, median width predicted <= 1.8"])
 
 
 if __name__ == "__main__":

@@ -146,12 +146,12 @@ class NoProbePrior:
                            ) -> list[tuple[RooflineSample, float]]:
         """Each sample's log residual, predicted by the roofline refitted without every
         sample that shares its model or its accelerator fold (``folds``: per sample, its
-        (model, accelerator fold); a fold of "" leaves no accelerator out); held-out sets
-        leaving too few samples to fit are skipped."""
+        (model, accelerator fold); "" leaves none out on that side); held-out sets leaving
+        too few samples to fit are skipped."""
         found = []
         for model, accelerators in sorted(set(folds)):
             rest = [s for s, (m, a) in zip(samples, folds, strict=True)
-                    if m != model and (not accelerators or a != accelerators)]
+                    if (not model or m != model) and (not accelerators or a != accelerators)]
             if len(rest) < _MIN_ROOFLINE_SAMPLES:
                 continue
             fitted = self._fitted_roofline(rest)
@@ -168,25 +168,24 @@ class NoProbePrior:
         architecture class (``roofline_case``; a class with fewer than
         ``_MIN_CLASS_RESIDUALS`` residuals takes the overall ones). ``roofline``: each
         reference model's rows predicted by the roofline refitted without that model
-        (efficiencies and anchors alike); ``roofline_unseen``: each model's rows on one fold
-        of accelerators (``_UNSEEN_FOLDS`` folds of the sorted names) predicted without that
-        model and that fold, as a new workload on a part with no reference rows, which
-        borrows its anchor from its peers; never narrower than ``roofline`` of its class.
-        Symmetric, the wider end on both sides: with a handful of held-out models, which way
-        their residuals lean says which models the table has, not a new one's error. Empty
-        when too few rows have an op mix."""
+        (efficiencies and anchors alike); ``roofline_unseen`` (a new workload on a part with
+        no reference rows, which borrows its anchor from its peers): the wider of those and
+        the bounds of each fold of accelerators (``_UNSEEN_FOLDS`` folds of the sorted names)
+        predicted without its rows. (Measured on the three FLOPs-known reference models, a
+        model and a fold held out together missed no more than the model alone.) Symmetric,
+        the wider end on both sides: with a handful of held-out models, which way their
+        residuals lean says which models the table has, not a new one's error. Empty when
+        too few rows have an op mix."""
         samples = reference_samples(self.reference_, self.specs_, reference_op_mixes())
         if len(samples) < _MIN_ROOFLINE_SAMPLES:
             return {}
         names = sorted({s.accelerator.name for s in samples})
         folds = {name: str(i % _UNSEEN_FOLDS) for i, name in enumerate(names)}
-        models = [s.group.split("/")[0] for s in samples]
         bounds: dict[str, float] = {}
-        for case, accelerator_folds in (
-                ("roofline", [""] * len(samples)),
-                ("roofline_unseen", [folds[s.accelerator.name] for s in samples])):
-            found = self._held_out_roofline(samples, list(zip(models, accelerator_folds,
-                                                              strict=True)))
+        for case, held_out in (
+                ("roofline", [(s.group.split("/")[0], "") for s in samples]),
+                ("roofline_unseen", [("", folds[s.accelerator.name]) for s in samples])):
+            found = self._held_out_roofline(samples, held_out)
             by_case: dict[str, list[float]] = {case: [r for _, r in found]}
             for s, residual in found:
                 by_case.setdefault(roofline_case(case, s.accelerator), []).append(residual)

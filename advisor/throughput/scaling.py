@@ -114,7 +114,7 @@ class ScalingModel:
         return self
 
     def fit_point(self, reference: Sequence[ReferenceRow],
-                   accelerators: Mapping[str, AcceleratorSpec]) -> Self:
+                  accelerators: Mapping[str, AcceleratorSpec]) -> Self:
         """The fitted efficiency alone: slopes per accelerator and class, their spread and
         the load slope; returns self."""
         singles = _one_device(reference)

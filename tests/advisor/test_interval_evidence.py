@@ -77,16 +77,15 @@ def test_no_probe_roofline_predictions_carry_their_own_held_out_bounds(model) ->
     case = roofline_case("roofline", SPECS["H100-SXM"])
     assert case == "roofline@tc-bf16"
     low, high = model.residual_quantiles_[case]  # Ampere and newer: their own bounds
-    assert low == -high  # symmetric: three held-out models say nothing of a new one's sign
-    prior_low, prior_high = model.residual_quantiles_["prior"]
-    assert high - low < prior_high - prior_low  # narrower than the FLOPs prior's
+    assert low == -high  # symmetric: held-out models say nothing of a new one's sign
+    # no comparison with the FLOPs prior's bounds: those are held out over the three models
+    # with a FLOPs figure, these over the eight with an operator mix (GNMT, NCF and
+    # Transformer-XL held out miss by up to a factor of two), so either may be the wider
     with_ops = replace(RESNET, op_mix=reference_op_mixes()["resnet50/mixed"],
                        batch_size_per_device=256)
     est = model.estimate(with_ops, SPECS["H100-SXM"])
     assert est.basis is Basis.PREDICTED
     assert math.log(_width(est)) == pytest.approx(high - low)
-    without_ops = model.estimate(RESNET, SPECS["H100-SXM"])  # the FLOPs prior's bounds
-    assert _width(without_ops) > _width(est)
 
 
 # the same workload with its batch: the scaling efficiency knows its communication load
@@ -135,5 +134,3 @@ def test_a_part_with_no_reference_rows_takes_the_held_out_bounds_of_its_class(mo
     assert math.log(_width(est)) == pytest.approx(high - low)
     seen_low, seen_high = model.residual_quantiles_["roofline@tc-bf16"]
     assert high - low >= seen_high - seen_low  # never narrower than a part with rows
-    prior_low, prior_high = model.residual_quantiles_["prior_unseen"]
-    assert high - low < prior_high - prior_low  # narrower than the FLOPs prior's
