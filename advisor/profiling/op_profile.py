@@ -32,26 +32,13 @@ from pricing.files import write_cache
 from pricing.records import Record
 from probes import OpClass, ProbeError, WorkloadRecipe, classify_op
 
-__all__ = ["REFERENCE_OP_MIX_JSON", "REFERENCE_RECIPES", "TRACE_BATCHES", "TRACE_ERRORS",
-           "Collector", "OpClass", "OpCollector", "OpCost", "OpMix", "cached_op_mix",
-           "classify_op", "load_op_mix", "op_mix_for_spec", "op_mix_json", "reference_op_mixes",
-           "store_op_mix", "trace_error", "trace_op_mix", "trace_with",
-           "write_reference_op_mixes"]
+__all__ = ["REFERENCE_OP_MIX_JSON", "TRACE_BATCHES", "TRACE_ERRORS", "Collector", "OpClass",
+           "OpCollector", "OpCost", "OpMix", "cached_op_mix", "classify_op", "load_op_mix",
+           "op_mix_for_spec", "op_mix_json", "reference_op_mixes", "store_op_mix", "trace_error",
+           "trace_op_mix", "trace_with"]
 
 _CACHE_VERSION = 2
 REFERENCE_OP_MIX_JSON = Path(__file__).parent.parent / "data" / "reference_op_mix.json"
-# The shipped reference models the built-ins reproduce: (built-in, options). BERT on SQuAD
-# fine-tunes at 384 tokens with a per-token span head (two logits), close to the
-# classification head's cost; ResNet-50 at 224 x 224 with 1000 classes.
-REFERENCE_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
-    "resnet50": ("resnet50", {"image_size": 224, "num_classes": 1000}),
-    "bert_base_squad": ("bert", {"hidden": 768, "layers": 12, "heads": 12, "ffn": 3072,
-                                 "seq_len": 384, "task": "classification"}),
-    "bert_large_squad": ("bert", {"hidden": 1024, "layers": 24, "heads": 16, "ffn": 4096,
-                                  "seq_len": 384, "task": "classification"}),
-}
-# Reference precision -> traced precision: "mixed" rows ran fp16 AMP.
-_REFERENCE_PRECISIONS = {"fp32": Precision.FP32, "mixed": Precision.FP16}
 TRACE_BATCHES = (2, 4)  # per-device batches whose difference is the per-sample cost
 
 
@@ -352,26 +339,12 @@ def load_op_mix(path: Path) -> OpMix | None:
         return None
 
 
-def write_reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> None:
-    """Trace every ``REFERENCE_RECIPES`` model at both reference precisions into ``path``
-    (run ``python -m advisor.profiling.op_profile`` after changing a built-in or the tracer)."""
-    mixes = {}
-    for model, (builtin, options) in sorted(REFERENCE_RECIPES.items()):
-        for key, precision in _REFERENCE_PRECISIONS.items():
-            recipe = WorkloadRecipe(builtin=builtin, entrypoint=None, options=options,
-                                    batch_size=TRACE_BATCHES[0], precision=precision)
-            mixes[f"{model}/{key}"] = trace_op_mix(recipe, precision).to_dict()
-    path.write_text(json.dumps({"version": _CACHE_VERSION, "mixes": mixes}, indent=1) + "\n")
-
-
 def reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> dict[str, OpMix]:
-    """Shipped operator mixes of the reference workloads, by ``model/precision``."""
+    """Shipped operator mixes of the reference workloads, by ``model/precision`` (traced by
+    ``advisor.profiling.reference_mixes``)."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise AdvisorError(f"cannot read the reference operator mixes {path}: {exc}") from exc
     return {name: OpMix.from_dict(mix) for name, mix in data.get("mixes", {}).items()}
 
-
-if __name__ == "__main__":
-    write_reference_op_mixes()

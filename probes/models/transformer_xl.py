@@ -86,7 +86,7 @@ class RelPartialAttention(nn.Module):
         ac = torch.einsum("ibnd,jbnd->bnij", q + biases[0], k)
         bd = _rel_shift(torch.einsum("ibnd,jnd->bnij", q + biases[1], r_k))
         score = (ac + bd) * (1 / math.sqrt(self.d_head))
-        score = score.float().masked_fill(mask, -float("inf")).to(score.dtype)
+        score = score.masked_fill(mask, -float("inf"))
         prob = self.dropatt(F.softmax(score, dim=3))
         vec = torch.einsum("bnij,jbnd->ibnd", prob.to(v.dtype), v)
         out = self.o_net(vec.reshape(qlen, batch, self.heads * self.d_head))

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from probes.errors import ProbeError
-from probes.models import ModelOptionError, gnmt, ncf, transformer_xl
+from probes.models import ModelOptionError, gnmt, ncf, ssd, transformer_xl
 from probes.workload import WorkloadRecipe, build_workload
 
 
@@ -32,6 +32,9 @@ def _params(builder: Any, **options: Any) -> int:
     (transformer_xl.build, transformer_xl.LARGE, 285_167_482),
     # NCF (NeuMF) on ML-20M: embeddings 165,237 x (64 + 128) + MLP 106,944 + 129 ("31.8M")
     (ncf.build, {}, 31_832_577),
+    # SSD300 v1.1 with its ResNet-50 backbone: 22,894,902 (the DeepLearningExamples model's
+    # summary in yannqi/SSD-for-pytorch's README: "22894902 parameters")
+    (ssd.build, {}, 22_894_902),
 ])
 def test_parameter_count_matches_reference(builder: Any, options: dict[str, Any],
                                            expected: int) -> None:
@@ -48,6 +51,7 @@ _TINY = [
                                             "d_head": 8, "d_inner": 32, "tgt_len": 6,
                                             "mem_len": 4, "div_val": 4}),
     ("probes.models.ncf:build", {"users": 10, "items": 7, "factors": 4, "mlp_width": 16}),
+    ("probes.models.ssd:build", {"num_classes": 3}),  # the architecture is fixed at 300 px
 ]
 
 
@@ -61,7 +65,10 @@ def test_tiny_model_trains_one_step_through_its_entrypoint(entrypoint: str,
     loss.backward()
     grads = [p.grad for p in built.model.parameters()]
     assert loss.ndim == 0 and torch.isfinite(loss)
-    assert sum(g is not None and bool(g.abs().sum() > 0) for g in grads) == len(grads)
+    trained = sum(g is not None and bool(g.abs().sum() > 0) for g in grads)
+    # SSD's heads on the smallest maps get a gradient only where a box there is positive
+    # or among the hardest negatives, which a batch of 8 random images may not have
+    assert trained >= (0.9 if "ssd" in entrypoint else 1.0) * len(grads)
 
 
 @pytest.mark.parametrize("bidirectional", [False, True])
@@ -72,6 +79,10 @@ def test_step_lstm_computes_what_nn_lstm_does(bidirectional: bool) -> None:
     mine.load_state_dict(reference.state_dict())
     x = torch.randn(4, 3, 6)
     torch.testing.assert_close(mine(x), reference(x)[0])
+
+
+def test_ssd300_has_8732_default_boxes() -> None:
+    assert ssd.default_boxes(300) == 38 * 38 * 4 + 19 * 19 * 6 + 10 * 10 * 6 + 5 * 5 * 6 + 9 * 4 + 4
 
 
 def test_zipf_cluster_shares_sum_to_one_and_fall_with_rarity() -> None:
