@@ -59,9 +59,11 @@ class StepLSTM(nn.Module):
     def _direction(self, x: torch.Tensor, suffix: str) -> torch.Tensor:
         weight_hh = getattr(self, f"weight_hh_l0{suffix}")
         bias_hh = getattr(self, f"bias_hh_l0{suffix}")
+        # one product for every step's input; unbound once (indexing it per step would make
+        # the backward write a zero-padded copy of the whole sequence's gradient per step)
         inputs = F.linear(x, getattr(self, f"weight_ih_l0{suffix}"),
-                          getattr(self, f"bias_ih_l0{suffix}"))
-        h = inputs.new_zeros(x.shape[1], self.hidden)
+                          getattr(self, f"bias_ih_l0{suffix}")).unbind(0)
+        h = inputs[0].new_zeros(x.shape[1], self.hidden)
         c = torch.zeros_like(h)
         steps = range(x.shape[0] - 1, -1, -1) if suffix else range(x.shape[0])
         outputs: list[torch.Tensor] = []
