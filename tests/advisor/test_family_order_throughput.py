@@ -38,7 +38,7 @@ SPECS = load_accelerators()
 # published workloads by kind: the ratios that may say an older part is faster
 KINDS = {"resnet50": ("resnet50",),
          "bert": ("bert_large_mlperf", "bert_large_pretrain_phase1", "bert_large_pretrain_phase2",
-                  "bert_large_squad", "gpt3_175b_mlperf")}
+                  "bert_large_squad", "bert_base_pretrain_hf", "gpt3_175b_mlperf")}
 
 
 def _features() -> dict[str, WorkloadFeatures]:
