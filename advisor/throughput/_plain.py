@@ -471,8 +471,10 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
             low, high = -_measured_half_width(own), _measured_half_width(own)
         else:
             # a published anchor's figure carries the anchor part's no-probe error: the
-            # roofline's where the workload's operators are known, else the FLOPs prior's
-            anchor_case = "roofline" if workload.op_mix is not None else "prior"
+            # roofline's of its architecture class (as a reference part of that class gets)
+            # where the workload's operators are known, else the FLOPs prior's
+            anchor_case = (roofline_case("roofline", accelerator) if workload.op_mix is not None
+                           else "prior")
             low, high = interval(self.residual_quantiles_,
                                  anchor_case if case == "published" else case,
                                  foreign_widening=self.foreign_widening)
