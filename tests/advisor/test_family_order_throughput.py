@@ -31,6 +31,7 @@ from advisor.spec import Precision
 from advisor.throughput import Basis, TransferModel, WorkloadFeatures, load_reference
 from advisor.throughput.estimate import peak_flops, precision_key
 from advisor.throughput.published import PublishedRow, Stack, load_published, relative_throughput
+from advisor.throughput.roofline import compute_path
 from pricing import AcceleratorSpec, load_accelerators
 
 FEATURES_JSON = Path(__file__).parent.parent / "data" / "builtin_features.json"
@@ -76,6 +77,8 @@ def _families() -> dict[str, list[AcceleratorSpec]]:
 
 def _no_weaker(newer: AcceleratorSpec, older: AcceleratorSpec, precision: Precision) -> bool:
     def peak(spec: AcceleratorSpec) -> float:
+        if precision is Precision.FP32:  # strict fp32 runs on the SIMT path, without TF32
+            return compute_path("float32", spec, tf32=False)[1]
         return peak_flops(spec, precision_key(precision, spec))
 
     return (peak(newer) >= peak(older)
