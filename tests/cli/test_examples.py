@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from advisor.throughput.reference import load_reference
 from cli.main import advisor
+from pricing import load_accelerators
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODEL_FILES = sorted(p for p in EXAMPLES.rglob("*.yaml") if "sweep" not in p.parts[-2])
@@ -51,8 +52,13 @@ def test_resnet50_ranking_covers_clouds_and_matches_reference_measurements() -> 
     assert "H100-SXM" in accelerators and any(a.startswith("TPU") for a in accelerators)
     # Plausibility: the built-in ResNet-50 is the reference ResNet-50, so where Lambda measured
     # it (mixed precision, one GPU), the prediction for a single-GPU offer should be close.
+    # Only on parts with bf16: the example trains in bf16, which a V100 or T4 does not run as
+    # the reference's fp16 mixed precision (predicted as fp32 there, about half as fast; V100
+    # offers rank when that figure meets the example's deadline).
+    bf16 = {a.name for a in load_accelerators().values() if a.supports_bf16}
     measured = {r.accelerator: r.samples_per_second for r in load_reference()
-                if r.model == "resnet50" and r.precision == "mixed" and r.accelerator_count == 1}
+                if r.model == "resnet50" and r.precision == "mixed" and r.accelerator_count == 1
+                and r.accelerator in bf16}
     singles = {r["accelerator"]: r["samples_per_second"] for r in ranked
                if r["accelerator_count"] == 1 and r["accelerator"] in measured}
     assert singles, "no single-GPU offer with a reference measurement was ranked"
