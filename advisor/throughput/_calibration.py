@@ -33,7 +33,7 @@ from advisor.throughput._table import (
 from advisor.throughput._transfer_core import Query, TransferSettings, blend_predict
 
 __all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_case",
-           "residual_quantiles", "unlike_probes"]
+           "residual_quantiles", "unlike_probes", "weighted_conformal_half_width"]
 
 MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
 _PROBE_COUNTS = (1, 2, 3)
@@ -115,6 +115,27 @@ def conformal_bounds(residuals: list[float], coverage: float) -> tuple[float, fl
     tail = (1.0 - coverage) / 2
     rank = min(n, math.ceil((n + 1) * (1 - tail)))  # 1-based rank of the upper end
     return min(0.0, float(values[n - rank])), max(0.0, float(values[rank - 1]))
+
+
+def weighted_conformal_half_width(scores: Sequence[float], weights: Sequence[float],
+                                  coverage: float, *, test_weight: float = 1.0) -> float:
+    """The weighted split-conformal quantile of non-negative scores (``|residual|``).
+
+    Each score carries its weight, the new point ``test_weight`` at +inf (Tibshirani et al.,
+    2019, conformal prediction under covariate shift): the smallest score whose weight at or
+    below it reaches ``coverage`` of the total. ``inf`` when the scores' weight is too small
+    for that (too few held-out residuals alike the new point). Equal weights give the plain
+    conformal rank ``ceil((n + 1) coverage)``."""
+    if not 0 < coverage < 1:
+        raise ValueError(f"coverage must be in (0, 1), got {coverage}")
+    values = np.asarray(scores, dtype=float)
+    mass = np.asarray(weights, dtype=float)
+    if values.shape != mass.shape or (mass < 0).any() or test_weight <= 0:
+        raise ValueError("weights must be non-negative, one per score, test_weight positive")
+    order = np.argsort(values)
+    cumulative = np.cumsum(mass[order]) / (mass.sum() + test_weight)
+    reached = np.flatnonzero(cumulative >= coverage - 1e-12)
+    return float(values[order][reached[0]]) if len(reached) else math.inf
 
 
 def residual_quantiles(table: ReferenceTable, coefs: FloatArray, *,

@@ -18,9 +18,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from advisor.errors import AdvisorError
-from advisor.profiling import OpMix, reference_op_mixes
+from advisor.profiling import OpClass, OpMix, reference_op_mixes
 from advisor.spec import Precision
-from advisor.throughput._calibration import conformal_bounds
+from advisor.throughput._calibration import (
+    conformal_bounds,
+    interval,
+    weighted_conformal_half_width,
+)
 from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict, spec_features
 from advisor.throughput.estimate import (
     WorkloadFeatures,
@@ -37,12 +41,13 @@ from advisor.throughput.roofline import AnchoredRoofline, RooflineSample, refere
 from advisor.throughput.scaling import REFERENCE_PARAMS
 from pricing import AcceleratorSpec
 
-__all__ = ["NoProbePrior", "reference_features", "roofline_case"]
+__all__ = ["NoProbePrior", "kind_weights", "mix_distance", "reference_features", "roofline_case"]
 
 _DEFAULT_BATCH = 32  # per-device batch assumed when the workload does not say
 _MIN_ROOFLINE_SAMPLES = 10  # reference rows with an operator mix needed to fit the roofline
 _MIN_CLASS_RESIDUALS = 20  # held-out residuals an architecture class needs for its own bounds
 _UNSEEN_FOLDS = 5  # accelerator folds of the unseen roofline bounds (each fold refits it)
+_SAME_KIND_WEIGHT = 0.5  # a reference mix this alike is of the workload's kind (its own need)
 # The reference ran ``fp32`` rows with TF32 on Ampere and newer, ``mixed`` rows fp16 AMP.
 _REFERENCE_PRECISIONS = {"fp32": Precision.TF32, "mixed": Precision.FP16}
 
@@ -70,6 +75,37 @@ def reference_features(row: ReferenceRow, op_mixes: Mapping[str, OpMix]) -> Work
         batch_size_per_device=row.batch_size_per_accelerator or None)
 
 
+def _mix_shares(mix: OpMix) -> FloatArray:
+    """Per operator class, the share of the per-sample FLOPs and of the bytes moved, each
+    half of the vector (a recommender's embeddings move bytes, a transformer's matmuls do
+    FLOPs)."""
+    flops = np.array([sum(c.flops for c in mix.per_sample if c.op_class is k) for k in OpClass])
+    moved = np.array([sum(c.bytes_moved for c in mix.per_sample if c.op_class is k)
+                      for k in OpClass])
+    return np.concatenate([flops / max(flops.sum(), 1e-300), moved / max(moved.sum(), 1e-300)])
+
+
+def mix_distance(a: OpMix, b: OpMix) -> float:
+    """How unlike two operator mixes are: the total variation of their per-class FLOPs
+    shares plus that of their bytes shares, halved (0: alike, 1: nothing in common)."""
+    return float(np.abs(_mix_shares(a) - _mix_shares(b)).sum() / 4)
+
+
+def kind_weights(mix: OpMix, references: Mapping[str, OpMix]) -> dict[str, float]:
+    """Per reference group (``model/precision``): the kernel weight ``exp(-(d / h)^2)`` of its
+    mix's distance ``d`` to ``mix``. The width ``h`` is fixed by rule, not tuned: the widest
+    distance between two precisions of one reference model (a workload is of a model's kind
+    when no further from it than the model's own fp32 and mixed steps are apart)."""
+    by_model: dict[str, list[OpMix]] = {}
+    for group, other in references.items():
+        by_model.setdefault(group.partition("/")[0], []).append(other)
+    width = max((mix_distance(x, y) for mixes in by_model.values()
+                 for i, x in enumerate(mixes) for y in mixes[i + 1:]), default=0.0)
+    width = max(width, 0.05)  # references with one precision each: a fixed floor
+    return {group: math.exp(-((mix_distance(mix, other) / width) ** 2))
+            for group, other in references.items()}
+
+
 class NoProbePrior:
     """Mixin of ``TransferModel``: the no-probe predictions from its fitted state."""
 
@@ -82,6 +118,7 @@ class NoProbePrior:
     kind_width: float
     precision_mismatch_weight: float
     roofline_weight: float
+    interval_coverage: float
 
     def achieved_fractions(self) -> dict[str, float]:
         """Median achieved fraction of peak per precision key over FLOPs-known references."""
@@ -182,13 +219,18 @@ class NoProbePrior:
         names = sorted({s.accelerator.name for s in samples})
         folds = {name: str(i % _UNSEEN_FOLDS) for i, name in enumerate(names)}
         bounds: dict[str, float] = {}
+        self.roofline_residuals_: dict[str, tuple[tuple[str, float], ...]] = {}
         for case, held_out in (
                 ("roofline", [(s.group.split("/")[0], "") for s in samples]),
                 ("roofline_unseen", [("", folds[s.accelerator.name]) for s in samples])):
             found = self._held_out_roofline(samples, held_out)
             by_case: dict[str, list[float]] = {case: [r for _, r in found]}
+            kept: dict[str, list[tuple[str, float]]] = {case: [(s.group, r) for s, r in found]}
             for s, residual in found:
                 by_case.setdefault(roofline_case(case, s.accelerator), []).append(residual)
+                kept.setdefault(roofline_case(case, s.accelerator), []).append(
+                    (s.group, residual))
+            self.roofline_residuals_.update({k: tuple(v) for k, v in kept.items()})
             for name, residuals in by_case.items():
                 if len(residuals) >= (_MIN_ROOFLINE_SAMPLES if name == case
                                       else _MIN_CLASS_RESIDUALS):
@@ -198,6 +240,60 @@ class NoProbePrior:
             seen = name.replace("roofline_unseen", "roofline")
             bounds[name] = max(bounds[name], bounds.get(seen, bounds.get("roofline", 0.0)))
         return {name: (-half, half) for name, half in bounds.items()}
+
+    def no_probe_interval(self, workload: WorkloadFeatures, case: str, *,
+                          quantiles: Mapping[str, tuple[float, float]],
+                          foreign_widening: float) -> tuple[float, float]:
+        """Log (low, high) of a residual case (``interval``); a roofline case of a workload
+        with an operator mix is judged by its kind's held-out misses (``kind_half_width``)."""
+        pooled = interval(quantiles, case, foreign_widening=foreign_widening)
+        if not case.startswith("roofline") or workload.op_mix is None:
+            return pooled
+        half = self.kind_half_width(workload.op_mix, case, pooled=max(-pooled[0], pooled[1]))
+        if half is None:
+            return pooled
+        # a no-probe figure never claims more than one probe of the same seen-ness would
+        one = "seen1" if case.partition("@")[0] == "roofline" else "unseen1"
+        for probe_case in (one, one + "_unlike"):
+            low, high = interval(quantiles, probe_case, foreign_widening=foreign_widening)
+            half = max(half, -low, high)
+        return -half, half
+
+    def kind_half_width(self, mix: OpMix, case: str, *, pooled: float) -> float | None:
+        """Half-width of a roofline case for a workload of operator mix ``mix``: the weighted
+        conformal quantile of the held-out |residuals| (each weighted by how alike its
+        reference mix is, ``kind_weights``), never below the conformal need of a reference
+        model of its kind (weight >= 0.5) and, with none of its kind, never below ``pooled``;
+        where the alike residuals are too few, the widest held-out miss (and ``pooled``).
+        ``roofline_unseen`` takes the wider of its folds' and the model-held-out figure, as
+        ``roofline_bounds`` does. None when no residuals were kept (an older fit)."""
+        kept = getattr(self, "roofline_residuals_", {})
+        base, _, _ = case.partition("@")
+        names = [case, "roofline" + case[len(base):]] if base == "roofline_unseen" else [case]
+        halves = [h for name in names if (h := self._kind_half(mix, kept, name, pooled))]
+        return max(halves) if halves else None
+
+    def _kind_half(self, mix: OpMix, kept: Mapping[str, tuple[tuple[str, float], ...]],
+                   case: str, pooled: float) -> float | None:
+        found = kept.get(case, ())
+        if len(found) < _MIN_CLASS_RESIDUALS:
+            found = kept.get(case.partition("@")[0], ())
+        if not found:
+            return None
+        mixes = reference_op_mixes()
+        weights = kind_weights(mix, {g: mixes[g] for g in {g for g, _ in found} if g in mixes})
+        scores = [abs(r) for _, r in found]
+        half = weighted_conformal_half_width(
+            scores, [weights.get(g, 0.0) for g, _ in found], self.interval_coverage)
+        alike = {g.partition("/")[0] for g, w in weights.items() if w >= _SAME_KIND_WEIGHT}
+        if not alike or math.isinf(half):
+            half = max(pooled, half if math.isfinite(half) else max(scores))
+        for model in alike:  # the kind's own held-out need
+            own = sorted(abs(r) for g, r in found if g.partition("/")[0] == model)
+            if own:
+                rank = min(len(own), math.ceil((len(own) + 1) * self.interval_coverage))
+                half = max(half, own[rank - 1])
+        return half
 
     def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                key: str | None) -> float:
