@@ -250,14 +250,7 @@ class NoProbePrior:
         if not case.startswith("roofline") or workload.op_mix is None:
             return pooled
         half = self.kind_half_width(workload.op_mix, case, pooled=max(-pooled[0], pooled[1]))
-        if half is None:
-            return pooled
-        # a no-probe figure never claims more than one probe of the same seen-ness would
-        one = "seen1" if case.partition("@")[0] == "roofline" else "unseen1"
-        for probe_case in (one, one + "_unlike"):
-            low, high = interval(quantiles, probe_case, foreign_widening=foreign_widening)
-            half = max(half, -low, high)
-        return -half, half
+        return pooled if half is None else (-half, half)
 
     def kind_half_width(self, mix: OpMix, case: str, *, pooled: float) -> float | None:
         """Half-width of a roofline case for a workload of operator mix ``mix``: the weighted

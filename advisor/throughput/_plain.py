@@ -45,7 +45,6 @@ from advisor.spec import Precision
 from advisor.throughput._anchored import PublishedAnchoring
 from advisor.throughput._calibration import (
     MEASURED_HALF_WIDTH,
-    interval,
     residual_case,
     residual_quantiles,
     unlike_probes,
@@ -429,6 +428,22 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         found = twin_and_shifts(params, twin, np.asarray(np.isfinite(params).all(axis=1)))
         return None if found is None else np.asarray(found[0] + found[1].mean(axis=0))
 
+    def _case_interval(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                       case: str) -> tuple[float, float]:
+        """Log (low, high) of a predicted residual case, before scaling to N devices."""
+        # a published anchor's figure carries the anchor part's no-probe error: the
+        # roofline's of its architecture class (as a reference part of that class gets)
+        # where the workload's operators are known, else the FLOPs prior's
+        anchor_case = (roofline_case("roofline", accelerator) if workload.op_mix is not None
+                       else "prior")
+        low, high = self.no_probe_interval(
+            workload, anchor_case if case == "published" else case,
+            quantiles=self.residual_quantiles_, foreign_widening=self.foreign_widening)
+        if case == "published":  # the anchor's no-probe error and the ratio's stack spread
+            return -math.hypot(low, self.published_spread_), math.hypot(high,
+                                                                        self.published_spread_)
+        return low, high
+
     def predict(self, X: Sequence[ReferenceRow]) -> npt.NDArray[np.float64]:
         """Predicted samples/s of each reference-like row's workload on its accelerator and
         device count, with no probe (the no-probe path of ``estimate`` on
@@ -470,17 +485,14 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         if case == "measured":  # this accelerator was probed on another device count
             low, high = -_measured_half_width(own), _measured_half_width(own)
         else:
-            # a published anchor's figure carries the anchor part's no-probe error: the
-            # roofline's of its architecture class (as a reference part of that class gets)
-            # where the workload's operators are known, else the FLOPs prior's
-            anchor_case = (roofline_case("roofline", accelerator) if workload.op_mix is not None
-                           else "prior")
-            low, high = interval(self.residual_quantiles_,
-                                 anchor_case if case == "published" else case,
-                                 foreign_widening=self.foreign_widening)
-        if case == "published":  # the anchor's no-probe error and the ratio's stack spread
-            low = -math.hypot(low, self.published_spread_)
-            high = math.hypot(high, self.published_spread_)
+            low, high = self._case_interval(workload, accelerator, case)
+            if probes and workload.op_mix is not None:
+                # probes elsewhere never widen the interval: where the workload's kind makes
+                # the no-probe roofline the narrower held-out interval, it answers (issue 29)
+                alone, alone_case = self.predict_log(workload, accelerator, {})
+                alone_low, alone_high = self._case_interval(workload, accelerator, alone_case)
+                if alone_high - alone_low < high - low:
+                    log_sps, case, low, high = alone, alone_case, alone_low, alone_high
         # N devices add the scaling efficiency's uncertainty, and never beat N times one; the
         # efficiency knows the step's communication load where parameters and batch are known
         load = self.scaling_.load(workload.params, workload.batch_size_per_device,

@@ -135,12 +135,45 @@ def test_the_unseen_case_is_never_narrower_than_the_seen_one() -> None:
     assert seen is not None and unseen is not None and unseen >= seen
 
 
-def test_a_no_probe_figure_is_never_narrower_than_one_probes() -> None:
+def test_a_roofline_case_of_a_workload_with_a_mix_takes_its_kinds_bounds() -> None:
     from advisor.throughput.estimate import WorkloadFeatures
 
     prior = _prior()
-    workload = WorkloadFeatures(None, op_mix=MIXES["resnet50/mixed"])
-    quantiles = {"roofline": (-0.6, 0.6), "seen1": (-0.2, 0.25), "seen1_unlike": (-0.3, 0.3)}
-    low, high = prior.no_probe_interval(workload, "roofline@tc-bf16", quantiles=quantiles,
-                                        foreign_widening=2.0)
-    assert low == -high and high >= 0.3
+    quantiles = {"roofline": (-0.6, 0.6), "seen1": (-0.2, 0.25)}
+    mix = MIXES["resnet50/mixed"]
+    low, high = prior.no_probe_interval(WorkloadFeatures(None, op_mix=mix), "roofline",
+                                        quantiles=quantiles, foreign_widening=2.0)
+    assert high == -low == prior.kind_half_width(mix, "roofline", pooled=0.6)
+    # no mix, or a case other than the roofline's: the case's bounds
+    assert prior.no_probe_interval(WorkloadFeatures(None), "roofline", quantiles=quantiles,
+                                   foreign_widening=2.0) == (-0.6, 0.6)
+    assert prior.no_probe_interval(WorkloadFeatures(None, op_mix=mix), "seen1",
+                                   quantiles=quantiles, foreign_widening=2.0) == (-0.2, 0.25)
+
+
+@pytest.fixture(scope="module")
+def model():  # type: ignore[no-untyped-def]
+    from advisor.throughput.model_cache import cached_transfer_model
+    from pricing import load_accelerators
+
+    return cached_transfer_model(load_accelerators())
+
+
+@pytest.mark.parametrize(("target", "probed"), [
+    ("H100-SXM", "A100-80GB-SXM"),  # a probe of the same architecture class
+    ("H100-SXM", "V100-16GB-SXM2"),  # a probe of an older class (the transfer extrapolates)
+    ("L4", "A10G"),  # a part with no reference rows
+])
+def test_a_probe_elsewhere_never_widens_a_workload_with_a_mix(model, target: str,  # type: ignore[no-untyped-def]
+                                                             probed: str) -> None:
+    from advisor.spec import Precision
+    from advisor.throughput.estimate import Measurement, WorkloadFeatures
+    from pricing import load_accelerators
+
+    specs = load_accelerators()
+    workload = WorkloadFeatures(Precision.BF16, flops_per_sample=3 * 8.18e9,
+                                op_mix=MIXES["resnet50/mixed"], batch_size_per_device=256)
+    before = model.estimate(workload, specs[target])
+    after = model.estimate(workload, specs[target], measurements=[Measurement(probed, 900.0)])
+    width = before.samples_per_second_high / before.samples_per_second_low
+    assert after.samples_per_second_high / after.samples_per_second_low <= width * (1 + 1e-9)
