@@ -31,8 +31,12 @@ _CLASS_PATTERNS: tuple[tuple[OpClass, tuple[str, ...]], ...] = (
     (OpClass.ATTENTION, ("scaled_dot_product", "flash_attention", "efficient_attention",
                          "cudnn_attention")),
     (OpClass.CONVOLUTION, ("convolution", "conv1d", "conv2d", "conv3d", "conv_transpose")),
+    (OpClass.ELEMENTWISE, ("thnn_fused",)),  # the gate arithmetic of LSTM/GRU cells on CUDA
+    # recurrent layers (oneDNN's and cuDNN's fused ones, and aten::lstm / gru / rnn_* as the
+    # outermost operator a profile sees): their time is the gate matmuls, step after step
     (OpClass.MATMUL, ("addmm", "mm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "dot",
-                      "addmv", "mv", "grouped_mm")),
+                      "addmv", "mv", "grouped_mm", "rnn_layer", "cudnn_rnn", "miopen_rnn",
+                      "lstm", "gru", "rnn_tanh", "rnn_relu")),
     (OpClass.NORMALIZATION, ("batch_norm", "layer_norm", "group_norm", "rms_norm",
                              "instance_norm")),
     (OpClass.EMBEDDING, ("embedding", "index_select", "gather", "scatter", "index_put",

@@ -12,7 +12,7 @@ from typing import Any
 from probes import BuiltWorkload
 
 __all__ = ["SavedBytes", "StepCount", "count_step", "extra_flop_formulas", "identity",
-           "parameters"]
+           "parameters", "rnn_flops", "rnn_kernels"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,8 @@ class SavedBytes:
 
 def extra_flop_formulas() -> dict[Any, Any]:
     """FLOP formulas for kernels torch's counter does not know: the fused (flash) attention
-    kernels torch runs on CPU tensors and the grouped matmul of mixture-of-experts layers.
+    kernels torch runs on CPU tensors, the grouped matmul of mixture-of-experts layers and the
+    fused recurrent layers (LSTM, GRU, RNN) of oneDNN on the CPU and cuDNN on CUDA.
 
     Attention is counted the way the scaling-law literature does (Kaplan et al. 2020,
     table 1): the two attention matmuls, halved under a causal mask (a fused kernel skips
@@ -98,10 +99,52 @@ def extra_flop_formulas() -> dict[Any, Any]:
         del args, kwargs
         return 2 * int(math.prod(a_shape)) * int(b_shape[-1])
 
+    def rnn(input_shape: Any, weights: Any, *args: Any, **kwargs: Any) -> int:
+        del kwargs
+        return rnn_flops(input_shape, [weights, *args[:1]])
+
+    def rnn_backward(input_shape: Any, weights: Any, *args: Any, **kwargs: Any) -> int:
+        del kwargs
+        return 2 * rnn_flops(input_shape, [weights, *args[:1]])
+
     # The kernels' names start with "_" but they are the ops torch dispatches to.
     return {aten._scaled_dot_product_flash_attention_for_cpu: forward,  # noqa: SLF001
             aten._scaled_dot_product_flash_attention_for_cpu_backward: backward,  # noqa: SLF001
-            aten._grouped_mm: grouped_mm}  # noqa: SLF001
+            aten._grouped_mm: grouped_mm,  # noqa: SLF001
+            aten.mkldnn_rnn_layer: rnn, aten.mkldnn_rnn_layer_backward: rnn_backward,
+            aten._cudnn_rnn: rnn, aten._cudnn_rnn_backward: rnn_backward}  # noqa: SLF001
+
+
+def rnn_flops(input_shape: Any, weights: Any) -> int:
+    """FLOPs of a fused recurrent layer's forward over its input (``(steps, batch, features)``
+    or batch first, or packed ``(tokens, features)``): every token of every layer and
+    direction multiplies its input and its hidden state by the gate matrices, 2 x tokens x the
+    elements of the matrices. ``weights``: oneDNN's input and hidden matrices (two shapes), or
+    cuDNN's list of every layer's weights first (its 2-D shapes are the matrices, the 1-D ones
+    biases). Backward (the gradients of the inputs, the hidden states and the matrices) is
+    twice that. The gates' element-wise work is not counted, as for any layer."""
+    tokens = int(math.prod(input_shape[:-1]))
+    first = weights[0]
+    shapes = first if first and isinstance(first[0], tuple | list) else weights[:2]
+    return 2 * tokens * sum(int(math.prod(shape)) for shape in shapes if len(shape) == 2)
+
+
+def rnn_kernels(name: str, args: Any, kwargs: Any) -> int | None:
+    """Kernels a fused recurrent layer launches the way cuDNN runs it: one input projection for
+    all steps, then a recurrent matmul and a fused gate kernel per time step, in order (its
+    backward: the same per step, and the weight and input gradients once each); None for any
+    other operator (one kernel). oneDNN's layer always takes its input time first (torch
+    transposes a batch-first one before the call); cuDNN's as ``batch_first`` says."""
+    base = name.split("::")[-1].split(".")[0]
+    if base not in ("mkldnn_rnn_layer", "mkldnn_rnn_layer_backward", "_cudnn_rnn",
+                    "_cudnn_rnn_backward"):
+        return None
+    shape = tuple(getattr(args[0] if args else kwargs.get("input"), "shape", ()))
+    at = {"_cudnn_rnn": 10, "_cudnn_rnn_backward": 14}.get(base)
+    batch_first = at is not None and bool(kwargs.get("batch_first",
+                                                     len(args) > at and args[at]))
+    steps = int(shape[1] if batch_first and len(shape) == 3 else shape[0]) if shape else 1
+    return 2 * steps + (2 if base.endswith("backward") else 1)
 
 
 def identity(tensor: Any) -> Any:

@@ -128,7 +128,7 @@ def _recorder_class() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    from advisor.profiling._torch_counting import extra_flop_formulas
+    from advisor.profiling._torch_counting import extra_flop_formulas, rnn_kernels
 
     registry: dict[Any, Callable[..., int]] = dict(flop_counter.flop_registry)
     wrap: Callable[..., Any] = flop_counter.shape_wrapper
@@ -172,7 +172,7 @@ def _recorder_class() -> type:
             entry = self.totals[(op_class, dtype)]
             entry[0] += flops
             entry[1] += sum(nbytes(t) for t in inputs + outputs)
-            entry[2] += 1
+            entry[2] += rnn_kernels(name, args, kwargs) or 1
             return out
 
     return Recorder

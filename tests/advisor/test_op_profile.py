@@ -34,14 +34,29 @@ _NETS = textwrap.dedent('''
         def loss_fn(net, batch):
             return nn.functional.cross_entropy(net(batch[0]), batch[1])
         return model, make_batch, loss_fn
+
+    class _LastStep(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(8, 16, batch_first=True)
+            self.head = nn.Linear(16, 4, bias=False)
+        def forward(self, x):
+            return self.head(self.rnn(x)[0][:, -1])
+
+    def lstm(steps=10):
+        def make_batch(b, device):
+            return torch.randn(b, steps, 8, device=device), torch.randint(0, 4, (b,), device=device)
+        def loss_fn(net, batch):
+            return nn.functional.cross_entropy(net(batch[0]), batch[1])
+        return _LastStep(), make_batch, loss_fn
 ''')
 
 
-def _recipe(tmp_path: Path, name: str) -> WorkloadRecipe:
+def _recipe(tmp_path: Path, name: str, **options: object) -> WorkloadRecipe:
     module = tmp_path / "tiny_nets_for_ops.py"
     module.write_text(_NETS)
     return WorkloadRecipe(builtin=None, entrypoint=f"tiny_nets_for_ops:{name}",
-                          base_dir=str(tmp_path))
+                          base_dir=str(tmp_path), options=options)
 
 
 def _flops(mix: OpMix, op_class: OpClass, dtype: str | None = None) -> float:
@@ -61,6 +76,11 @@ def _flops(mix: OpMix, op_class: OpClass, dtype: str | None = None) -> float:
     ("aten::embedding_dense_backward", OpClass.EMBEDDING),
     ("aten::gelu", OpClass.ELEMENTWISE),
     ("aten::relu_", OpClass.ELEMENTWISE),
+    ("aten::mkldnn_rnn_layer", OpClass.MATMUL),  # a fused LSTM/GRU layer: its gate matmuls
+    ("aten::_cudnn_rnn_backward", OpClass.MATMUL),
+    ("aten::lstm", OpClass.MATMUL),  # the outermost operator a GPU profile sees
+    ("aten::_thnn_fused_lstm_cell", OpClass.ELEMENTWISE),  # the gates' arithmetic on CUDA
+    ("aten::group_norm", OpClass.NORMALIZATION),
     ("aten::_to_copy", OpClass.OTHER),  # autocast's casts
     ("aten::empty.memory_format", None),  # allocation launches no kernel
 ])
@@ -77,6 +97,25 @@ def test_conv_net_flops_equal_hand_count(tmp_path: Path) -> None:
     assert _flops(mix, OpClass.CONVOLUTION) == pytest.approx(2 * conv_forward)
     assert _flops(mix, OpClass.MATMUL) == pytest.approx(3 * linear_forward)
     assert all(c.dtype == "float32" for c in mix.per_sample)
+
+
+def test_lstm_layer_is_matmul_work_step_by_step(tmp_path: Path) -> None:
+    """A fused LSTM layer (one operator on the CPU, as under cuDNN) counts its gate matmuls,
+    forward and backward, and launches kernels per time step, as cuDNN runs it."""
+    mixes = {steps: trace_op_mix(_recipe(tmp_path, "lstm", steps=steps), Precision.FP32)
+             for steps in (10, 20)}
+    gates = 2 * (4 * 16 * 8 + 4 * 16 * 16)  # per token: input and hidden times the 4 gates
+    head = 2 * 16 * 4
+    for steps, mix in mixes.items():
+        # backward is twice forward for the layer; the head's input gradient and weight
+        # gradient make its backward twice its forward too
+        assert _flops(mix, OpClass.MATMUL) == pytest.approx(3 * steps * gates + 3 * head)
+
+    def kernels(mix: OpMix) -> float:
+        return sum(c.kernels for c in mix.per_step if c.op_class is OpClass.MATMUL)
+
+    # forward 2T + 1 and backward 2T + 2 kernels per layer: 10 more steps are 40 more kernels
+    assert kernels(mixes[20]) - kernels(mixes[10]) == pytest.approx(40)
 
 
 def test_mlp_flops_equal_hand_count() -> None:
