@@ -487,12 +487,13 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         else:
             low, high = self._case_interval(workload, accelerator, case)
             if probes and workload.op_mix is not None:
-                # probes elsewhere never widen the interval: where the workload's kind makes
-                # the no-probe roofline the narrower held-out interval, it answers (issue 29)
-                alone, alone_case = self.predict_log(workload, accelerator, {})
+                # probes elsewhere never widen the interval (issue 29): where the workload's
+                # kind gives the no-probe roofline the narrower held-out interval, the probe's
+                # figure keeps that width (the probe still moves the figure)
+                _, alone_case = self.predict_log(workload, accelerator, {})
                 alone_low, alone_high = self._case_interval(workload, accelerator, alone_case)
                 if alone_high - alone_low < high - low:
-                    log_sps, case, low, high = alone, alone_case, alone_low, alone_high
+                    low, high = alone_low, alone_high
         # N devices add the scaling efficiency's uncertainty, and never beat N times one; the
         # efficiency knows the step's communication load where parameters and batch are known
         load = self.scaling_.load(workload.params, workload.batch_size_per_device,
