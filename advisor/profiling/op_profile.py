@@ -17,6 +17,7 @@ Torch is imported only inside the tracing functions; a cached mix is read withou
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -341,7 +342,17 @@ def load_op_mix(path: Path) -> OpMix | None:
 
 def reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> dict[str, OpMix]:
     """Shipped operator mixes of the reference workloads, by ``model/precision`` (traced by
-    ``advisor.profiling.reference_mixes``)."""
+    ``advisor.profiling.reference_mixes``; read once per file and modification time)."""
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise AdvisorError(f"cannot read the reference operator mixes {path}: {exc}") from exc
+    return dict(_read_reference_op_mixes(path, stamp))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_reference_op_mixes(path: Path, stamp: int) -> dict[str, OpMix]:
+    del stamp  # part of the cache key only
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:

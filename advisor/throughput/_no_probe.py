@@ -11,6 +11,7 @@ correction (the probed fraction of peak when probed; without an op mix the neare
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -75,6 +76,7 @@ def reference_features(row: ReferenceRow, op_mixes: Mapping[str, OpMix]) -> Work
         batch_size_per_device=row.batch_size_per_accelerator or None)
 
 
+@functools.lru_cache(maxsize=256)  # a ranking asks it of one workload's mix per offer kind
 def _mix_shares(mix: OpMix) -> FloatArray:
     """Per operator class, the share of the per-sample FLOPs and of the bytes moved, each
     half of the vector (a recommender's embeddings move bytes, a transformer's matmuls do
@@ -104,6 +106,32 @@ def kind_weights(mix: OpMix, references: Mapping[str, OpMix]) -> dict[str, float
     width = max(width, 0.05)  # references with one precision each: a fixed floor
     return {group: math.exp(-((mix_distance(mix, other) / width) ** 2))
             for group, other in references.items()}
+
+
+@functools.lru_cache(maxsize=64)  # one workload's mix against the same groups, offer after offer
+def _kind_weights_of(mix: OpMix, groups: frozenset[str]) -> dict[str, float]:
+    """``kind_weights`` of ``mix`` against the shipped reference mixes of ``groups``."""
+    mixes = reference_op_mixes()
+    return kind_weights(mix, {g: mixes[g] for g in sorted(groups) if g in mixes})
+
+
+@functools.lru_cache(maxsize=256)  # a ranking asks it of one mix per residual case
+def _kind_half_of(mix: OpMix, found: tuple[tuple[str, float], ...], pooled: float,
+                  coverage: float) -> float:
+    """``NoProbePrior._kind_half`` of held-out residuals ``found`` (group, log residual)."""
+    weights = _kind_weights_of(mix, frozenset(g for g, _ in found))
+    scores = [abs(r) for _, r in found]
+    half = weighted_conformal_half_width(scores, [weights.get(g, 0.0) for g, _ in found],
+                                         coverage)
+    alike = {g.partition("/")[0] for g, w in weights.items() if w >= _SAME_KIND_WEIGHT}
+    if not alike or math.isinf(half):
+        half = max(pooled, half if math.isfinite(half) else max(scores))
+    for model in alike:  # the kind's own held-out need
+        own = sorted(abs(r) for g, r in found if g.partition("/")[0] == model)
+        if own:
+            rank = min(len(own), math.ceil((len(own) + 1) * coverage))
+            half = max(half, own[rank - 1])
+    return half
 
 
 class NoProbePrior:
@@ -273,20 +301,7 @@ class NoProbePrior:
             found = kept.get(case.partition("@")[0], ())
         if not found:
             return None
-        mixes = reference_op_mixes()
-        weights = kind_weights(mix, {g: mixes[g] for g in {g for g, _ in found} if g in mixes})
-        scores = [abs(r) for _, r in found]
-        half = weighted_conformal_half_width(
-            scores, [weights.get(g, 0.0) for g, _ in found], self.interval_coverage)
-        alike = {g.partition("/")[0] for g, w in weights.items() if w >= _SAME_KIND_WEIGHT}
-        if not alike or math.isinf(half):
-            half = max(pooled, half if math.isfinite(half) else max(scores))
-        for model in alike:  # the kind's own held-out need
-            own = sorted(abs(r) for g, r in found if g.partition("/")[0] == model)
-            if own:
-                rank = min(len(own), math.ceil((len(own) + 1) * self.interval_coverage))
-                half = max(half, own[rank - 1])
-        return half
+        return _kind_half_of(mix, tuple(found), pooled, self.interval_coverage)
 
     def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                key: str | None) -> float:
