@@ -93,6 +93,7 @@ def _ratios(rows: tuple[PublishedRow, ...], workload: str, stack: Stack,
 
 @pytest.mark.parametrize(("workload", "stack", "newer", "older"), [
     ("resnet50", Stack.MLPERF_TUNED, "TPU-v4", "TPU-v3"),
+    ("resnet50", Stack.MLPERF_TUNED, "TPU-v3", "TPU-v2"),  # MLPerf v0.5, 4 chips each
     ("resnet50", Stack.MLPERF_TUNED, "Gaudi2", "Gaudi"),
     ("bert_large_mlperf", Stack.MLPERF_TUNED, "Gaudi2", "Gaudi"),
     ("bert_base_pretrain_hf", Stack.PYTORCH_EAGER, "Gaudi2", "Gaudi"),  # Hugging Face blog
@@ -122,6 +123,26 @@ def test_tpu_v3_beats_tpu_v2_against_the_v100_each_measured_beside(
     v2 = _ratios(rows, "resnet50", Stack.VENDOR_TUNED, "V100-16GB-SXM2")["TPU-v2"]
     v3 = _ratios(rows, "resnet50", Stack.MLPERF_TUNED, "V100-16GB-SXM2")["TPU-v3"]
     assert v3 > v2
+
+
+def test_cloud_tpu_rows_count_chips_not_cores(rows: tuple[PublishedRow, ...]) -> None:
+    # a v2-8 / v3-8 Cloud TPU is 8 TensorCores on 4 chips (MLPerf v0.5 entry.json says 8
+    # "accelerators"; the RiseML article compares "four TPUv2 chips (which form one Cloud
+    # TPU)" with four V100s): per-chip figures divide by 4
+    cloud_tpus = [row for row in rows if row.suite in ("mlperf_training_v0.5",
+                                                       "riseml_2018_tpuv2_v100")
+                  and row.accelerator.startswith("TPU-")]
+    assert {row.accelerator for row in cloud_tpus} == {"TPU-v2", "TPU-v3"}
+    assert all(row.chips == 4 for row in cloud_tpus)
+
+
+def test_tpu_v2_is_near_a_v100_per_chip_in_both_sources(rows: tuple[PublishedRow, ...]) -> None:
+    # MLPerf v0.5 (Google's tpuv2-8 beside NVIDIA's DGX-1 and Google's own 8x V100) and the
+    # 2018 RiseML run agree within 15%: the doubtful third-party row is not an outlier
+    mlperf = _ratios(rows, "resnet50", Stack.MLPERF_TUNED, "V100-16GB-SXM2")
+    riseml = _ratios(rows, "resnet50", Stack.VENDOR_TUNED, "V100-16GB-SXM2")
+    assert mlperf["TPU-v2"] == pytest.approx(riseml["TPU-v2"], rel=0.15)
+    assert 0.5 < mlperf["TPU-v2"] / mlperf["TPU-v3"] < 0.7  # same code, same round
 
 
 def test_a_ratio_is_taken_only_inside_one_suite(rows: tuple[PublishedRow, ...]) -> None:
