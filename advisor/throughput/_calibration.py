@@ -31,9 +31,12 @@ from advisor.throughput._table import (
     split_precision,
 )
 from advisor.throughput._transfer_core import Query, TransferSettings, blend_predict
+from advisor.throughput.published import PublishedRow, Stack
+from advisor.throughput.reference import ReferenceRow
 
-__all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "interval", "residual_case",
-           "residual_quantiles", "unlike_probes", "weighted_conformal_half_width"]
+__all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "grouped_conformal_bounds", "interval",
+           "residual_case", "residual_quantiles", "stack_half_width", "stack_shifts",
+           "unlike_probes", "weighted_conformal_half_width"]
 
 MEASURED_HALF_WIDTH = 0.03  # probe-to-probe spread of a stable probe (log space)
 _PROBE_COUNTS = (1, 2, 3)
@@ -115,6 +118,74 @@ def conformal_bounds(residuals: list[float], coverage: float) -> tuple[float, fl
     tail = (1.0 - coverage) / 2
     rank = min(n, math.ceil((n + 1) * (1 - tail)))  # 1-based rank of the upper end
     return min(0.0, float(values[n - rank])), max(0.0, float(values[rank - 1]))
+
+
+def grouped_conformal_bounds(groups: Mapping[str, Sequence[float]],
+                             coverage: float) -> tuple[float, float]:
+    """(low, high) log offsets of held-out residuals that come in groups (a reference model's
+    rows), when the new point is a row of a new group: each group weighs one, shared by its
+    rows (the pooled CDF of Dunn, Wasserman and Ramdas, 2022, for two-layer hierarchical
+    data), and each tail's rank carries the finite-sample correction of the number of groups
+    ``K``, level ``(1 - tail)(K + 1) / K``; where that is past 1 (too few groups), the widest
+    held-out residual on that side. Zero is always inside."""
+    tail = (1.0 - coverage) / 2
+    kept = {name: np.asarray(v, dtype=float) for name, v in groups.items() if len(v)}
+    if not kept:
+        raise ValueError("grouped_conformal_bounds needs at least one residual")
+    values = np.concatenate(list(kept.values()))
+    weights = np.concatenate([np.full(len(v), 1.0 / len(v)) for v in kept.values()])
+    level = (1 - tail) * (len(kept) + 1) / len(kept)
+
+    def upper(x: FloatArray) -> float:
+        order = np.argsort(x)
+        cumulative = np.cumsum(weights[order]) / len(kept)
+        reached = np.flatnonzero(cumulative >= level - 1e-12)
+        return float(x[order][reached[0]] if len(reached) else x.max())
+
+    return min(0.0, -upper(-values)), max(0.0, upper(values))
+
+
+# Published precisions as the reference table names them (TF32 is how it ran ``fp32`` rows).
+_REFERENCE_PRECISION = {"fp32": "fp32", "tf32": "fp32", "fp16": "mixed", "bf16": "mixed"}
+
+
+def stack_shifts(reference: Sequence[ReferenceRow],
+                 published: Sequence[PublishedRow] = ()) -> dict[str, float]:
+    """How much one workload's throughput moves when only its software stack changes: per
+    pair of stacks, model and precision, the median log ratio over the cells (accelerator
+    and device count) measured in both. The pairs: the reference table's generations against
+    each other, and each published suite (one README, one vendor table) against each
+    generation. MLPerf submissions are left out: hand-tuned beyond any user's step, and their
+    figures are time to train (evaluation included), not a step's throughput."""
+    cells: dict[tuple[str, str, str, int], dict[str, float]] = defaultdict(dict)
+    for r in reference:
+        cells[(r.model, r.precision, r.accelerator, r.accelerator_count)][r.generation] = (
+            r.samples_per_second)
+    found: dict[str, list[float]] = defaultdict(list)
+    for (model, precision, _, _), by_generation in cells.items():
+        generations = sorted(by_generation)
+        for i, first in enumerate(generations):
+            for second in generations[i + 1:]:
+                found[f"{first}>{second}/{model}/{precision}"].append(
+                    math.log(by_generation[second] / by_generation[first]))
+    for p in published:
+        key = _REFERENCE_PRECISION.get(p.precision)
+        if p.stack is Stack.MLPERF_TUNED or key is None:
+            continue
+        for generation, value in cells.get((p.workload, key, p.accelerator, p.chips), {}).items():
+            found[f"{generation}>{p.suite}/{p.workload}/{key}"].append(
+                math.log(p.samples_per_second_per_chip * p.chips / value))
+    return {group: float(np.median(v)) for group, v in found.items()}
+
+
+def stack_half_width(shifts: Mapping[str, float], coverage: float) -> float:
+    """The split-conformal ``coverage`` quantile of the stack shifts' size (``stack_shifts``):
+    how far a workload's step in a stack of its own may sit from the reference stack's
+    figure, either way; 0 without any pair of stacks."""
+    sizes = sorted(abs(v) for v in shifts.values())
+    if not sizes:
+        return 0.0
+    return sizes[min(len(sizes), math.ceil((len(sizes) + 1) * coverage)) - 1]
 
 
 def weighted_conformal_half_width(scores: Sequence[float], weights: Sequence[float],

@@ -64,7 +64,8 @@ def roofline_case(case: str, accelerator: AcceleratorSpec) -> str:
 def reference_features(row: ReferenceRow, op_mixes: Mapping[str, OpMix]) -> WorkloadFeatures:
     """What the no-probe prediction knows of a reference row's workload: its precision, the
     shipped FLOPs per sample, parameters and convolution share of its model, its operator
-    mix from ``op_mixes`` (``reference_op_mixes()``; None where not shipped) and its batch."""
+    mix from ``op_mixes`` (``reference_op_mixes()``; None where not shipped) and its batch;
+    it runs in the reference stack."""
     params = REFERENCE_PARAMS.get(row.model)
     return WorkloadFeatures(
         precision=_REFERENCE_PRECISIONS.get(row.precision),
@@ -73,7 +74,7 @@ def reference_features(row: ReferenceRow, op_mixes: Mapping[str, OpMix]) -> Work
         name=f"{row.model}/{row.precision}",
         conv_flops_fraction=REFERENCE_CONV_FLOPS_FRACTION.get(row.model),
         op_mix=op_mixes.get(f"{row.model}/{row.precision}"),
-        batch_size_per_device=row.batch_size_per_accelerator or None)
+        batch_size_per_device=row.batch_size_per_accelerator or None, reference_stack=True)
 
 
 @functools.lru_cache(maxsize=256)  # a ranking asks it of one workload's mix per offer kind

@@ -47,6 +47,8 @@ from advisor.throughput._calibration import (
     MEASURED_HALF_WIDTH,
     residual_case,
     residual_quantiles,
+    stack_half_width,
+    stack_shifts,
     unlike_probes,
 )
 from advisor.throughput._factor import FactorFit, fit_factors
@@ -278,6 +280,9 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                 fit_factors=self._fit_factors, seed=self.random_state,
                 architectures=[self._architecture_of(a) for a in self.table_.accelerators])
             self.residual_quantiles_.update(self.roofline_bounds(self.interval_coverage))
+        # a user's step runs in a stack of its own: how far stacks move one workload
+        self.stack_shifts_ = stack_shifts(reference, published)
+        self.stack_half_width_ = stack_half_width(self.stack_shifts_, self.interval_coverage)
         return self.anchor_to(published)
 
     def _reference_parts(self) -> set[str]:
@@ -429,8 +434,22 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         return None if found is None else np.asarray(found[0] + found[1].mean(axis=0))
 
     def _case_interval(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                       case: str) -> tuple[float, float]:
-        """Log (low, high) of a predicted residual case, before scaling to N devices."""
+                       case: str, *, no_probe: bool = False) -> tuple[float, float]:
+        """Log (low, high) of a predicted residual case, before scaling to N devices; a
+        prediction with no probe (``no_probe``) of a workload outside the reference stack
+        reaches at least the stack spread either way (``stack_half_width_``, which ``fit``
+        learns from ``stack_shifts``: the reference figures' held-out error is that of the
+        reference stack, and a stack of its own moves a workload as far as two stacks moved
+        one reference workload)."""
+        low, high = self._evidence_interval(workload, accelerator, case)
+        if no_probe and not workload.reference_stack:
+            floor = getattr(self, "stack_half_width_", 0.0)
+            return min(low, -floor), max(high, floor)
+        return low, high
+
+    def _evidence_interval(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                           case: str) -> tuple[float, float]:
+        """``_case_interval`` from the reference residuals alone (the reference stack)."""
         # a published anchor's figure carries the anchor part's no-probe error: the
         # roofline's of its architecture class (as a reference part of that class gets)
         # where the workload's operators are known, else the FLOPs prior's
@@ -485,13 +504,14 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         if case == "measured":  # this accelerator was probed on another device count
             low, high = -_measured_half_width(own), _measured_half_width(own)
         else:
-            low, high = self._case_interval(workload, accelerator, case)
+            low, high = self._case_interval(workload, accelerator, case, no_probe=not probes)
             if probes and workload.op_mix is not None:
                 # probes elsewhere never widen the interval (issue 29): where the workload's
                 # kind gives the no-probe roofline the narrower held-out interval, the probe's
                 # figure keeps that width (the probe still moves the figure)
                 _, alone_case = self.predict_log(workload, accelerator, {})
-                alone_low, alone_high = self._case_interval(workload, accelerator, alone_case)
+                alone_low, alone_high = self._case_interval(workload, accelerator, alone_case,
+                                                            no_probe=True)
                 if alone_high - alone_low < high - low:
                     low, high = alone_low, alone_high
         # N devices add the scaling efficiency's uncertainty, and never beat N times one; the

@@ -103,7 +103,9 @@ class WorkloadFeatures:
     ``precision`` is None when unknown (e.g. rows of a user's benchmark file).
     ``op_mix`` (the traced operator mix, ``advisor.profiling.op_profile``) and ``batch_size_per_device``
     let the model predict with no probe from the operators' roofline; None keeps the
-    FLOPs-per-sample prior.
+    FLOPs-per-sample prior. ``reference_stack``: the step runs in the software stack the
+    reference tables were measured in (a reference row's own workload); a user's step runs
+    in its own, and its no-probe interval carries the stack-to-stack spread too.
     """
 
     precision: Precision | None
@@ -113,6 +115,7 @@ class WorkloadFeatures:
     conv_flops_fraction: float | None = None
     op_mix: OpMix | None = None
     batch_size_per_device: int | None = None
+    reference_stack: bool = False
 
 
 @dataclass(frozen=True, slots=True)

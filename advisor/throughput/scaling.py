@@ -5,7 +5,10 @@ Fitted on the reference data's 1/2/4/8-device rows. Efficiency is modelled as
 is learned per accelerator where the reference has multi-device rows, and per interconnect
 class (``fabric``: NVLink/SXM, TPU ICI, NeuronLink, Gaudi RoCE; ``pcie``: everything else)
 for accelerators it has not seen. The efficiency's bounds per interconnect class and device
-count are split-conformal: each reference model's rows predicted by a fit without that model.
+count are split-conformal: each reference model's rows predicted by a fit without that model,
+and the quantiles taken over reference workloads (one generation, model and precision), each
+weighing one, with the finite-sample correction of their number (a workload's rows share its
+scaling: counted as rows, the bounds covered 84% of held-out N-device cells, not 90%).
 
 Workload-aware: each step all-reduces the gradients (``GRADIENT_BYTES_PER_PARAM`` per
 parameter) while one device computes for ``batch / samples_per_second`` seconds, so a
@@ -25,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Self
 
 from advisor.errors import AdvisorError
-from advisor.throughput._calibration import conformal_bounds
+from advisor.throughput._calibration import grouped_conformal_bounds
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
@@ -87,11 +90,14 @@ class ScalingModel:
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
         """Learn slopes from rows with 1 and N devices of the same workload, and the bounds
         from each reference model's rows predicted by a fit without that model (held out,
-        split-conformal); returns self."""
+        split-conformal over workloads, ``grouped_conformal_bounds``: a workload's rows share
+        its scaling, so a new workload is a new group, not a new row); returns self."""
         self.fit_point(reference, accelerators)
         singles = _one_device(reference)
-        held_out: dict[bool, dict[tuple[str, int], list[float]]] = {
-            False: defaultdict(list), True: defaultdict(list)}
+        # per (class, count): each reference workload's held-out log residuals
+        held_out: dict[bool, dict[tuple[str, int], dict[str, list[float]]]] = {
+            False: defaultdict(lambda: defaultdict(list)),
+            True: defaultdict(lambda: defaultdict(list))}
         worst: dict[tuple[str, int], float] = {}
         for name in sorted({r.model for r in reference}):
             without = ScalingModel(min_points=self.min_points, params=self.params).fit_point(
@@ -106,10 +112,12 @@ class ScalingModel:
                 for with_load in (False, True) if load is not None else (False,):
                     fitted = without.efficiency(spec, row.accelerator_count,
                                                 load=load if with_load else None)
-                    held_out[with_load][key].append(math.log(efficiency / fitted))
+                    workload = f"{row.generation}/{name}/{row.precision}"
+                    held_out[with_load][key][workload].append(math.log(efficiency / fitted))
         self.efficiency_bounds_, self.load_bounds_ = (
-            {key: (*conformal_bounds(values, _COVERAGE), worst[key])
-             for key, values in held_out[with_load].items() if len(values) >= _MIN_BOUND_ROWS}
+            {key: (*grouped_conformal_bounds(by_workload, _COVERAGE), worst[key])
+             for key, by_workload in held_out[with_load].items()
+             if sum(map(len, by_workload.values())) >= _MIN_BOUND_ROWS}
             for with_load in (False, True))
         return self
 

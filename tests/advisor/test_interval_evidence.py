@@ -90,8 +90,14 @@ def test_no_probe_roofline_predictions_carry_their_own_held_out_bounds(model) ->
     kind_low, kind_high = model.no_probe_interval(with_ops, case,
                                                   quantiles=model.residual_quantiles_,
                                                   foreign_widening=model.foreign_widening)
-    assert math.log(_width(est)) == pytest.approx(kind_high - kind_low)
     assert kind_high - kind_low <= high - low
+    # a user's step runs in a stack of its own: at least the stack-to-stack spread either way
+    floor = model.stack_half_width_
+    assert 0 < floor < 1
+    assert math.log(_width(est)) == pytest.approx(max(kind_high, floor) - min(kind_low, -floor))
+    # the reference row's own workload runs in the reference stack: its kind's bounds alone
+    reference = model.estimate(replace(with_ops, reference_stack=True), SPECS["H100-SXM"])
+    assert math.log(_width(reference)) == pytest.approx(kind_high - kind_low)
 
 
 # the same workload with its batch: the scaling efficiency knows its communication load
@@ -139,7 +145,8 @@ def test_a_part_with_no_reference_rows_takes_the_held_out_bounds_of_its_class(mo
     low, high = model.no_probe_interval(with_ops, "roofline_unseen@tc-bf16",
                                         quantiles=model.residual_quantiles_,
                                         foreign_widening=model.foreign_widening)
-    assert math.log(_width(est)) == pytest.approx(high - low)  # its kind's unseen bounds
+    floor = model.stack_half_width_  # its kind's unseen bounds, at least the stack spread
+    assert math.log(_width(est)) == pytest.approx(max(high, floor) - min(low, -floor))
     seen_low, seen_high = model.no_probe_interval(with_ops, "roofline@tc-bf16",
                                                   quantiles=model.residual_quantiles_,
                                                   foreign_widening=model.foreign_widening)
