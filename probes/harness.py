@@ -6,7 +6,7 @@ model and the first step (lazy initialisation, autotuning) come next; the reques
 starts after them and holds warm-up (excluded; over when step times stop falling), measured
 steps until the samples/s estimate is stable (relative 95% half-width under the target, and
 the two halves of the measured steps agreeing) or the box ends, a short operator profile
-(up to ``PROFILE_STEPS`` more steps under ``torch.profiler`` while the box lasts: device
+(up to ``PROFILE_STEPS`` more steps under the autograd profiler while the box lasts: device
 seconds per step by operator class, ``ProbeResult.op_class_seconds``; its failure leaves them
 out with a note and never fails the probe), and the input-pipeline check (cached batch vs
 the workload's real loader, only when it has one). The optional largest-batch search then

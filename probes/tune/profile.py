@@ -1,6 +1,6 @@
 """A short profile of one configuration: where a step's time goes, and the top operators.
 
-``profile_steps`` runs a few steps under ``torch.profiler``: each step's input wait (the
+``profile_steps`` runs a few steps under the autograd profiler (Kineto): each step's input wait (the
 next batch, moved to the device), forward, backward and optimizer are timed by the clock
 with a device sync between them, and the profiler's operator table gives the top
 operators by self time (device time on CUDA, CPU time elsewhere). ``StepProfile`` is plain
@@ -77,12 +77,15 @@ class StepProfile(Record):
 
 
 def _profiler(device: Device) -> AbstractContextManager[Any]:
-    """``torch.profiler.profile`` recording CPU operators, and CUDA kernels on a CUDA device."""
-    from torch.profiler import ProfilerActivity, profile
+    """The autograd profiler (Kineto) recording CPU operators, and CUDA kernels on a CUDA
+    device; its ``function_events`` are the events. ``torch.profiler.profile`` records the
+    same, but its first start imports ``torch._inductor`` (it checks inductor's cudagraphs
+    setting): 2 to 3 s in every probe process, for a step that never compiles."""
+    from torch.autograd import profiler
 
     on_device = device.kind == DeviceKind.CUDA
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_device else [])
-    return profile(activities=activities)
+    return profiler.profile(use_cpu=True, use_device="cuda" if on_device else None,
+                            use_kineto=True)
 
 
 def _operators(prof: Any, *, on_device: bool, steps: int, top: int) -> tuple[OperatorTime, ...]:
@@ -147,7 +150,7 @@ def _class_of(event: Any, *, on_device: bool) -> OpClass | None:
 
 def op_class_seconds(events: Iterable[Any], *, on_device: bool, steps: int) -> dict[str, float]:
     """Self seconds per step by operator class (class name -> seconds, classes with time
-    only) of ``steps`` profiled steps, from ``torch.profiler``'s events (``prof.events()``).
+    only) of ``steps`` profiled steps, from the profiler's events (``function_events``).
     ``on_device``: each CPU-side operator's CUDA kernels (its self device time), and kernels
     that no operator launched as ``other``; else each operator's self CPU time."""
     seconds: dict[OpClass, float] = {}
@@ -186,5 +189,5 @@ def profile_op_classes(run_step: Callable[[], None], *, device: Device,
             done += 1
     if done == 0:
         return {}
-    return op_class_seconds(prof.events(), on_device=device.kind == DeviceKind.CUDA,
+    return op_class_seconds(prof.function_events, on_device=device.kind == DeviceKind.CUDA,
                             steps=done)

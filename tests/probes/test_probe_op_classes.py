@@ -60,7 +60,7 @@ def test_a_cpu_probe_records_its_step_by_operator_class() -> None:
 
 
 class _Broken:
-    """Stands in for torch.profiler.profile: the profiler cannot start."""
+    """Stands in for the autograd profiler: it cannot start."""
 
     def __init__(self, **_: Any) -> None:
         pass
@@ -74,7 +74,7 @@ class _Broken:
 
 def test_a_failing_profiler_leaves_the_classes_out_and_the_probe_ok(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(torch.profiler, "profile", _Broken)
+    monkeypatch.setattr(torch.autograd.profiler, "profile", _Broken)
     result = _probe(clock=FakeClock(tick=0.005))
     assert result.status is ProbeStatus.OK
     assert result.samples_per_second is not None and result.samples_per_second > 0
