@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -163,6 +164,16 @@ def _portability_advice(records: Sequence[Portability], policy: PortabilityPolic
     return lines
 
 
+def _stack_note(model: ThroughputModel) -> str:
+    """The stack-to-stack spread a no-probe interval carries, where the model learned one."""
+    half = getattr(model, "stack_half_width_", 0.0)
+    if half <= 0:
+        return ""
+    return (f", and with no probe at least x{math.exp(half):.2f} either way: as far as a "
+            "change of software stack moved one reference workload (your step is not the "
+            "reference runs' tuned stack)")
+
+
 def _scaling_line(ranked: RankedOffers, catalog: Catalog, model: ThroughputModel) -> str:
     """The fitted scaling efficiency of the best-ranked multi-device offer per interconnect."""
     examples: dict[str, str] = {}
@@ -257,8 +268,8 @@ def recommend(
         "after one probe, the probed step split by operator class and each class carried to "
         "the other accelerators of that vendor by what bounds it there; after several, ratios "
         "transferred from the reference workloads that behave most like this one; intervals "
-        "are 90% quantiles of held-out errors per basis; no step (of the global batch) faster "
-        f"than {MIN_STEP_SECONDS * 1e3:g} ms unless measured",
+        f"are 90% quantiles of held-out errors per basis{_stack_note(model)}; no step (of the "
+        f"global batch) faster than {MIN_STEP_SECONDS * 1e3:g} ms unless measured",
         "basis: " + "; ".join(f"'{b}' = {BASIS_MEANING[b]}" for b in Basis)
         + (f" (priors here: {', '.join(priors)})" if priors else ""),
         *_evidence_notes(model, ranked[:1], challengers),
