@@ -111,7 +111,7 @@ def _wait_for(predicate: Any, timeout_s: float, what: str) -> None:
 def test_kill_9_of_a_worker_fails_its_trial_and_the_study_finishes(
         tmp_path: Path, postgres_url: str) -> None:
     path = write_sweep(tmp_path, study="pg-kill", storage=postgres_url,
-                       entrypoint="objectives:sleeper", budget={"max_trials": 12})
+                       entrypoint="objectives:sleeper", budget={"max_trials": 6})
     thread, box = _run_in_thread(path, workers=2)
     pid_file = tmp_path / "sleeper.pid"
     _wait_for(pid_file.exists, 60, "a worker to start the sleeping trial")
@@ -125,7 +125,7 @@ def test_kill_9_of_a_worker_fails_its_trial_and_the_study_finishes(
     states = [t.state for t in trials]
     assert states.count(TrialState.FAIL) == 1       # the killed worker's trial, by heartbeat
     assert TrialState.RUNNING not in states
-    assert states.count(TrialState.COMPLETE) == len(trials) - 1 >= 11
+    assert states.count(TrialState.COMPLETE) == len(trials) - 1 >= 5  # the other worker's
     assert outcome.status.trials_by_state["complete"] == len(trials) - 1
 
 
@@ -148,18 +148,20 @@ def test_sweep_survives_a_database_restart(tmp_path: Path, postgres_server: Any)
     assert len(states) >= 14
 
 
-def test_several_workers_with_json_print_only_the_json(tmp_path: Path,
-                                                       postgres_url: str) -> None:
+def test_several_workers_with_json_print_only_the_json(
+        tmp_path: Path, postgres_url: str, capfd: pytest.CaptureFixture[str]) -> None:
     import json
-    import subprocess
-    import sys
+
+    from cli.main import main
 
     path = write_sweep(tmp_path, study="pg-json", storage=postgres_url,
                        entrypoint="objectives:plain", budget={"max_trials": 4})
-    done = subprocess.run([sys.executable, "-m", "cli", "sweep", str(path), "--workers", "2",
-                           "--json"], cwd=Path(__file__).resolve().parents[3],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    status = json.loads(done.stdout)  # the workers' "worker done" lines went to stderr
+    # in this process, as the console script runs it: capfd reads file descriptors 1 and 2,
+    # so a worker process writing to the wrong one is seen as it would be in a terminal
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", str(path), "--workers", "2", "--json"])
+    out, err = capfd.readouterr()
+    assert done.value.code == 0, err
+    status = json.loads(out)  # the workers' "worker done" lines went to stderr
     assert status["trials_by_state"] == {"complete": 4}
-    assert done.stderr.count("worker done: ") == 2
+    assert err.count("worker done: ") == 2
