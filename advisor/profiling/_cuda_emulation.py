@@ -1,7 +1,8 @@
 """What a CUDA device would run, applied to fake CPU tensors (for the memory trace).
 
-Two differences between a step on the CPU and on CUDA change what memory it holds: the
-autocast op lists (``cuda_autocast``) and the attention kernel (``cuda_attention``).
+Three differences between a step on the CPU and on CUDA change what memory it holds and
+which kernels it runs: the autocast op lists (``cuda_autocast``), the attention kernel
+(``cuda_attention``) and the dropout kernel (``cuda_dropout``).
 
 The trace runs on fake CPU tensors (a CPU build of torch cannot make fake CUDA tensors), so
 ``torch.autocast`` would apply the CPU op lists, which differ from CUDA's: on CUDA,
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["CUDA_POLICY", "cuda_attention", "cuda_autocast", "ops_without_policy"]
+__all__ = ["CUDA_POLICY", "cuda_attention", "cuda_autocast", "cuda_dropout", "ops_without_policy"]
 
 # op name -> CUDA autocast policy; "name.overload" where CUDA registers one overload only.
 _LOWER = ("_convolution", "_convolution.deprecated", "conv1d", "conv2d", "conv3d", "conv_tbc",
@@ -262,3 +263,42 @@ def _attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_
             query, key, value, bias, True, dropout_p, is_causal, scale=scale)[0]
     return aten._scaled_dot_product_flash_attention_for_cpu(  # noqa: SLF001
         query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)[0]
+
+
+@contextmanager
+def cuda_dropout() -> Iterator[None]:
+    """``dropout`` runs CUDA's fused kernel on fake CPU tensors, for the duration of the block.
+
+    torch's ``dropout`` (``ATen/native/Dropout.cpp``) takes ``native_dropout`` only where
+    ``is_fused_kernel_acceptable`` holds: a CUDA (XPU, lazy, private-use) input, ``0 < p < 1``,
+    not empty. Elsewhere, the CPU included, it composes ``bernoulli_`` into a noise tensor of
+    the input's dtype, ``div_`` and ``mul``: three kernels forward and a ``mul`` backward, with
+    the noise kept for backward. On CUDA one kernel draws the mask and scales the input (a
+    one-byte mask kept for backward), and ``native_dropout_backward`` is one kernel. Training
+    dropout with ``0 < p < 1`` on a non-empty input takes ``native_dropout`` here too; the
+    rest does what torch's composite does (the input itself when not training, or ``p`` is 0,
+    or it is empty; zeros when ``p`` is 1). In-place ``dropout_`` is composite on CUDA too.
+    Process-wide while the block runs, like ``cuda_autocast``.
+    """
+    import torch
+
+    library = torch.library.Library("aten", "IMPL")  # type: ignore[no-untyped-call]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # it replaces a kernel, on purpose
+            library.impl("dropout", _dropout,  # type: ignore[no-untyped-call]
+                         "CompositeImplicitAutograd")
+        yield
+    finally:
+        library._destroy()  # type: ignore[no-untyped-call]  # noqa: SLF001 - unregisters now
+
+
+def _dropout(input: Any, p: float, train: bool) -> Any:  # noqa: A002 - aten's argument name
+    """The dropout CUDA would run (see ``cuda_dropout``)."""
+    import torch
+
+    if train and 0 < p < 1 and input.numel() > 0:
+        return torch.ops.aten.native_dropout(input, p, train)[0]
+    if not train or p == 0 or input.numel() == 0:
+        return input
+    return input * torch.zeros((), dtype=input.dtype, device=input.device)

@@ -189,7 +189,7 @@ def run_fake_steps(recipe: WorkloadRecipe, precision: Precision, batch_sizes: Se
     second step of a fresh model at its batch size sees: the weights, its batch, the previous
     step's gradients and the optimizer state. ``state.batch_size`` is the running step's batch.
     ``after(built, state)``, when given, runs last, inside the fake mode and the observers but
-    outside the CUDA emulation (the CPU's attention kernels).
+    outside the CUDA emulation (the CPU's attention and dropout kernels).
 
     Raises ProbeError when the workload cannot be built and whatever the model raises when
     its step cannot run on fake tensors; ValueError when ``batch_sizes`` is empty.
@@ -199,7 +199,7 @@ def run_fake_steps(recipe: WorkloadRecipe, precision: Precision, batch_sizes: Se
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from advisor.profiling._cuda_emulation import cuda_attention
+    from advisor.profiling._cuda_emulation import cuda_attention, cuda_dropout
 
     autocast, lists = autocast_for(precision, device)
     with FakeTensorMode(allow_non_fake_inputs=True), fake_grouped_mm(), ExitStack() as modes:
@@ -217,7 +217,10 @@ def run_fake_steps(recipe: WorkloadRecipe, precision: Precision, batch_sizes: Se
         if params:
             state.optimizer = torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
         on_phase(0, "ready", state)
-        with cuda_attention() if device == "cuda" else nullcontext():
+        with ExitStack() as emulation:
+            if device == "cuda":
+                emulation.enter_context(cuda_attention())
+                emulation.enter_context(cuda_dropout())
             for step, batch_size in enumerate((batch_sizes[0], *batch_sizes), start=1):
                 if step > 2:
                     state.batch_size = batch_size

@@ -11,11 +11,11 @@ dropout 0.2; label-smoothed (0.1) cross-entropy.
 
 Every LSTM layer runs as cuDNN runs one (``StepLSTM``): the input projection of all time steps
 in one matrix product, then one step at a time the recurrent product of the four gates (one
-``4H x H`` product) and the gates' element-wise work, so a traced step counts each time
-step's work and kernels in order (cuDNN fuses a step's gate arithmetic into one kernel; this
-runs it as nine). Options: ``vocab`` 32320, ``hidden`` 1024, ``layers`` 4
-(per side), ``seq_len`` 25 (source and target tokens per sentence, all sentences that long),
-``dropout`` 0.2.
+``4H x H`` product) and one fused gate kernel; backward, per step one fused gate kernel and
+one recurrent product, then the input and weight gradients of all steps in one product each,
+so a traced step counts each time step's work and kernels in order. Options: ``vocab``
+32320, ``hidden`` 1024, ``layers`` 4 (per side), ``seq_len`` 25 (source and target tokens
+per sentence, all sentences that long), ``dropout`` 0.2.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ _LABEL_SMOOTHING = 0.1
 class StepLSTM(nn.Module):
     """One LSTM layer (optionally bidirectional) with ``nn.LSTM``'s parameters (names,
     shapes, two bias vectors per direction), run time step by time step on ``(time, batch,
-    features)`` inputs; the output concatenates the directions."""
+    features)`` inputs as cuDNN runs a layer (``_CudnnLayer``); the output concatenates the
+    directions."""
 
     def __init__(self, input_size: int, hidden: int, *, bidirectional: bool = False) -> None:
         super().__init__()
@@ -56,30 +57,122 @@ class StepLSTM(nn.Module):
                 nn.init.uniform_(param, -bound, bound)
                 self.register_parameter(f"{name}_l0{suffix}", param)
 
-    def _direction(self, x: torch.Tensor, suffix: str) -> torch.Tensor:
-        weight_hh = getattr(self, f"weight_hh_l0{suffix}")
-        bias_hh = getattr(self, f"bias_hh_l0{suffix}")
-        # one product for every step's input; unbound once (indexing it per step would make
-        # the backward write a zero-padded copy of the whole sequence's gradient per step)
-        inputs = F.linear(x, getattr(self, f"weight_ih_l0{suffix}"),
-                          getattr(self, f"bias_ih_l0{suffix}")).unbind(0)
-        h = inputs[0].new_zeros(x.shape[1], self.hidden)
-        c = torch.zeros_like(h)
-        steps = range(x.shape[0] - 1, -1, -1) if suffix else range(x.shape[0])
-        outputs: list[torch.Tensor] = []
-        for t in steps:
-            gates = inputs[t] + F.linear(h, weight_hh, bias_hh)
-            in_gate, forget, cell, out_gate = gates.chunk(4, dim=1)
-            c = torch.sigmoid(forget) * c + torch.sigmoid(in_gate) * torch.tanh(cell)
-            h = torch.sigmoid(out_gate) * torch.tanh(c)
-            outputs.append(h)
-        if suffix:
-            outputs.reverse()
-        return torch.stack(outputs)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        outs = [self._direction(x, suffix) for suffix in self.suffixes]
+        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        outs = [_CudnnLayer.apply(  # type: ignore[no-untyped-call]
+                    x, *(getattr(self, f"{name}_l0{suffix}") for name in names), bool(suffix))
+                for suffix in self.suffixes]
         return outs[0] if len(outs) == 1 else torch.cat(outs, dim=2)
+
+
+class _CudnnLayer(torch.autograd.Function):
+    """One direction of an LSTM layer, its kernels in cuDNN's order (cuDNN's API splits a
+    layer's training into ``cudnnRNNForward``, ``cudnnRNNBackwardData`` and
+    ``cudnnRNNBackwardWeights``, the last taking the whole sequence's inputs and hidden
+    states once):
+
+    - forward: the input product of every step in one matrix product, then per step the
+      recurrent product (``h @ W_hh^T``) and one fused gate kernel (biases, activations, cell
+      and hidden state; it keeps the activated gates for backward);
+    - backward (data): per step, from the last, one fused gate kernel (the gates' gradient)
+      and the recurrent product of that gradient, accumulated into the previous step's output
+      gradient by the product itself; then the input gradient of every step in one product;
+    - backward (weights): one product each for ``W_ih`` and ``W_hh`` over every step and one
+      sum for the biases, not a product and an addition per step as autograd would run the
+      step-by-step graph.
+
+    The gate kernels are torch's fused LSTM cell (``_thnn_fused_lstm_cell`` and its
+    ``_backward_impl``, the CUDA kernels of ``ATen/native/cuda/RNN.cu``) on CUDA and fake
+    tensors; on real CPU tensors (which have no such kernel) the same arithmetic, unfused.
+    Under autocast the products and gates run in the autocast dtype.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor,
+                b_ih: torch.Tensor, b_hh: torch.Tensor, reverse: bool) -> torch.Tensor:
+        kind = x.device.type
+        dtype = torch.get_autocast_dtype(kind) if torch.is_autocast_enabled(kind) else x.dtype
+        x, w_ih, w_hh, b_ih, b_hh = (t.to(dtype) for t in (x, w_ih, w_hh, b_ih, b_hh))
+        steps, batch, hidden = x.shape[0], x.shape[1], w_hh.shape[1]
+        inputs = torch.mm(x.flatten(0, 1), w_ih.t()).view(steps, batch, -1).unbind(0)
+        h = x.new_zeros(batch, hidden)
+        c = torch.zeros_like(h)
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        states: list[torch.Tensor] = [h]  # in processing order, h0 first
+        cells, spaces = [c], []
+        for t in order:
+            h, c, space = _cell(inputs[t], torch.mm(h, w_hh.t()), c, b_ih, b_hh)
+            states.append(h)
+            cells.append(c)
+            spaces.append(space)
+        # hidden states in time order, h0 where the recurrence starts: one copy, as ``y``
+        stacked = torch.stack(states[:0:-1] + [states[0]] if reverse else states)
+        ctx.save_for_backward(x, w_ih, w_hh, stacked, *cells, *spaces)
+        ctx.reverse = reverse
+        return stacked[:-1] if reverse else stacked[1:]
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        x, w_ih, w_hh, stacked, *rest = ctx.saved_tensors
+        steps = x.shape[0]
+        cells, spaces = rest[:steps + 1], rest[steps + 1:]
+        grad = grad.to(x.dtype)
+        order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
+        grad_h = grad[order[-1]]
+        grad_c: torch.Tensor | None = None
+        gates: list[torch.Tensor] = [grad_h] * steps  # per time step
+        for n in range(steps - 1, -1, -1):  # processing order, backwards
+            t = order[n]
+            gates[t], grad_c = _cell_backward(grad_h, grad_c, cells[n], cells[n + 1], spaces[n])
+            if n:
+                grad_h = torch.addmm(grad[order[n - 1]], gates[t], w_hh)
+        grad_gates = torch.stack(gates).flatten(0, 1)  # (time x batch, 4H)
+        previous = (stacked[1:] if ctx.reverse else stacked[:-1]).flatten(0, 1)
+        grad_x = torch.mm(grad_gates, w_ih).view_as(x)
+        grad_w_ih = torch.mm(grad_gates.t(), x.flatten(0, 1))
+        grad_w_hh = torch.mm(grad_gates.t(), previous)
+        grad_b = grad_gates.sum(0)
+        return grad_x, grad_w_ih, grad_w_hh, grad_b, grad_b, None
+
+
+def _fused(t: torch.Tensor) -> bool:
+    """Whether ``t`` takes torch's fused LSTM cell kernels (CUDA, or traced as CUDA)."""
+    from torch._subclasses.fake_tensor import is_fake
+
+    return t.is_cuda or is_fake(t)
+
+
+def _cell(input_gates: torch.Tensor, hidden_gates: torch.Tensor, c: torch.Tensor,
+          b_ih: torch.Tensor, b_hh: torch.Tensor,
+          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One step's gates: (h, c, the activated gates ``[i, f, g, o]``)."""
+    if _fused(input_gates):
+        fused = torch.ops.aten._thnn_fused_lstm_cell  # noqa: SLF001 - CUDA's fused cell
+        out: tuple[torch.Tensor, torch.Tensor, torch.Tensor] = fused(
+            input_gates, hidden_gates, c, b_ih, b_hh)
+        return out
+    i, f, g, o = (input_gates + hidden_gates + b_ih + b_hh).chunk(4, dim=1)
+    i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+    c = f * c + i * g
+    return o * torch.tanh(c), c, torch.cat([i, f, g, o], dim=1)
+
+
+def _cell_backward(grad_h: torch.Tensor, grad_c: torch.Tensor | None, c_before: torch.Tensor,
+                   c_after: torch.Tensor, space: torch.Tensor,
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradient of one step's gate pre-activations and of the cell state before it."""
+    if grad_c is None:
+        grad_c = torch.zeros_like(c_after)
+    if _fused(space):
+        gates, before, _ = torch.ops.aten._thnn_fused_lstm_cell_backward_impl(  # noqa: SLF001
+            grad_h, grad_c, c_before, c_after, space, False)
+        return gates, before
+    i, f, g, o = space.chunk(4, dim=1)
+    tanh_c = torch.tanh(c_after)
+    total = grad_c + grad_h * o * (1 - tanh_c * tanh_c)
+    gates = torch.cat([total * g * i * (1 - i), total * c_before * f * (1 - f),
+                       total * i * (1 - g * g), grad_h * tanh_c * o * (1 - o)], dim=1)
+    return gates, total * f
 
 
 class BahdanauAttention(nn.Module):

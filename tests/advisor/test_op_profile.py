@@ -43,6 +43,15 @@ _NETS = textwrap.dedent('''
         def forward(self, x):
             return self.head(self.rnn(x)[0][:, -1])
 
+    def dropped():
+        model = nn.Sequential(nn.Linear(16, 32, bias=False), nn.Dropout(0.5),
+                              nn.Linear(32, 4, bias=False))
+        def make_batch(b, device):
+            return torch.randn(b, 16, device=device), torch.randint(0, 4, (b,), device=device)
+        def loss_fn(net, batch):
+            return nn.functional.cross_entropy(net(batch[0]), batch[1])
+        return model, make_batch, loss_fn
+
     def lstm(steps=10):
         def make_batch(b, device):
             return torch.randn(b, steps, 8, device=device), torch.randint(0, 4, (b,), device=device)
@@ -116,6 +125,20 @@ def test_lstm_layer_is_matmul_work_step_by_step(tmp_path: Path) -> None:
 
     # forward 2T + 1 and backward 2T + 2 kernels per layer: 10 more steps are 40 more kernels
     assert kernels(mixes[20]) - kernels(mixes[10]) == pytest.approx(40)
+
+
+def test_dropout_is_cuda_s_fused_kernel(tmp_path: Path) -> None:
+    """Dropout traced as CUDA runs it: one kernel forward (input read, output and a one-byte
+    mask written) and one backward (gradient and mask read, gradient written), not the CPU's
+    bernoulli_, div_ and mul with a noise tensor of the input's dtype."""
+    mix = trace_op_mix(_recipe(tmp_path, "dropped"), Precision.FP32)
+    width = 32  # dropped features per sample, fp32
+    forward = width * 4 + width * 4 + width * 1
+    backward = width * 4 + width * 1 + width * 4
+    elementwise = sum(c.bytes_moved for c in mix.per_sample if c.op_class is OpClass.ELEMENTWISE)
+    assert elementwise == pytest.approx(forward + backward)
+    kernels = sum(c.kernels for c in mix.per_step if c.op_class is OpClass.ELEMENTWISE)
+    assert kernels == 2
 
 
 def test_mlp_flops_equal_hand_count() -> None:

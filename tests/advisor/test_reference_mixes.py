@@ -50,9 +50,11 @@ def test_gnmt_lstm_work_is_matmul_run_step_by_step(precision: str, dtype: str) -
     assert [c.dtype for c in matmul] == [dtype]
     assert mix.flops_fraction(OpClass.MATMUL) > 0.99
     # per sentence pair: 9 LSTM directions x 25 steps, each step one recurrent product in
-    # the forward and two in the backward (on top of each layer's input products)
+    # the forward and one in the backward but the first (its weight gradient is one product
+    # over all steps, as cuDNN's backward-weights call computes it), on top of each layer's
+    # input and weight-gradient products
     kernels = sum(c.kernels for c in mix.per_step if c.op_class is OpClass.MATMUL)
-    assert kernels * REFERENCE_RECIPES["gnmt"].units_per_sample >= 9 * 25 * 3
+    assert kernels * REFERENCE_RECIPES["gnmt"].units_per_sample >= 9 * (2 * 25 - 1)
 
 
 def test_transformer_xl_attention_runs_as_batched_products_not_a_fused_kernel() -> None:

@@ -83,6 +83,54 @@ def test_step_lstm_computes_what_nn_lstm_does(bidirectional: bool) -> None:
     torch.testing.assert_close(mine(x), reference(x)[0])
 
 
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_step_lstm_gradients_are_nn_lstm_s(bidirectional: bool) -> None:
+    torch.manual_seed(0)
+    reference = nn.LSTM(6, 5, bidirectional=bidirectional)
+    mine = gnmt.StepLSTM(6, 5, bidirectional=bidirectional)
+    mine.load_state_dict(reference.state_dict())
+    x = torch.randn(4, 3, 6, requires_grad=True)
+    y = x.detach().clone().requires_grad_()
+    weights = torch.randn(4, 3, 10 if bidirectional else 5)
+    (mine(x) * weights).sum().backward()
+    (reference(y)[0] * weights).sum().backward()
+    torch.testing.assert_close(x.grad, y.grad)
+    for (name, ours), (_, theirs) in zip(mine.named_parameters(), reference.named_parameters(),
+                                         strict=True):
+        torch.testing.assert_close(ours.grad, theirs.grad, msg=name)
+
+
+def test_step_lstm_runs_cudnn_s_kernels_on_fake_tensors() -> None:
+    """Traced as CUDA (fake tensors), a layer of T steps runs per step one recurrent product
+    and one fused gate kernel forward, one fused gate kernel and (but the first step) one
+    accumulating recurrent product backward; once: the input product, the input and both
+    weight gradients and the bias sum (hand count for T = 5)."""
+    from collections import Counter
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: Counter[str] = Counter()
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            seen[func.name().removeprefix("aten::")] += 1
+            return func(*args, **(kwargs or {}))
+
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        layer = gnmt.StepLSTM(6, 5)
+        x = torch.randn(5, 3, 6)
+        with Count():
+            layer(x).sum().backward()
+    steps = 5
+    assert seen["_thnn_fused_lstm_cell"] == steps
+    assert seen["_thnn_fused_lstm_cell_backward_impl"] == steps
+    assert seen["mm"] == 1 + steps + 3  # input product, recurrent products, dx, dW_ih, dW_hh
+    assert seen["addmm"] == steps - 1  # recurrent gradient accumulated into the output's
+    assert seen["sigmoid"] == seen["tanh"] == seen["mul.Tensor"] == 0  # no unfused gates
+    assert seen["add.Tensor"] == 0  # no per-step weight-gradient accumulation
+
+
 def test_ssd300_has_8732_default_boxes() -> None:
     assert ssd.default_boxes(300) == 38 * 38 * 4 + 19 * 19 * 6 + 10 * 10 * 6 + 5 * 5 * 6 + 9 * 4 + 4
 
