@@ -80,18 +80,26 @@ def test_a_mix_is_its_own_kind_and_unlike_another_kind() -> None:
     assert 0.0 <= mix_distance(UNUSUAL, MIXES["ncf/mixed"]) <= 1.0
 
 
-@pytest.mark.parametrize(("group", "kind"), [
-    ("resnet50/mixed", ("resnet50", "ssd")),  # convolutional
-    ("bert_large_squad/fp32", ("bert_base_squad", "bert_large_squad")),  # transformer encoder
-])
-def test_a_workload_like_a_model_gets_its_kinds_spread(group: str, kind: tuple[str, ...]) -> None:
+def test_a_workload_like_a_model_gets_its_kinds_spread() -> None:
+    # convolutional: ResNet-50 and SSD hold all but a trace of the weight
+    prior = _prior()
+    half = prior.kind_half_width(MIXES["resnet50/mixed"], "roofline", pooled=_pooled(prior))
+    assert half is not None
+    widest_of_kind = max(SPREAD[m] for m in ("resnet50", "ssd"))
+    assert widest_of_kind * 0.7 <= half <= widest_of_kind * 1.05  # close to its kind's misses
+    assert half < 0.5 * _pooled(prior)  # far narrower than the pooled bounds
+
+
+@pytest.mark.parametrize("group", ["bert_large_squad/fp32", "bert_base_squad/mixed"])
+def test_an_encoder_takes_its_kinds_spread_and_some_of_its_neighbours(group: str) -> None:
+    # A transformer encoder's mix is near the recommender's and Transformer-XL's (about 14% of
+    # the weight it sees, past the 10% tail): its bound reaches into their misses, never to the
+    # pooled bounds, and never below its own kind's
     prior = _prior()
     half = prior.kind_half_width(MIXES[group], "roofline", pooled=_pooled(prior))
     assert half is not None
-    widest_of_kind = max(SPREAD[m] for m in kind)
-    assert half <= widest_of_kind * 1.05  # close to its kind's misses
-    assert half >= 0.7 * widest_of_kind
-    assert half < 0.5 * _pooled(prior)  # far narrower than the pooled bounds
+    assert max(SPREAD["bert_base_squad"], SPREAD["bert_large_squad"]) * 0.7 <= half
+    assert half < 0.75 * _pooled(prior)
 
 
 def test_a_workload_unlike_all_gets_at_least_the_pooled_bounds() -> None:
