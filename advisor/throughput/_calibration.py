@@ -34,7 +34,8 @@ from advisor.throughput._transfer_core import Query, TransferSettings, blend_pre
 from advisor.throughput.published import PublishedRow, Stack
 from advisor.throughput.reference import ReferenceRow
 
-__all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "grouped_conformal_bounds", "interval",
+__all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "conformal_half_width",
+           "grouped_conformal_bounds", "interval",
            "residual_case", "residual_quantiles", "stack_half_width", "stack_shifts",
            "unlike_probes", "weighted_conformal_half_width"]
 
@@ -137,12 +138,29 @@ def grouped_conformal_bounds(groups: Mapping[str, Sequence[float]],
     level = (1 - tail) * (len(kept) + 1) / len(kept)
 
     def upper(x: FloatArray) -> float:
-        order = np.argsort(x)
-        cumulative = np.cumsum(weights[order]) / len(kept)
-        reached = np.flatnonzero(cumulative >= level - 1e-12)
-        return float(x[order][reached[0]] if len(reached) else x.max())
+        found = _weighted_quantile(x, weights, len(kept), level)
+        return float(x.max()) if found is None else found
 
     return min(0.0, -upper(-values)), max(0.0, upper(values))
+
+
+def _weighted_quantile(values: FloatArray, weights: FloatArray, total: float,
+                       level: float) -> float | None:
+    """The smallest of ``values`` whose weight at or below it reaches ``level`` of ``total``;
+    None when none does."""
+    order = np.argsort(values)
+    reached = np.flatnonzero(np.cumsum(weights[order]) / total >= level - 1e-12)
+    return float(values[order][reached[0]]) if len(reached) else None
+
+
+def conformal_half_width(scores: Sequence[float], coverage: float) -> float:
+    """The split-conformal ``coverage`` quantile of non-negative scores (``|residual|``): the
+    score of rank ``ceil((n + 1) coverage)``, the largest where that is past ``n``; 0 without
+    scores."""
+    sizes = sorted(scores)
+    if not sizes:
+        return 0.0
+    return sizes[min(len(sizes), math.ceil((len(sizes) + 1) * coverage)) - 1]
 
 
 # Published precisions as the reference table names them (TF32 is how it ran ``fp32`` rows).
@@ -182,10 +200,7 @@ def stack_half_width(shifts: Mapping[str, float], coverage: float) -> float:
     """The split-conformal ``coverage`` quantile of the stack shifts' size (``stack_shifts``):
     how far a workload's step in a stack of its own may sit from the reference stack's
     figure, either way; 0 without any pair of stacks."""
-    sizes = sorted(abs(v) for v in shifts.values())
-    if not sizes:
-        return 0.0
-    return sizes[min(len(sizes), math.ceil((len(sizes) + 1) * coverage)) - 1]
+    return conformal_half_width([abs(v) for v in shifts.values()], coverage)
 
 
 def weighted_conformal_half_width(scores: Sequence[float], weights: Sequence[float],
@@ -203,10 +218,8 @@ def weighted_conformal_half_width(scores: Sequence[float], weights: Sequence[flo
     mass = np.asarray(weights, dtype=float)
     if values.shape != mass.shape or (mass < 0).any() or test_weight <= 0:
         raise ValueError("weights must be non-negative, one per score, test_weight positive")
-    order = np.argsort(values)
-    cumulative = np.cumsum(mass[order]) / (mass.sum() + test_weight)
-    reached = np.flatnonzero(cumulative >= coverage - 1e-12)
-    return float(values[order][reached[0]]) if len(reached) else math.inf
+    found = _weighted_quantile(values, mass, float(mass.sum()) + test_weight, coverage)
+    return math.inf if found is None else found
 
 
 def residual_quantiles(table: ReferenceTable, coefs: FloatArray, *,

@@ -23,6 +23,7 @@ from advisor.profiling import OpClass, OpMix, reference_op_mixes
 from advisor.spec import Precision
 from advisor.throughput._calibration import (
     conformal_bounds,
+    conformal_half_width,
     interval,
     weighted_conformal_half_width,
 )
@@ -128,10 +129,8 @@ def _kind_half_of(mix: OpMix, found: tuple[tuple[str, float], ...], pooled: floa
     if not alike or math.isinf(half):
         half = max(pooled, half if math.isfinite(half) else max(scores))
     for model in alike:  # the kind's own held-out need
-        own = sorted(abs(r) for g, r in found if g.partition("/")[0] == model)
-        if own:
-            rank = min(len(own), math.ceil((len(own) + 1) * coverage))
-            half = max(half, own[rank - 1])
+        own = [abs(r) for g, r in found if g.partition("/")[0] == model]
+        half = max(half, conformal_half_width(own, coverage))
     return half
 
 
