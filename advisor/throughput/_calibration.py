@@ -23,6 +23,7 @@ import numpy as np
 
 from advisor.throughput._factor import FactorFit
 from advisor.throughput._krige import SpecPrior
+from advisor.throughput._published_anchor import precision_class
 from advisor.throughput._table import (
     FloatArray,
     ReferenceTable,
@@ -163,10 +164,6 @@ def conformal_half_width(scores: Sequence[float], coverage: float) -> float:
     return sizes[min(len(sizes), math.ceil((len(sizes) + 1) * coverage)) - 1]
 
 
-# Published precisions as the reference table names them (TF32 is how it ran ``fp32`` rows).
-_REFERENCE_PRECISION = {"fp32": "fp32", "tf32": "fp32", "fp16": "mixed", "bf16": "mixed"}
-
-
 def stack_shifts(reference: Sequence[ReferenceRow],
                  published: Sequence[PublishedRow] = ()) -> dict[str, float]:
     """How much one workload's throughput moves when only its software stack changes: per
@@ -187,8 +184,8 @@ def stack_shifts(reference: Sequence[ReferenceRow],
                 found[f"{first}>{second}/{model}/{precision}"].append(
                     math.log(by_generation[second] / by_generation[first]))
     for p in published:
-        key = _REFERENCE_PRECISION.get(p.precision)
-        if p.stack is Stack.MLPERF_TUNED or key is None:
+        key = precision_class(p.precision)  # as the reference table names it
+        if p.stack is Stack.MLPERF_TUNED or key not in ("fp32", "mixed"):
             continue
         for generation, value in cells.get((p.workload, key, p.accelerator, p.chips), {}).items():
             found[f"{generation}>{p.suite}/{p.workload}/{key}"].append(
