@@ -208,14 +208,44 @@ def measured_ranges(specs: dict[str, AcceleratorSpec], halfwidth_arg: str) -> No
                  "of that",
                  "efficiency bounds (ScalingModel.fit): split-conformal over reference "
                  "workloads (generation/model/precision), each weighing one whatever its rows, "
-                 "with the finite-sample correction of their number (grouped_conformal_bounds;"
-                 " a workload's rows share its scaling, so a new workload is a new group). "
-                 "Before (conformal over rows): 84.0% inside, median width 1.50; fabric 2/4/8 "
-                 "88.0/89.5/84.6%, pcie 2/4/8 84.0/81.1/77.0%. Also tried: over models (11, "
-                 "so the extremes) 89.7% / 2.06",
-                 "targets (issue 29): 85-95% inside; median width measured single device <= "
-                 "1.05, measured on N devices <= 1.25 (not met: the floor above, x1.74, is "
-                 "in sample; held out the width a 90% interval needs is wider)"])
+                 "with the finite-sample correction of their number, per interconnect class "
+                 "and count, the workloads of known load (fitted with it) apart; one score per "
+                 "held-out row, max(-residual / low spread, residual / high spread), the "
+                 "spreads the magnitudes of the in-fit residuals' quartiles below and above "
+                 "(ScalingModel.spread_), so one correction for both sides "
+                 "(grouped_conformal_half_width: at 40 workloads the 92.3rd percentile of the "
+                 "score, where a bound per tail took the 97.4th of each)",
+                 "before, a bound per tail (grouped_conformal_bounds of the residuals, 25e00d8): "
+                 "88.0% inside, median width 1.88; fabric 2/4/8 90.0/95.8/88.6% (1.50/1.46/"
+                 "1.93), pcie 2/3/4/8 87.9/90.0/85.4/81.1% (1.74/2.06/2.99/3.25). Earlier, "
+                 "conformal over rows: 84.0% / 1.50; over models (11, so the extremes): "
+                 "89.7% / 2.06",
+                 "rules tried for this change (all held out as above, table half-width; the "
+                 "first five as a prototype, load-known scores pooled with the others where "
+                 "not said): a bound per tail of residuals normalised by the accelerator's "
+                 "own mean |residual| per doubling, counts pooled 89.1% / 2.13, per count "
+                 "88.6% / 2.04, median instead of mean 88.6% / 2.10 and 88.5% / 2.01, known "
+                 "load apart 90.7% / 2.87; with a load slope per accelerator instead of per "
+                 "class 89.7% / 2.16; one symmetric score |residual| 83.6% / 1.47 (known load "
+                 "apart 83.3% / 1.50, normalised by the accelerator 85.0% / 1.52); one "
+                 "asymmetric score with the sides scaled by the in-fit 5th/95th percentiles "
+                 "instead of the quartiles 86.7% / 1.68, also scaled by the accelerator's own "
+                 "spread 86.6% / 1.66; load classes (light and heavy around the class's mean "
+                 "load, unknown apart) 85.8% / 1.74 (quartiles), 86.7% / 1.89 (5th/95th), "
+                 "and a load class could flip between the predicted and the measured "
+                 "one-device figure, so a probe could widen an interval; rows above the "
+                 "N-times-one cap (efficiency > exp(0.03)) scored as misses 89.2% / 2.13. "
+                 "Chosen: the asymmetric score with quartiles, known load apart (the shipped "
+                 "rule above), the narrowest inside 85-95%",
+                 "where the misses are: cells the cap cannot hold (column 'measured above', "
+                 "11.2% of pcie 8) and cells whose efficiency is outside 0.2-1.5 (data "
+                 "errors, left out of the fit, 32 of 1444; 11 of pcie 8's 196) are outside "
+                 "every interval, so pcie 8 reads 76.5%",
+                 "targets (issue 29): 85-95% inside (met, 85.5%); median width measured single "
+                 "device <= 1.05, measured on N devices <= 1.25 (not met, 1.58: the floor "
+                 "above, x1.74, is in sample; held out the width a 90% interval needs is "
+                 "wider, and the 5 of 11 reference models with no known load get the "
+                 "pooled bounds)"])
 
 
 def _class_name(spec: AcceleratorSpec) -> str:
@@ -341,8 +371,9 @@ def held_out(specs: dict[str, AcceleratorSpec]) -> None:
                  "_calibration.stack_shifts; the folds fit no published rows, so theirs comes "
                  "from the generations alone)",
                  "N rows: the scaling efficiency's bounds are conformal over reference "
-                 "workloads, each weighing one (ScalingModel, grouped_conformal_bounds), "
-                 "no longer over rows",
+                 "workloads, each weighing one, one asymmetric score per row (ScalingModel, "
+                 "grouped_conformal_half_width; before, a bound per tail: "
+                 "grouped_conformal_bounds)",
                  "targets (issue 29): 85-95% inside, median width predicted <= 1.8"])
 
 

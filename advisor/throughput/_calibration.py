@@ -36,7 +36,7 @@ from advisor.throughput.published import PublishedRow, Stack
 from advisor.throughput.reference import ReferenceRow
 
 __all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "conformal_half_width",
-           "grouped_conformal_bounds", "interval",
+           "grouped_conformal_bounds", "grouped_conformal_half_width", "interval",
            "residual_case", "residual_quantiles", "stack_half_width", "stack_shifts",
            "unlike_probes", "weighted_conformal_half_width"]
 
@@ -143,6 +143,21 @@ def grouped_conformal_bounds(groups: Mapping[str, Sequence[float]],
         return float(x.max()) if found is None else found
 
     return min(0.0, -upper(-values)), max(0.0, upper(values))
+
+
+def grouped_conformal_half_width(groups: Mapping[str, Sequence[float]],
+                                 coverage: float) -> float:
+    """The ``coverage`` quantile of non-negative scores that come in groups, for a row of a new
+    group: each group weighs one, shared by its rows (as ``grouped_conformal_bounds``), at
+    level ``coverage (K + 1) / K`` for ``K`` groups; the largest score where that is past 1.
+    One score for both sides: one finite-sample correction, not one per tail."""
+    kept = {name: np.asarray(v, dtype=float) for name, v in groups.items() if len(v)}
+    if not kept:
+        raise ValueError("grouped_conformal_half_width needs at least one score")
+    values = np.concatenate(list(kept.values()))
+    weights = np.concatenate([np.full(len(v), 1.0 / len(v)) for v in kept.values()])
+    found = _weighted_quantile(values, weights, len(kept), coverage * (len(kept) + 1) / len(kept))
+    return float(values.max()) if found is None else found
 
 
 def _weighted_quantile(values: FloatArray, weights: FloatArray, total: float,

@@ -6,16 +6,20 @@ is learned per accelerator where the reference has multi-device rows, and per in
 class (``fabric``: NVLink/SXM, TPU ICI, NeuronLink, Gaudi RoCE; ``pcie``: everything else)
 for accelerators it has not seen. The efficiency's bounds per interconnect class and device
 count are split-conformal: each reference model's rows predicted by a fit without that model,
-and the quantiles taken over reference workloads (one generation, model and precision), each
-weighing one, with the finite-sample correction of their number (a workload's rows share its
-scaling: counted as rows, the bounds covered 84% of held-out N-device cells, not 90%).
+and one score per row, its log residual over the fit's own spread on that side (the
+quartiles of the in-fit residuals of that class and count: ``spread_``), whose quantile is
+taken over reference workloads (one generation, model and precision), each weighing one,
+with the finite-sample correction of their number (a workload's rows share its scaling:
+counted as rows, the bounds covered 84% of held-out N-device cells, not 90%). One score for
+both sides pays that correction once, where a quantile per tail paid it on each (at 40
+workloads the 97.4th percentile of each tail, not the 92.3rd of the score).
 
 Workload-aware: each step all-reduces the gradients (``GRADIENT_BYTES_PER_PARAM`` per
 parameter) while one device computes for ``batch / samples_per_second`` seconds, so a
 workload's *communication load* is ``log(gradient bytes / step seconds)``. Per interconnect
 class, the loss per doubling moves by ``load_slope x (load - mean load)`` (fitted on the
 reference rows whose parameters and one-device step are known, ``REFERENCE_PARAMS``; never
-negative; the load clamped to the range fitted), and those rows' residuals give the
+negative; the load clamped to the range fitted), and those rows' scores give the
 bounds of a workload whose load is known.
 """
 
@@ -27,8 +31,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Self
 
+import numpy as np
+
 from advisor.errors import AdvisorError
-from advisor.throughput._calibration import grouped_conformal_bounds
+from advisor.throughput._calibration import grouped_conformal_half_width
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
@@ -41,6 +47,8 @@ FABRIC_INTERCONNECTS = frozenset({"nvlink", "sxm", "ici", "neuronlink", "roce"})
 _DEFAULT_SLOPE = {"fabric": 0.03, "pcie": 0.07}
 _MIN_BOUND_ROWS = 20  # reference rows a (class, count) needs for its own efficiency bounds
 _COVERAGE = 0.9  # central share of held-out efficiencies the bounds hold
+_SPREAD_QUANTILE = 0.25  # the in-fit residuals' quartiles scale each side's score
+_MIN_SPREAD = 0.005  # log; below the table's own noise, so a side's scale is never zero
 _PLAUSIBLE = (0.2, 1.5)  # efficiencies outside are data errors (e.g. ncf at 1e10 samples/s)
 # Data-parallel training all-reduces the gradients in the parameters' dtype: fp32 master
 # weights under autocast, so 4 bytes per parameter at every precision we train.
@@ -90,11 +98,12 @@ class ScalingModel:
             accelerators: Mapping[str, AcceleratorSpec]) -> Self:
         """Learn slopes from rows with 1 and N devices of the same workload, and the bounds
         from each reference model's rows predicted by a fit without that model (held out,
-        split-conformal over workloads, ``grouped_conformal_bounds``: a workload's rows share
-        its scaling, so a new workload is a new group, not a new row); returns self."""
+        split-conformal over workloads, ``grouped_conformal_half_width`` of the scores
+        ``max(-residual / low spread, residual / high spread)``: a workload's rows share its
+        scaling, so a new workload is a new group, not a new row); returns self."""
         self.fit_point(reference, accelerators)
         singles = _one_device(reference)
-        # per (class, count): each reference workload's held-out log residuals
+        # per (class, count): each reference workload's held-out scores
         held_out: dict[bool, dict[tuple[str, int], dict[str, list[float]]]] = {
             False: defaultdict(lambda: defaultdict(list)),
             True: defaultdict(lambda: defaultdict(list))}
@@ -106,16 +115,21 @@ class ScalingModel:
                 if row.model != name or spec is None:
                     continue
                 key = (interconnect_class(spec), row.accelerator_count)
+                if key not in without.spread_:
+                    continue
                 worst[key] = min(worst.get(key, 1.0), efficiency)
                 load = self.row_load(row, singles[(row.generation, row.model, row.precision,
                                                    row.accelerator)])
+                low, high = without.spread_[key]
                 for with_load in (False, True) if load is not None else (False,):
                     fitted = without.efficiency(spec, row.accelerator_count,
                                                 load=load if with_load else None)
+                    residual = math.log(efficiency / fitted)
                     workload = f"{row.generation}/{name}/{row.precision}"
-                    held_out[with_load][key][workload].append(math.log(efficiency / fitted))
+                    held_out[with_load][key][workload].append(max(-residual / low,
+                                                                  residual / high))
         self.efficiency_bounds_, self.load_bounds_ = (
-            {key: (*grouped_conformal_bounds(by_workload, _COVERAGE), worst[key])
+            {key: (grouped_conformal_half_width(by_workload, _COVERAGE), worst[key])
              for key, by_workload in held_out[with_load].items()
              if sum(map(len, by_workload.values())) >= _MIN_BOUND_ROWS}
             for with_load in (False, True))
@@ -143,7 +157,27 @@ class ScalingModel:
         self.slope_spread_ = (statistics.quantiles(residuals, n=10)[-1]
                               if len(residuals) >= 10 else 0.05)
         self._fit_load(reference, singles, accelerators)
+        self._fit_spread(reference, singles, accelerators)
         return self
+
+    def _fit_spread(self, reference: Sequence[ReferenceRow], singles: Mapping[Key, ReferenceRow],
+                    accelerators: Mapping[str, AcceleratorSpec]) -> None:
+        """Per (interconnect class, count): how far the fitted efficiency misses its own rows
+        below and above (the magnitudes of the in-fit log residuals' lower and upper
+        quartiles, at least ``_MIN_SPREAD``), the scales of a held-out score's two sides."""
+        residuals: dict[tuple[str, int], list[float]] = defaultdict(list)
+        for row, spec, efficiency in self._ratios(reference, singles, accelerators):
+            if spec is None:
+                continue
+            load = self.row_load(row, singles[(row.generation, row.model, row.precision,
+                                               row.accelerator)])
+            fitted = self.efficiency(spec, row.accelerator_count, load=load)
+            residuals[(interconnect_class(spec), row.accelerator_count)].append(
+                math.log(efficiency / fitted))
+        self.spread_ = {
+            key: (max(-float(np.quantile(found, _SPREAD_QUANTILE)), _MIN_SPREAD),
+                  max(float(np.quantile(found, 1 - _SPREAD_QUANTILE)), _MIN_SPREAD))
+            for key, found in residuals.items()}
 
     def _ratios(self, reference: Sequence[ReferenceRow], singles: Mapping[Key, ReferenceRow],
                 accelerators: Mapping[str, AcceleratorSpec],
@@ -214,11 +248,11 @@ class ScalingModel:
     def efficiency_interval(self, accelerator: AcceleratorSpec, count: int, *,
                             load: float | None = None) -> tuple[float, float]:
         """(low, high) fraction of linear speed-up kept on ``count`` devices: the fitted
-        efficiency moved by the held-out 90% bounds of the reference rows of its
-        interconnect class at that count (those with a known load, fitted with it, when
-        ``load`` is given; from the largest count measured below it, scaled per doubling,
-        beyond the data), never above 1 (N devices never beat N times one) nor below the
-        worst efficiency those rows measured."""
+        efficiency moved by the held-out 90% score quantile times the fit's own spread on
+        each side, of the reference rows of its interconnect class at that count (those with
+        a known load, fitted with it, when ``load`` is given; from the largest count measured
+        below it, scaled per doubling, beyond the data), never above 1 (N devices never beat
+        N times one) nor below the worst efficiency those rows measured."""
         point = self.efficiency(accelerator, count, load=load)
         if count <= 1:
             return point, point
@@ -231,10 +265,11 @@ class ScalingModel:
         if not below:  # no multi-device rows of this class: the per-doubling spread
             spread = self.log_spread(accelerator, count)
             return point * math.exp(-spread), min(1.0, point * math.exp(spread))
-        low, high, worst = bounds[(cls, below[-1])]
+        score, worst = bounds[(cls, below[-1])]
+        low, high = self.spread_[(cls, below[-1])]
         stretch = math.log2(count) / math.log2(below[-1])
-        return (max(point * math.exp(low * stretch), min(worst, point)),
-                min(1.0, point * math.exp(high * stretch)))
+        return (max(point * math.exp(-score * low * stretch), min(worst, point)),
+                min(1.0, point * math.exp(score * high * stretch)))
 
     def slope(self, accelerator: AcceleratorSpec) -> tuple[float, bool]:
         """(loss per doubling in log space, whether the accelerator itself was seen)."""

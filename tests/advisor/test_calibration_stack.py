@@ -12,6 +12,7 @@ import pytest
 from advisor.throughput._calibration import (
     conformal_bounds,
     grouped_conformal_bounds,
+    grouped_conformal_half_width,
     stack_half_width,
     stack_shifts,
 )
@@ -97,3 +98,30 @@ def test_with_many_groups_the_grouped_bounds_are_a_quantile_not_the_extremes() -
     values = [v for g in groups.values() for v in g]
     assert (low, high) == pytest.approx(conformal_bounds(values, 0.9), abs=0.02)
     assert min(values) < low < 0 < high < max(values)
+
+
+def test_grouped_half_width_counts_groups_not_rows() -> None:
+    # ten workloads' scores, one of them fifty rows far out: one group of ten, past the
+    # 90% level with the finite-sample correction (0.9 x 11 / 10 = 0.99), so the far group
+    rng = np.random.default_rng(2)
+    groups = {f"w{i}": list(np.abs(rng.normal(0, 0.02, 10))) for i in range(9)}
+    groups["bad"] = [0.5] * 50
+    assert grouped_conformal_half_width(groups, 0.9) == pytest.approx(0.5)
+    assert grouped_conformal_half_width(groups | {"bad": [0.5]}, 0.9) == pytest.approx(0.5)
+
+
+def test_one_score_pays_the_finite_sample_correction_once() -> None:
+    # forty groups of one residual each: the two tails' bounds sit at the 97.4th percentile
+    # of each side, the |residual| score's half-width at the 92.3rd of the scores
+    rng = np.random.default_rng(3)
+    residuals = rng.normal(0, 0.1, 40)
+    groups = {f"w{i}": [float(r)] for i, r in enumerate(residuals)}
+    low, high = grouped_conformal_bounds(groups, 0.9)
+    half = grouped_conformal_half_width({k: [abs(v[0])] for k, v in groups.items()}, 0.9)
+    assert half == sorted(abs(residuals))[math.ceil(0.9 * 41) - 1]
+    assert half < max(-low, high)
+
+
+def test_grouped_half_width_needs_a_score() -> None:
+    with pytest.raises(ValueError, match="at least one score"):
+        grouped_conformal_half_width({"w": []}, 0.9)

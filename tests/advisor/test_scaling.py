@@ -106,4 +106,25 @@ def test_bounds_are_held_out_by_model() -> None:
     assert model.efficiency(SPECS["RTX-A6000"], 8) == pytest.approx(0.6, rel=0.01)
     low, high = model.efficiency_interval(SPECS["RTX-3090"], 8)
     assert low < 0.9 * 0.75  # the held-out A6000 rows' miss (0.6 / 0.9) widens the class's
-    assert high == pytest.approx(0.9, rel=0.01)
+    # one score for both sides: the fit's rows miss neither way in sample, so the high side
+    # widens alike, up to N times one device and no further
+    assert high == 1.0
+
+
+def test_the_side_the_fit_misses_more_gets_the_wider_bound() -> None:
+    # twenty pcie models on two parts at 2 devices, keeping 90% of linear times exp(-0.2),
+    # exp(-0.1), 1, exp(0.01) or exp(0.02): in sample the fit misses ten times further below
+    # than above, so one held-out score's quantile moves the low end ten times further
+    rows = []
+    for i in range(20):
+        kept = 0.9 * math.exp((-0.2, -0.1, 0.0, 0.01, 0.02)[i % 5])
+        part = "RTX-3090" if i % 2 else "RTX-A6000"
+        rows += [ReferenceRow("g", f"m{i}", "mixed", part, 1, 1, 100.0, "sample"),
+                 ReferenceRow("g", f"m{i}", "mixed", part, 2, 1, 200.0 * kept, "sample")]
+    model = ScalingModel(min_points=4, params={}).fit(rows, SPECS)
+    low_spread, high_spread = model.spread_[("pcie", 2)]
+    assert low_spread == pytest.approx(10 * high_spread)
+    point = model.efficiency(SPECS["L4"], 2)
+    low, high = model.efficiency_interval(SPECS["L4"], 2)
+    assert math.log(point / low) == pytest.approx(0.2, abs=0.01)  # the worst model held out
+    assert math.log(high / point) == pytest.approx(0.02, abs=0.001)
