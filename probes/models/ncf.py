@@ -6,7 +6,10 @@ operator mix of Lambda's ``ncf`` rows (one sample is one user-item pair) is trac
 Defaults are the reference's: 138,493 users, 26,744 items, 64 matrix-factorization factors,
 an MLP of layer sizes 256, 256, 128, 64 (its first layer the concatenated user and item
 embeddings of 128 each), dropout 0.5, one logit from the concatenated factor product and MLP
-output, binary cross-entropy on logits: 31,832,577 parameters.
+output, binary cross-entropy on logits: 31,832,577 parameters. With ``fp16_model`` the model's
+weights (embedding tables included), and so every operator, are fp16, as the reference's
+``--amp`` ran it before April 2023 (apex AMP O2 with ``keep_batchnorm_fp32=False``; the fp32
+master weights live in the optimizer, not the model).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from probes.models import check_options
 __all__ = ["DEFAULTS", "NeuMF", "build"]
 
 DEFAULTS: dict[str, Any] = {"users": 138493, "items": 26744, "factors": 64,
-                            "mlp_width": 256, "mlp_layers": 4, "dropout": 0.5}
+                            "mlp_width": 256, "mlp_layers": 4, "dropout": 0.5,
+                            "fp16_model": False}
 _MAXIMUM = {"users": 1 << 30, "items": 1 << 30, "factors": 65536, "mlp_width": 65536,
             "mlp_layers": 32}
 
@@ -58,7 +62,8 @@ def build(**options: Any) -> BuiltWorkload:
     """NeuMF with synthetic (user, item, label) batches and binary cross-entropy on logits;
     ModelOptionError names a bad option."""
     opts = check_options("ncf", options, DEFAULTS, maximum=_MAXIMUM, minimum={"mlp_layers": 2})
-    model = NeuMF(**opts)
+    fp16_model = opts.pop("fp16_model")
+    model = NeuMF(**opts).half() if fp16_model else NeuMF(**opts)
     users, items = opts["users"], opts["items"]
 
     def make_batch(batch_size: int, device: Any) -> tuple[torch.Tensor, ...]:

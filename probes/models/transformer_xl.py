@@ -9,7 +9,11 @@ heads of 64, inner 2048, 192 target and 192 memory tokens, ``div_val`` 1: about 
 parameters); ``wt103_large.yaml`` is 18 layers, width 1024, 16 heads of 64, inner 4096, 384
 and 384 tokens, dropout 0.2 and ``div_val`` 4. Vocabulary 267,735 words in clusters split at
 19,997, 39,997 and 199,997; tied embedding and softmax weights (and, as the reference, the
-tail clusters' projections; the head's is its own).
+tail clusters' projections; the head's is its own). With ``adaptive`` false the model is the
+reference trainer's without ``--adaptive`` (its default: the flag is set only by the YAML
+configs): one embedding table and one softmax over the whole vocabulary, tied. With
+``fp16_model`` the model's weights, and so every operator, are fp16, as apex AMP O2 (the
+trainer's ``--fp16``) runs it; its fp32 master weights live in the optimizer, not the model.
 
 Attention is computed as the reference does (batched products of queries with keys and with
 the projected relative positions, the relative shift, softmax), not by a fused kernel. The
@@ -40,7 +44,8 @@ _VOCAB = 267735
 _CUTOFFS = (19997, 39997, 199997)
 DEFAULTS: dict[str, Any] = {"layers": 16, "d_model": 512, "heads": 8, "d_head": 64,
                             "d_inner": 2048, "tgt_len": 192, "mem_len": 192, "div_val": 1,
-                            "dropout": 0.1, "attention_dropout": 0.0, "vocab": _VOCAB}
+                            "dropout": 0.1, "attention_dropout": 0.0, "vocab": _VOCAB,
+                            "adaptive": True, "fp16_model": False}
 LARGE: dict[str, Any] = {"layers": 18, "d_model": 1024, "heads": 16, "d_head": 64,
                          "d_inner": 4096, "tgt_len": 384, "mem_len": 384, "div_val": 4,
                          "dropout": 0.2, "attention_dropout": 0.2}
@@ -123,10 +128,10 @@ class Adaptive(nn.Module):
     """Adaptive embedding and softmax sharing cluster weights (tied), ``div_val`` shrinking
     each further cluster's width; projections to ``d_model`` where a width differs."""
 
-    def __init__(self, vocab: int, d_model: int, div_val: int,
+    def __init__(self, vocab: int, d_model: int, div_val: int, cutoffs: Sequence[int],
                  shares: Sequence[float]) -> None:
         super().__init__()
-        self.ends = (0, *_CUTOFFS, vocab)
+        self.ends = (0, *cutoffs, vocab)
         self.shares = tuple(shares)
         self.d_model = d_model
         widths = [d_model // div_val**i for i in range(len(self.ends) - 1)]
@@ -142,8 +147,11 @@ class Adaptive(nn.Module):
         self.head_proj = nn.Parameter(torch.randn(d_model, d_model) * 0.02) if div_val > 1 \
             else None
         self.bias = nn.Parameter(torch.zeros(vocab))
-        self.cluster_weight = nn.Parameter(torch.zeros(len(self.ends) - 2, widths[0]))
-        self.cluster_bias = nn.Parameter(torch.zeros(len(self.ends) - 2))
+        # one head logit per tail cluster (none without clusters, as the reference)
+        self.cluster_weight = nn.Parameter(torch.zeros(len(self.ends) - 2, widths[0])) \
+            if len(self.ends) > 2 else None
+        self.cluster_bias = nn.Parameter(torch.zeros(len(self.ends) - 2)) \
+            if len(self.ends) > 2 else None
 
     def _counts(self, n: int) -> list[int]:
         counts = [round(share * n) for share in self.shares[1:]]
@@ -174,6 +182,12 @@ class Adaptive(nn.Module):
     def loss(self, hidden: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """Mean negative log-likelihood of ``target`` under the adaptive softmax."""
         hidden, target = hidden.flatten(0, 1), target.flatten()
+        if self.cluster_weight is None or self.cluster_bias is None:
+            # no clusters: the reference's plain softmax over the vocabulary (its
+            # ``n_clusters == 0`` branch), log-softmax in the logits' dtype
+            table = cast("nn.Embedding", self.emb_layers[0])
+            logprob = F.log_softmax(F.linear(hidden, table.weight, self.bias), dim=1)
+            return (-logprob.gather(1, target[:, None]).squeeze(1)).float().mean()
         head_weight, head_proj = self._cluster(0)
         head_bias = torch.cat([self.bias[:self.ends[1]], self.cluster_bias])
         head_in = hidden if head_proj is None else F.linear(hidden, head_proj.t())
@@ -205,10 +219,10 @@ class TransformerXL(nn.Module):
 
     def __init__(self, *, layers: int, d_model: int, heads: int, d_head: int, d_inner: int,
                  mem_len: int, div_val: int, dropout: float, attention_dropout: float,
-                 vocab: int, shares: Sequence[float]) -> None:
+                 vocab: int, cutoffs: Sequence[int], shares: Sequence[float]) -> None:
         super().__init__()
         self.mem_len, self.d_model = mem_len, d_model
-        self.adaptive = Adaptive(vocab, d_model, div_val, shares)
+        self.adaptive = Adaptive(vocab, d_model, div_val, cutoffs, shares)
         self.layers = nn.ModuleList(
             Layer(d_model, heads, d_head, d_inner, dropout, attention_dropout)
             for _ in range(layers))
@@ -222,7 +236,8 @@ class TransformerXL(nn.Module):
         qlen, batch = ids.shape
         klen = qlen + self.mem_len
         x = self.drop(self.adaptive.embed(ids))
-        positions = torch.arange(klen - 1, -1, -1.0, device=ids.device)
+        # positions in the embeddings' dtype, as the reference builds them
+        positions = torch.arange(klen - 1, -1, -1.0, device=ids.device, dtype=x.dtype)
         angles = torch.outer(positions, self.get_buffer("inv_freq"))
         r = self.drop(torch.cat([angles.sin(), angles.cos()], dim=-1))
         mask = torch.triu(torch.ones(qlen, klen, dtype=torch.bool, device=ids.device),
@@ -239,11 +254,19 @@ def build(**options: Any) -> BuiltWorkload:
     """Transformer-XL with synthetic WikiText-103-like segments (``tgt_len`` tokens) and its
     adaptive-softmax loss; ModelOptionError names a bad option."""
     opts = check_options("transformer_xl", options, DEFAULTS, maximum=_MAXIMUM)
-    if opts["d_model"] % opts["div_val"] ** len(_CUTOFFS) or opts["vocab"] <= _CUTOFFS[-1]:
+    adaptive, fp16_model = opts.pop("adaptive"), opts.pop("fp16_model")
+    if not adaptive and opts["div_val"] != 1:
+        raise ProbeError("transformer_xl: div_val above 1 needs the adaptive softmax "
+                         "(adaptive: true)")
+    if adaptive and (opts["d_model"] % opts["div_val"] ** len(_CUTOFFS)
+                     or opts["vocab"] <= _CUTOFFS[-1]):
         raise ProbeError("transformer_xl: d_model must be divisible by div_val^3 and vocab "
                          f"above {_CUTOFFS[-1]}")
     length, vocab = opts.pop("tgt_len"), opts["vocab"]
-    model = TransformerXL(**opts, shares=zipf_cluster_shares(vocab, _CUTOFFS))
+    cutoffs = _CUTOFFS if adaptive else ()
+    model = TransformerXL(**opts, cutoffs=cutoffs, shares=zipf_cluster_shares(vocab, cutoffs))
+    if fp16_model:
+        model = model.half()
 
     def make_batch(batch_size: int, device: Any) -> tuple[torch.Tensor, torch.Tensor]:
         return (torch.randint(0, vocab, (length, batch_size), device=device),

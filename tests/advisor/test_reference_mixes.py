@@ -25,11 +25,13 @@ def test_every_recipe_names_reference_rows() -> None:
     # tokens x (LSTMs 92,274,688 + query 2,097,152 + scores and context 102,400 + classifier
     # 66,191,360), over 50 tokens; the first step's recurrent input gradient is not computed
     ("gnmt", 382_556_160),
-    # 3 x (16 layers x 9,043,968 per token + adaptive softmax 43,281,500 at the Zipf shares)
-    ("transformerxlbase", 563_955_000),
-    # 3 x (18 x 36,175,872 + head 43,057,152 + embedding projections 1,725,700 + tails
-    # 3,157,000)
-    ("transformerxllarge", 2_097_317_000),
+    # Lambda's command lines, no adaptive softmax: 3 x (16 layers x 9,043,968 per token +
+    # one softmax 2 x 267,735 x 512 = 274,160,640)
+    ("transformerxlbase", 1_256_592_384),
+    # 3 x (18 layers x 34,603,008 per token at 256 + 256 tokens: projections 12,582,912 +
+    # 2,097,152, feed-forward 16,777,216, scores and context 3,145,728; + one softmax
+    # 2 x 267,735 x 1,024 = 548,321,280)
+    ("transformerxllarge", 3_513_526_272),
     # 3 x 2 x (256 x 256 + 256 x 128 + 128 x 64 + 128)
     ("ncf", 639_744),
     # 3 x 2 x 20.213 G multiply-adds forward (the DeepLearningExamples SSD300's summary in
@@ -62,6 +64,30 @@ def test_transformer_xl_attention_runs_as_batched_products_not_a_fused_kernel() 
     assert mix.flops_fraction(OpClass.ATTENTION) == 0.0
     assert {c.op_class for c in mix.per_sample} >= {OpClass.MATMUL, OpClass.REDUCTION,
                                                     OpClass.NORMALIZATION, OpClass.EMBEDDING}
+
+
+@pytest.mark.parametrize("model", ["ncf", "transformerxlbase", "transformerxllarge"])
+def test_apex_o2_mixed_mix_runs_the_model_in_fp16(model: str) -> None:
+    # apex AMP O2 casts the model: embeddings, layer norms and softmax compute in fp16; only
+    # the per-sample loss is taken in fp32 (a few bytes a sample, as the references do)
+    mix = _MIXES[f"{model}/mixed"]
+    fp32 = sum(c.bytes_moved for c in mix.per_sample if c.dtype == "float32")
+    assert fp32 < 0.01 * sum(c.bytes_moved for c in mix.per_sample)
+    assert {c.dtype for c in mix.per_sample if c.flops > 0} == {"float16"}
+    assert REFERENCE_RECIPES[model].apex_o2
+
+
+@pytest.mark.parametrize("model", ["ncf", "transformerxlbase", "transformerxllarge"])
+def test_apex_o2_optimizer_updates_fp32_master_weights_and_copies_them(model: str) -> None:
+    # the fp32 step's update of the master weights, plus 12 bytes a parameter of copies
+    # (fp16 gradients to fp32, fp32 weights back to fp16)
+    def optimizer(key: str) -> float:
+        return sum(c.bytes_moved for c in _MIXES[key].per_step
+                   if c.op_class is OpClass.OPTIMIZER)
+
+    recipe = REFERENCE_RECIPES[model]
+    copies = 12 * recipe.parameters() / recipe.units_per_sample
+    assert optimizer(f"{model}/mixed") == pytest.approx(optimizer(f"{model}/fp32") + copies)
 
 
 def test_ncf_writes_the_dense_embedding_gradient_every_step() -> None:

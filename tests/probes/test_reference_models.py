@@ -30,6 +30,11 @@ def _params(builder: Any, **options: Any) -> int:
     # projections 1,392,640 (+ the head's own 1,048,576), bias 267,735, clusters 3,075,
     # 18 layers of 13,640,704, biases 2,048
     (transformer_xl.build, transformer_xl.LARGE, 285_167_482),
+    # as Lambda ran them, no adaptive softmax: base without its 3 cluster logits (1,539);
+    # large 267,735 x 1,024 + 267,735 + 18 x 13,640,704 + 2,048
+    (transformer_xl.build, {"adaptive": False}, 191_948_759),
+    (transformer_xl.build, {**transformer_xl.LARGE, "div_val": 1, "adaptive": False},
+     519_963_095),
     # NCF (NeuMF) on ML-20M: embeddings 165,237 x (64 + 128) + MLP 106,944 + 129 ("31.8M")
     (ncf.build, {}, 31_832_577),
     # SSD300 v1.1 with its ResNet-50 backbone: 22,894,902 (the DeepLearningExamples model's
@@ -50,6 +55,10 @@ _TINY = [
     ("probes.models.transformer_xl:build", {"layers": 2, "d_model": 64, "heads": 2,
                                             "d_head": 8, "d_inner": 32, "tgt_len": 6,
                                             "mem_len": 4, "div_val": 4}),
+    # one softmax over the vocabulary (no --adaptive, as Lambda's runs)
+    ("probes.models.transformer_xl:build", {"layers": 2, "d_model": 16, "heads": 2,
+                                            "d_head": 8, "d_inner": 32, "tgt_len": 6,
+                                            "mem_len": 4, "vocab": 300, "adaptive": False}),
     ("probes.models.ncf:build", {"users": 10, "items": 7, "factors": 4, "mlp_width": 16}),
     ("probes.models.ssd:build", {"num_classes": 3}),  # the architecture is fixed at 300 px
 ]
@@ -123,6 +132,14 @@ def test_step_lstm_runs_cudnn_s_kernels_on_fake_tensors() -> None:
     assert seen["add.Tensor"] == 0  # no per-step weight-gradient accumulation
 
 
+@pytest.mark.parametrize("builder", [ncf.build, transformer_xl.build])
+def test_fp16_model_casts_every_parameter(builder: Any) -> None:
+    # apex AMP O2's model: embeddings and layer norms in fp16 too
+    with torch.device("meta"):
+        built = builder(fp16_model=True)
+    assert {p.dtype for p in built.model.parameters()} == {torch.float16}
+
+
 def test_ssd300_has_8732_default_boxes() -> None:
     assert ssd.default_boxes(300) == 38 * 38 * 4 + 19 * 19 * 6 + 10 * 10 * 6 + 5 * 5 * 6 + 9 * 4 + 4
 
@@ -137,6 +154,7 @@ def test_zipf_cluster_shares_sum_to_one_and_fall_with_rarity() -> None:
     (gnmt.build, {"hiden": 8}, ModelOptionError),  # unknown name
     (ncf.build, {"factors": 0}, ModelOptionError),
     (transformer_xl.build, {"d_model": 20, "div_val": 4}, ProbeError),  # 20 % 64
+    (transformer_xl.build, {"div_val": 4, "adaptive": False}, ProbeError),  # needs clusters
 ])
 def test_bad_option_is_named(builder: Any, options: dict[str, Any],
                              problem: type[Exception]) -> None:
