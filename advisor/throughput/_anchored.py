@@ -3,20 +3,27 @@
 An accelerator with no reference rows but a published per-chip ratio to one that has them
 (``advisor.throughput._published_anchor``) is predicted as the model's own prediction for it
 (the roofline, or the reference part's transfer) corrected by the gap between the published
-log ratio and the model's log ratio for the same pair:
+log ratio, carried from the suite's tuned stack to the harness, and the model's log ratio for
+the same pair:
 
-    log sps(X) = base(X) + trust x (published log(X / A) - (base(X) - base(A)))
+    log sps(X) = base(X) + trust x (published log(X / A) + log f(A) - log f(X)
+                                    - (base(X) - base(A)))
 
-``trust`` is 1 when the published workload is of the user's kind (convolution share of FLOPs
-within ``kind_width``), falling to ``published_cross_kind_weight`` for the other kind (a
-ResNet-50 ratio speaks for a transformer only in part: the correction shrinks toward the
-roofline's own ratio), times ``precision_mismatch_weight`` where a side ran 8-bit matmuls
-(fp8, int8) and the other bf16/fp16. Several
-anchors are averaged, weighted by their trust. A part with nothing published borrows the mean
-correction of the anchored parts of its vendor and architecture class, each weighted by the
-trust of its own anchors for the workload (a peer anchored by a run of the user's kind counts
-more than one anchored by the other kind), shrunk by ``published_peer_count`` pseudo-weights
-toward none; it stays a prior.
+``f`` is a part's stack factor, its published figure over its harness prediction
+(``advisor.throughput._stack_factor``: the anchor's own, measured, against the stack's typical
+part, with each side's 8-bit gain). ``trust`` is 1 when the published workload is of the
+user's kind (convolution share of FLOPs within ``kind_width``), falling to
+``published_cross_kind_weight`` for the other kind (a ResNet-50 ratio speaks for a
+transformer only in part: the correction shrinks toward the roofline's own ratio), times
+``precision_mismatch_weight`` where a side ran 8-bit matmuls (fp8, int8) and the other
+bf16/fp16. The model's own ratio ``base(X) - base(A)`` is taken at the precision class both
+published rows ran at: where the user's step would run at another width on the anchor than on
+the target (a bf16 step on a V100, which has no bf16, against a TPU), the anchor is priced at
+fp16, as its published half-precision rows ran. Several anchors are averaged, weighted by their
+trust. A part with nothing published borrows the mean correction of the anchored parts of its
+vendor and architecture class, each weighted by the trust of its own anchors for the workload
+(a peer anchored by a run of the user's kind counts more than one anchored by the other kind),
+shrunk by ``published_peer_count`` pseudo-weights toward none; it stays a prior.
 """
 
 from __future__ import annotations
@@ -26,9 +33,22 @@ from collections.abc import Mapping, Sequence
 from typing import Self
 
 from advisor.profiling import OpClass
-from advisor.throughput._published_anchor import PublishedAnchor, published_anchors, published_spread
-from advisor.throughput.estimate import WorkloadFeatures, architecture_class, precision_key
-from advisor.throughput.published import PublishedRow
+from advisor.spec import Precision
+from advisor.throughput._published_anchor import (
+    PublishedAnchor,
+    precision_group,
+    published_anchors,
+    published_figures,
+    published_spread,
+)
+from advisor.throughput._stack_factor import Harness, StackFactors
+from advisor.throughput.estimate import (
+    WorkloadFeatures,
+    architecture_class,
+    as_fp16,
+    precision_key,
+)
+from advisor.throughput.published import PublishedRow, Stack
 from pricing import AcceleratorSpec
 
 __all__ = ["PublishedAnchoring"]
@@ -57,6 +77,7 @@ class PublishedAnchoring:
         rows = [r for r in published if r.accelerator in self.specs_]
         self.anchors_: dict[str, tuple[PublishedAnchor, ...]] = published_anchors(rows, parts)
         self.published_spread_ = published_spread(rows)
+        self.stack_factors_ = StackFactors(published_figures(rows), frozenset(parts))
         self.published_rows_: dict[str, tuple[PublishedRow, ...]] = {
             name: tuple(r for r in rows if r.accelerator == name)
             for name in sorted({r.accelerator for r in rows} - parts)}
@@ -65,15 +86,18 @@ class PublishedAnchoring:
     # -- corrections -------------------------------------------------------------------------
 
     def _usable(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec
-                ) -> list[PublishedAnchor]:
-        """The accelerator's anchors at the precision its step and the anchor's both run at."""
-        def key(spec: AcceleratorSpec) -> str:
-            return precision_key(workload.precision, spec)
-
-        ours = key(accelerator)
-        return [a for a in getattr(self, "anchors_", {}).get(accelerator.name, ())
-                if a.precision == ours and a.anchor in self.specs_
-                and key(self.specs_[a.anchor]) == ours]
+                ) -> list[tuple[PublishedAnchor, WorkloadFeatures]]:
+        """The accelerator's anchors published at the precision class its step runs at, each
+        with the step as its anchor ran it (``_as_anchored``; anchors it cannot price are
+        left out)."""
+        ours = precision_key(workload.precision, accelerator)
+        usable = []
+        for anchor in getattr(self, "anchors_", {}).get(accelerator.name, ()):
+            spec = self.specs_.get(anchor.anchor)
+            step = None if spec is None else _as_anchored(workload, spec, ours)
+            if anchor.precision == ours and step is not None:
+                usable.append((anchor, step))
+        return usable
 
     def _trust(self, workload: WorkloadFeatures, anchor: PublishedAnchor) -> float:
         """How far a published ratio speaks for this workload (see the module)."""
@@ -85,19 +109,50 @@ class PublishedAnchoring:
         trust = alike + (1 - alike) * self.published_cross_kind_weight
         return trust if anchor.exact else trust * self.precision_mismatch_weight
 
+    def _harness(self, workload: WorkloadFeatures, probes: Mapping[str, float]) -> Harness:
+        """The model's log samples/s of the step on a part at a precision class, remembered
+        (the stack factors ask it of the same parts again and again)."""
+        seen: dict[tuple[str, str], float | None] = {}
+
+        def harness(name: str, precision: str) -> float | None:
+            if (name, precision) not in seen:
+                spec = self.specs_.get(name)
+                step = None if spec is None else _as_anchored(workload, spec, precision)
+                seen[(name, precision)] = (
+                    None if spec is None or step is None
+                    else self._reference_log(step, spec, probes)[0])
+            return seen[(name, precision)]
+
+        return harness
+
+    def _stack_offset(self, accelerator: AcceleratorSpec, anchor: PublishedAnchor,
+                      harness: Harness) -> float:
+        """log f(anchor) - log f(accelerator): the stack factors' gap the published ratio
+        carries (``advisor.throughput._stack_factor``); 0 for a model fitted before them."""
+        factors: StackFactors | None = getattr(self, "stack_factors_", None)
+        if factors is None:
+            return 0.0
+        spec = self.specs_[anchor.anchor]
+        sibling = (spec.vendor == accelerator.vendor
+                   and architecture_class(spec) == architecture_class(accelerator))
+        return factors.offset(anchor, harness, sibling=sibling)
+
     def _correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                    probes: Mapping[str, float]) -> float | None:
-        """Log correction to the accelerator's base prediction from its published anchors;
-        None when none is usable."""
+                    probes: Mapping[str, float], harness: Harness | None = None
+                    ) -> float | None:
+        """Log correction to the accelerator's base prediction from its published anchors,
+        each ratio carried to the harness by the stack factors; None when none is usable."""
         anchors = self._usable(workload, accelerator)
         if not anchors:
             return None
+        harness = harness or self._harness(workload, probes)
         base = self._reference_log(workload, accelerator, probes)[0]
         total = weights = 0.0
-        for anchor in anchors:
-            theirs = self._reference_log(workload, self.specs_[anchor.anchor], probes)[0]
+        for anchor, step in anchors:
+            theirs = self._reference_log(step, self.specs_[anchor.anchor], probes)[0]
             trust = self._trust(workload, anchor)
-            total += trust * trust * (anchor.log_ratio - (base - theirs))
+            carried = anchor.log_ratio + self._stack_offset(accelerator, anchor, harness)
+            total += trust * trust * (carried - (base - theirs))
             weights += trust
         return total / weights
 
@@ -114,11 +169,12 @@ class PublishedAnchoring:
         for this workload (the sum of their trust), shrunk toward 0 by
         ``published_peer_count`` pseudo-weights (0 when there is none)."""
         total = weights = 0.0
+        harness = self._harness(workload, probes)
         for name in self._peers(accelerator):
             spec = self.specs_[name]
-            correction = self._correction(workload, spec, probes)
+            correction = self._correction(workload, spec, probes, harness)
             if correction is not None:
-                weight = sum(self._trust(workload, a) for a in self._usable(workload, spec))
+                weight = sum(self._trust(workload, a) for a, _ in self._usable(workload, spec))
                 total += weight * correction
                 weights += weight
         return total / (weights + self.published_peer_count) if weights else 0.0
@@ -133,6 +189,16 @@ class PublishedAnchoring:
         if own is not None:
             return base + own, "published"
         return base + self._peer_correction(workload, accelerator, probes), case
+
+    def precision_gain(self, workload: WorkloadFeatures, stack: Stack, precision: str) -> float:
+        """What a published precision (``fp8``, ``int8``) buys over bf16/fp16 in ``stack``, as
+        the anchoring measures it for this step (``advisor.throughput._stack_factor``); 1 for
+        other precisions, where nothing measures it, or before ``anchor_to``."""
+        factors: StackFactors | None = getattr(self, "stack_factors_", None)
+        group = precision_group(precision)
+        if factors is None or group is None:
+            return 1.0
+        return math.exp(factors.gain(stack, group, self._harness(workload, {})))
 
     # -- evidence ----------------------------------------------------------------------------
 
@@ -151,7 +217,8 @@ class PublishedAnchoring:
                         anchor.workload not in best):
                     best[anchor.workload] = anchor
             return (f"{accelerator}: anchored to published training runs: "
-                    + "; ".join(a.describe() for a in best.values()))
+                    + "; ".join(a.describe() for a in best.values())
+                    + "; each ratio corrected for its anchor's own speed-up from that stack")
         rows = getattr(self, "published_rows_", {}).get(accelerator)
         spec = self.specs_.get(accelerator)
         peers = self._peers(spec) if spec is not None else []
@@ -162,3 +229,17 @@ class PublishedAnchoring:
             return (f"{accelerator}: published figures ({suites}) have no part with "
                     f"reference rows measured beside them{borrowed}")
         return f"{accelerator}: no published training figure{borrowed}"
+
+
+def _as_anchored(workload: WorkloadFeatures, anchor: AcceleratorSpec, precision: str
+                 ) -> WorkloadFeatures | None:
+    """The user's step as the anchor ran it in the published rows of precision class
+    ``precision``: unchanged where the step already runs at that class on the anchor; a bf16
+    step at fp16 where the rows ran half width on a part without bf16 (its published
+    half-precision rows are fp16); None where the step cannot be put at that class (an fp32
+    step beside half-width rows, or the other way round)."""
+    if precision_key(workload.precision, anchor) == precision:
+        return workload
+    if precision == "mixed" and workload.precision is Precision.BF16:
+        return as_fp16(workload)
+    return None

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from advisor.throughput.published import PublishedRow, Stack
 from advisor.throughput.reference import REFERENCE_CONV_FLOPS_FRACTION
 
-__all__ = ["PUBLISHED_CONV_FLOPS_FRACTION", "PublishedAnchor", "precision_class",
-           "published_anchors", "published_spread"]
+__all__ = ["PUBLISHED_CONV_FLOPS_FRACTION", "Figures", "PublishedAnchor", "precision_class",
+           "precision_group", "published_anchors", "published_figures", "published_spread"]
 
 # Share of training FLOPs in convolutions of each published workload: which kind of user
 # workload (convolutional or attention) its ratio speaks for. BERT and GPT have none.
@@ -42,6 +42,8 @@ PUBLISHED_CONV_FLOPS_FRACTION: dict[str, float] = {
 
 _CLASS = {"bf16": "mixed", "fp16": "mixed", "mixed": "mixed", "fp8": "8bit", "int8": "8bit",
           "fp32": "fp32", "tf32": "fp32"}
+_GROUP = {"bf16": "mixed", "fp16": "mixed", "mixed": "mixed", "fp8": "fp8", "int8": "int8",
+          "fp32": "fp32", "tf32": "fp32"}
 _STACK_TEXT = {Stack.MLPERF_TUNED: "MLPerf-tuned", Stack.VENDOR_TUNED: "vendor-tuned",
                Stack.PYTORCH_EAGER: "PyTorch eager", Stack.XLA: "XLA"}
 
@@ -52,6 +54,13 @@ def precision_class(precision: str) -> str | None:
     return _CLASS.get(precision.lower())
 
 
+def precision_group(precision: str) -> str | None:
+    """``mixed`` (bf16/fp16), ``fp8`` (Transformer Engine), ``int8`` (AQT on TPUs) or
+    ``fp32`` for a published row's precision: what its stack factor depends on (fp8 and int8
+    buy different speed-ups over bf16); None when unknown."""
+    return _GROUP.get(precision.lower())
+
+
 @dataclass(frozen=True, slots=True)
 class PublishedAnchor:
     """``accelerator``'s per-chip throughput over ``anchor``'s on the published ``workload``,
@@ -59,7 +68,8 @@ class PublishedAnchor:
 
     ``log_ratio`` is the mean over the suites of log(accelerator / anchor); ``exact`` is False
     when one side ran 8-bit matmuls (fp8, int8) and the other bf16/fp16; ``frameworks`` are
-    the accelerator's rows'.
+    the accelerator's rows'; ``groups`` are, per suite, the ``precision_group`` the
+    accelerator's rows and the anchor's ran at.
     """
 
     accelerator: str
@@ -71,6 +81,7 @@ class PublishedAnchor:
     suites: tuple[str, ...]
     frameworks: tuple[str, ...]
     exact: bool
+    groups: tuple[tuple[str, str], ...] = ()
 
     @property
     def conv_flops_fraction(self) -> float:
@@ -85,8 +96,9 @@ class PublishedAnchor:
                 f"({suites}; {_STACK_TEXT[self.stack]} stack: {self.frameworks[0]}{fp8})")
 
 
-# (workload, stack, suite) -> accelerator -> precision class -> log samples/s per chip
-_Groups = dict[tuple[str, Stack, str], dict[str, dict[str, list[float]]]]
+# (workload, stack, suite) -> accelerator -> precision class -> (precision group, log samples/s
+# per chip) of each row
+_Groups = dict[tuple[str, Stack, str], dict[str, dict[str, list[tuple[str, float]]]]]
 
 
 def _groups(rows: Iterable[PublishedRow]
@@ -94,22 +106,27 @@ def _groups(rows: Iterable[PublishedRow]
     groups: _Groups = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     frameworks: dict[tuple[str, str, str], str] = {}
     for row in rows:
-        kind = precision_class(row.precision)
-        if kind is None or row.workload not in PUBLISHED_CONV_FLOPS_FRACTION:
+        kind, group = precision_class(row.precision), precision_group(row.precision)
+        if kind is None or group is None or row.workload not in PUBLISHED_CONV_FLOPS_FRACTION:
             continue
         groups[(row.workload, row.stack, row.suite)][row.accelerator][kind].append(
-            math.log(row.samples_per_second_per_chip))
+            (group, math.log(row.samples_per_second_per_chip)))
         frameworks.setdefault((row.accelerator, row.suite, row.workload), row.framework)
     return groups, frameworks
 
 
-def _side(classes: dict[str, list[float]], precision: str) -> tuple[float, bool] | None:
-    """Mean log figure of one accelerator at ``precision`` (8-bit standing in for mixed)."""
+def _side(classes: dict[str, list[tuple[str, float]]], precision: str
+          ) -> tuple[float, bool, str] | None:
+    """Mean log figure of one accelerator at ``precision`` (8-bit standing in for mixed),
+    whether it is at that class, and the precision group most of its rows ran at."""
     if precision in classes:
-        return statistics.fmean(classes[precision]), True
-    if precision == "mixed" and "8bit" in classes:
-        return statistics.fmean(classes["8bit"]), False
-    return None
+        figures, exact = classes[precision], True
+    elif precision == "mixed" and "8bit" in classes:
+        figures, exact = classes["8bit"], False
+    else:
+        return None
+    group = statistics.mode(sorted(g for g, _ in figures))
+    return statistics.fmean(v for _, v in figures), exact, group
 
 
 def published_anchors(rows: Sequence[PublishedRow], reference_parts: Collection[str]
@@ -119,8 +136,8 @@ def published_anchors(rows: Sequence[PublishedRow], reference_parts: Collection[
     Where a pair was measured at the same precision class in some suites and across classes
     (8-bit beside bf16) in others, only the same-class suites make its ratio."""
     groups, frameworks = _groups(rows)
-    found: dict[tuple[str, str, str, Stack, str], list[tuple[str, float, bool]]] = (
-        defaultdict(list))
+    found: dict[tuple[str, str, str, Stack, str],
+                list[tuple[str, float, bool, tuple[str, str]]]] = defaultdict(list)
     for (workload, stack, suite), by_part in sorted(groups.items(), key=lambda g: g[0][2]):
         anchors = sorted(a for a in by_part if a in reference_parts)
         for target in sorted(a for a in by_part if a not in reference_parts):
@@ -130,18 +147,43 @@ def published_anchors(rows: Sequence[PublishedRow], reference_parts: Collection[
                                     _side(by_part[anchor], precision))
                     if ours is not None and theirs is not None:
                         found[(target, anchor, workload, stack, precision)].append(
-                            (suite, ours[0] - theirs[0], ours[1] == theirs[1]))
+                            (suite, ours[0] - theirs[0], ours[1] == theirs[1],
+                             (ours[2], theirs[2])))
     result: dict[str, list[PublishedAnchor]] = defaultdict(list)
     for (target, anchor, workload, stack, precision), pairs in sorted(
             found.items(), key=lambda item: (*item[0][:3], item[0][3].value, item[0][4])):
         pairs = [p for p in pairs if p[2]] or pairs  # like-precision suites, where there are any
-        suites = tuple(s for s, _, _ in pairs)
+        suites = tuple(p[0] for p in pairs)
         result[target].append(PublishedAnchor(
             target, anchor, workload, stack, precision,
-            statistics.fmean(r for _, r, _ in pairs), suites,
+            statistics.fmean(p[1] for p in pairs), suites,
             tuple(dict.fromkeys(frameworks[(target, s, workload)] for s in suites)),
-            all(e for _, _, e in pairs)))
+            all(p[2] for p in pairs), tuple(p[3] for p in pairs)))
     return {name: tuple(anchors) for name, anchors in result.items()}
+
+
+# (workload, stack) -> precision group -> accelerator -> mean log samples/s per chip
+Figures = dict[tuple[str, Stack], dict[str, dict[str, float]]]
+
+
+def published_figures(rows: Sequence[PublishedRow]) -> Figures:
+    """Each accelerator's published per-chip figure per workload, stack and precision group:
+    the mean over the suites of each suite's mean log samples/s (what ``stack_factor`` sets
+    against the harness prediction)."""
+    groups, _ = _groups(rows)
+    per_suite: dict[tuple[str, Stack], dict[str, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
+    for (workload, stack, _), by_part in groups.items():
+        for part, classes in by_part.items():
+            by_group: dict[str, list[float]] = defaultdict(list)
+            for figures in classes.values():
+                for group, value in figures:
+                    by_group[group].append(value)
+            for group, values in by_group.items():
+                per_suite[(workload, stack)][group][part].append(statistics.fmean(values))
+    return {key: {group: {part: statistics.fmean(v) for part, v in parts.items()}
+                  for group, parts in by_group.items()}
+            for key, by_group in per_suite.items()}
 
 
 def published_spread(rows: Sequence[PublishedRow], *, floor: float = 0.05) -> float:
@@ -159,7 +201,8 @@ def published_spread(rows: Sequence[PublishedRow], *, floor: float = 0.05) -> fl
                     b = by_part[second].get(precision)
                     if a and b:
                         pairs[(first, second, workload, precision)].append(
-                            statistics.fmean(a) - statistics.fmean(b))
+                            statistics.fmean(v for _, v in a)
+                            - statistics.fmean(v for _, v in b))
     squares = dof = 0.0
     for values in pairs.values():
         if len(values) >= 2:
