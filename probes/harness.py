@@ -44,6 +44,7 @@ from probes.train_step import (
     release_memory,
     run_timed,
     to_device,
+    young_garbage_only,
 )
 from probes.tune.profile import profile_op_classes
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
@@ -200,12 +201,13 @@ class Harness:
                 peak_gib: float | None) -> BatchSearch:
         """The largest-batch search from the request's batch, in a time box of its own."""
         deadline = self._clock() + self.request.time_box_s
-        return search_largest_batch(
-            lambda size: fits_one_step(device, lambda: self._run_step(
-                self._batch(workload, size, device), size, device)),
-            start=self.request.recipe.batch_size, start_fits=fits, start_peak_gib=peak_gib,
-            limit_gib=self.request.memory_limit_gib or device.total_memory_gib(),
-            max_batch=self._max_batch, out_of_time=lambda: self._clock() >= deadline)
+        with young_garbage_only():
+            return search_largest_batch(
+                lambda size: fits_one_step(device, lambda: self._run_step(
+                    self._batch(workload, size, device), size, device)),
+                start=self.request.recipe.batch_size, start_fits=fits, start_peak_gib=peak_gib,
+                limit_gib=self.request.memory_limit_gib or device.total_memory_gib(),
+                max_batch=self._max_batch, out_of_time=lambda: self._clock() >= deadline)
 
     # -- the whole probe --------------------------------------------------------------
     def _device_or_failure(self, start: float) -> Device | ProbeResult:

@@ -32,7 +32,15 @@ from probes.batch_search import search_largest_batch
 from probes.devices.seam import Device
 from probes.stats import percentile, relative_halfwidth
 from probes.steady import measure_steady
-from probes.train_step import OutOfMemory, fits_one_step, is_oom_error, oom_summary, release_memory, run_timed
+from probes.train_step import (
+    OutOfMemory,
+    fits_one_step,
+    is_oom_error,
+    oom_summary,
+    release_memory,
+    run_timed,
+    young_garbage_only,
+)
 from probes.tune.knobs import (
     DeviceTraits,
     Knob,
@@ -370,11 +378,12 @@ class Tuner:
 
         try:
             run = self._open(self._baseline_config)
-            found = search_largest_batch(
-                lambda size: fits_one_step(self._device, lambda: one_step(size)),
-                start=largest, start_fits=True, start_peak_gib=top.peak_memory_gib,
-                limit_gib=self.request.memory_limit_gib or self._device.total_memory_gib(),
-                out_of_time=lambda: self._clock() >= deadline)
+            with young_garbage_only():
+                found = search_largest_batch(
+                    lambda size: fits_one_step(self._device, lambda: one_step(size)),
+                    start=largest, start_fits=True, start_peak_gib=top.peak_memory_gib,
+                    limit_gib=self.request.memory_limit_gib or self._device.total_memory_gib(),
+                    out_of_time=lambda: self._clock() >= deadline)
         except Exception:  # noqa: BLE001 - the search is extra: its failure keeps the tune
             return bracket
         return {"largest_batch_that_fits": found.largest_fit,

@@ -80,3 +80,24 @@ def test_exact_search_finds_the_largest_fit_up_to_the_cap(limit: int, max_batch:
     found = search_largest_batch(lambda b: (b <= limit, float(b)), start=1, start_fits=True,
                                  limit_gib=float(limit), max_batch=max_batch, exact=True)
     assert found.largest_fit == min(limit, max_batch) and found.complete
+
+
+def test_an_attempts_garbage_is_collected_while_what_was_alive_stays_frozen() -> None:
+    import gc
+    import weakref
+
+    from probes.train_step import young_garbage_only
+
+    class Node:
+        pass
+
+    alive = Node()
+    with young_garbage_only():
+        assert gc.get_freeze_count() > 0  # what was alive on entry is out of the collector
+        cycle = Node()
+        cycle.me = cycle  # type: ignore[attr-defined]  # freed by the collector only
+        gone = weakref.ref(cycle)
+        del cycle
+        gc.collect()
+        assert gone() is None
+    assert gc.get_freeze_count() == 0 and alive is not None
