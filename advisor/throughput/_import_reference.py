@@ -2,7 +2,8 @@
 
 Run ``python -m advisor.throughput._import_reference ../shared/data``. Keeps every measured row with the
 software generation, drops the implausible multi-GPU ncf rows (about 1e10 samples/s), and
-renames precision ``fp16_amp`` to ``mixed``. A test checks the shipped file equals the output.
+renames precision ``fp16_amp`` to ``mixed`` except where the config ran another precision
+(``RUN_FACTS``). A test checks the shipped file equals the output.
 
 Lambda's ``batch_size_per_gpu`` is the per-GPU batch on one GPU but the GLOBAL batch on N
 GPUs, whatever its name (and shared/data's README) says: of the 1,652 multi-GPU rows with a
@@ -16,6 +17,14 @@ each). So ``batch_size_per_accelerator`` is the column divided by ``num_accelera
   two GPUs, so 2 per GPU, not 4: the three rows that equal their one-GPU batch are these);
 - where it does not divide (one row: Transformer-XL large fp32 lambda_v0 on 8 A100-80GB-SXM,
   182, likely a typo for 192 = 8 x 24 as in lambda_v1) or is blank, 0: not known.
+
+Lambda's table labels a cell by the column its config block fills (``..._FP16_PARAMS`` /
+``..._AMP_PARAMS`` is ``fp16_amp``), not by what the command line passed. Where the two differ,
+``RUN_FACTS`` says what ran, each with the config file that shows it (``lambdal/
+deeplearning-benchmark``, ``pytorch/scripts/config_v*``; the run logs under ``pytorch/
+results`` print the parsed flags and agree); every other block of those configs passes its
+trainer's mixed-precision switch (``--amp``, ``--fp16``, ``--math fp16``, ``--amp-run``,
+BERT's ``fp16`` argument), and every run log of an ``fp16_amp`` cell shows it on except these.
 """
 
 from __future__ import annotations
@@ -23,9 +32,10 @@ from __future__ import annotations
 import csv
 import io
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["COLUMNS", "build_reference", "main"]
+__all__ = ["COLUMNS", "RUN_FACTS", "RunFact", "build_reference", "main"]
 
 COLUMNS = [
     "generation", "model", "precision", "accelerator", "accelerator_count",
@@ -37,6 +47,53 @@ _SOURCE = "Lambda deep-learning benchmark tables (public), hand-extracted"
 _UNIT = {"gnmt": "token", "transformerxlbase": "token", "transformerxllarge": "token",
          "ncf": "user-item pair"}
 _IMPLAUSIBLE_SAMPLES_PER_SECOND = 1e9
+
+
+@dataclass(frozen=True)
+class RunFact:
+    """What Lambda's cells of ``generation``, ``model`` and ``labelled`` precision on
+    ``accelerators`` (with more than ``min_count - 1`` GPUs) really ran, read from ``config``:
+    ``ran`` is the precision (``fp32``), or None where the cell measured another setting than
+    its row says (dropped)."""
+
+    generation: str
+    model: str
+    labelled: str
+    accelerators: frozenset[str]
+    ran: str | None
+    config: str
+    min_count: int = 1
+
+    def covers(self, raw: dict[str, str]) -> bool:
+        """Whether ``raw`` (a row of Lambda's table) is one of these cells."""
+        return (raw["source"], raw["model"], raw["precision"]) == (
+            self.generation, self.model, self.labelled) and raw["accelerator"] in \
+            self.accelerators and int(float(raw["num_accelerators"])) >= self.min_count
+
+
+RUN_FACTS: tuple[RunFact, ...] = (
+    # lambda_v1's 80 GB command lines (config_v1/config_pytorch_80GB.sh, sourced by the
+    # A100 80GB and every H100 system's config and by 2x/4x/8x80GB.sh) give NCF's FP16 block
+    # no --amp; the logs print "amp : False". They ran fp32 at a batch of 10 M (fp32: 8 M).
+    RunFact("lambda_v1", "ncf", "fp16_amp",
+            frozenset({"A100-80GB-PCIe", "A100-80GB-SXM", "H100-PCIe", "H100-SXM"}), "fp32",
+            "pytorch/scripts/config_v1/config_pytorch_80GB.sh"),
+    # lambda_v0's multi-GPU RTX 2080 Ti configs (config_v0/config_pytorch_{2,4,8}x2080Ti
+    # {,NVlink}_trt{,2}.sh) leave the precision out of BERT-large's FP16 block, so run_squad
+    # reads NUM_GPU as the precision and "1" as the GPU count: fp32 on one GPU at a batch of
+    # 2 (logs: no --fp16, 6.1-6.4 sequences/s), not mixed on N GPUs.
+    RunFact("lambda_v0", "bert_large_squad", "fp16_amp", frozenset({"RTX-2080Ti"}), None,
+            "pytorch/scripts/config_v0/config_pytorch_2x2080Ti_trt.sh", min_count=2),
+)
+
+
+def _ran_precision(raw: dict[str, str]) -> str | None:
+    """The precision a Lambda cell ran (``mixed`` or ``fp32``; see ``RUN_FACTS``), None where
+    it measured another setting than its row says."""
+    for fact in RUN_FACTS:
+        if fact.covers(raw):
+            return fact.ran
+    return "mixed" if raw["precision"] == "fp16_amp" else raw["precision"]
 
 
 def _per_accelerator_batch(raw: dict[str, str]) -> int:
@@ -52,12 +109,13 @@ def build_reference(lambda_csv: str) -> list[dict[str, str]]:
     rows = []
     for raw in csv.DictReader(io.StringIO(lambda_csv)):
         throughput = float(raw["throughput_samples_per_s"])
-        if throughput <= 0 or throughput > _IMPLAUSIBLE_SAMPLES_PER_SECOND:
+        precision = _ran_precision(raw)
+        if throughput <= 0 or throughput > _IMPLAUSIBLE_SAMPLES_PER_SECOND or precision is None:
             continue
         rows.append({
             "generation": raw["source"],
             "model": raw["model"],
-            "precision": "mixed" if raw["precision"] == "fp16_amp" else raw["precision"],
+            "precision": precision,
             "accelerator": raw["accelerator"],
             "accelerator_count": str(int(float(raw["num_accelerators"]))),
             "batch_size_per_accelerator": str(_per_accelerator_batch(raw)),

@@ -112,3 +112,43 @@ def test_a_reference_table_without_a_column_is_refused(tmp_path: Path) -> None:
     path.write_text("generation,model\nlambda_v0,ssd\n")
     with pytest.raises(AdvisorError, match="reference_throughput.csv: missing column"):
         load_reference(path)
+
+
+_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "lambda_configs"
+
+
+def _block(config: str, name: str) -> list[str]:
+    """The arguments of ``name``'s block (``name=( ... )``) in a Lambda config excerpt."""
+    text = (_CONFIGS / config).read_text()
+    body = text.split(f"{name}=(", 1)[1].split("\n)", 1)[0].split(")", 1)[0]
+    return [word.strip('"') for word in body.split()]
+
+
+def _ncf_mixed_row(accelerator: str) -> dict[str, str]:
+    line = f"lambda_v1,ncf,fp16_amp,{accelerator},x,1,10000000.0,5.0e7,700.0,1.0"
+    (row,) = build_reference(f"{_LAMBDA_HEADER}\n{line}\n")
+    return row
+
+
+@pytest.mark.parametrize(("config", "accelerator"), [
+    # lambda_v1's 80 GB command line, sourced by the A100 80GB and H100 systems
+    ("config_v1_80GB_ncf.sh", "H100-SXM"),
+    ("config_v1_80GB_ncf.sh", "A100-80GB-PCIe"),
+    # the 48 GB one (RTX A6000, RTX 6000 Ada), a control: it passes --amp
+    ("config_v1_48GB_ncf.sh", "RTX-A6000"),
+])
+def test_an_ncf_cell_is_labelled_with_the_precision_its_command_line_ran(
+        config: str, accelerator: str) -> None:
+    ran_amp = "--amp" in _block(config, "PyTorch_ncf_FP16_PARAMS")
+    assert _ncf_mixed_row(accelerator)["precision"] == ("mixed" if ran_amp else "fp32")
+
+
+def test_the_2080ti_bert_large_cells_that_ran_no_fp16_on_one_gpu_are_dropped() -> None:
+    # run_squad.sh's arguments: checkpoint, epochs, batch, learning rate, precision, GPUs
+    args = _block("config_v0_2x2080Ti_trt_bert_large.sh", "PyTorch_bert_large_squad_FP16_PARAMS")
+    precision, gpus = args[6], args[7]
+    assert (precision, gpus) == ("${NUM_GPU}", "1")  # not "fp16": fp32, on one GPU
+    lines = [f"lambda_v0,bert_large_squad,fp16_amp,RTX-2080Ti,x,{n},{2 * n}.0,6.0,250.0,1.0"
+             for n in (1, 2, 4, 8)]
+    rows = build_reference("\n".join([_LAMBDA_HEADER, *lines]) + "\n")
+    assert [(r["accelerator_count"], r["precision"]) for r in rows] == [("1", "mixed")]
