@@ -119,9 +119,11 @@ _TXL_LARGE = {"layers": 18, "d_model": 1024, "heads": 16, "d_head": 64, "d_inner
 # The shipped reference models. BERT on SQuAD fine-tunes at 384 tokens with a per-token span
 # head (two logits), close to the classification head's cost; ResNet-50 at 224 x 224 with
 # 1000 classes. GNMT's rows count source plus target tokens (DeepLearningExamples' trainer
-# logs tok/s as their sum), Transformer-XL's the target tokens of a segment. NCF's and
+# logs tok/s as their sum), Transformer-XL's the target tokens of a segment. NCF's, GNMT's and
 # Transformer-XL's mixed rows ran apex AMP O2 (NCF's ``--amp`` and Transformer-XL's ``--fp16``
-# in the version Lambda ran; their default ``--apex_amp_opt_level`` is O2).
+# in the version Lambda ran, their default ``--apex_amp_opt_level`` O2; GNMT's ``--math fp16``,
+# whose trainer calls ``amp.initialize(..., opt_level='O2', keep_batchnorm_fp32=False)``, and
+# Lambda's GNMT logs print "Selected optimization level O2").
 REFERENCE_RECIPES: dict[str, ReferenceRecipe] = {
     "resnet50": ReferenceRecipe(
         "torchvision ResNet-50 v1.5 (the built-in)", builtin="resnet50",
@@ -135,9 +137,10 @@ REFERENCE_RECIPES: dict[str, ReferenceRecipe] = {
         builtin="bert", options={"hidden": 1024, "layers": 24, "heads": 16, "ffn": 4096,
                                  "seq_len": 384, "task": "classification"}),
     "gnmt": ReferenceRecipe(
-        "NVIDIA DeepLearningExamples PyTorch/Translation/GNMT (GNMT v2) defaults",
+        "NVIDIA DeepLearningExamples PyTorch/Translation/GNMT (GNMT v2) defaults, mixed "
+        "precision apex AMP O2 (--math fp16)",
         entrypoint="probes.models.gnmt:build", options={"seq_len": _GNMT_TOKENS},
-        units_per_sample=2 * _GNMT_TOKENS),
+        units_per_sample=2 * _GNMT_TOKENS, apex_o2=True),
     "ncf": ReferenceRecipe(
         "NVIDIA DeepLearningExamples PyTorch/Recommendation/NCF defaults (ML-20M), mixed "
         "precision apex AMP O2", entrypoint="probes.models.ncf:build", apex_o2=True),

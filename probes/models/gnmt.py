@@ -15,7 +15,13 @@ in one matrix product, then one step at a time the recurrent product of the four
 one recurrent product, then the input and weight gradients of all steps in one product each,
 so a traced step counts each time step's work and kernels in order. Options: ``vocab``
 32320, ``hidden`` 1024, ``layers`` 4 (per side), ``seq_len`` 25 (source and target tokens
-per sentence, all sentences that long), ``dropout`` 0.2.
+per sentence, all sentences that long), ``dropout`` 0.2, ``fp16_model`` false: with it the
+model's weights (embedding, LSTMs, attention, classifier), and so every operator, are fp16, as
+the reference's ``--math fp16`` runs it (``seq2seq/train/trainer.py``: apex ``amp.initialize``
+at ``opt_level='O2'`` with ``keep_batchnorm_fp32=False`` and ``cast_model_outputs=float16``;
+Lambda's logs print "Selected optimization level O2"); the fp32 master weights live in the
+optimizer, and the loss takes the fp16 logits into an fp32 log-softmax as the reference's
+``LabelSmoothing`` does (``log_softmax(x, dtype=torch.float32)``, one kernel on CUDA).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from probes.models import check_options
 __all__ = ["DEFAULTS", "Gnmt", "StepLSTM", "build"]
 
 DEFAULTS: dict[str, Any] = {"vocab": 32320, "hidden": 1024, "layers": 4, "seq_len": 25,
-                            "dropout": 0.2}
+                            "dropout": 0.2, "fp16_model": False}
 _MAXIMUM = {"vocab": 1_048_576, "hidden": 65536, "layers": 64, "seq_len": 4096}
 _LABEL_SMOOTHING = 0.1
 
@@ -185,7 +191,7 @@ class BahdanauAttention(nn.Module):
         self.linear_k = nn.Linear(hidden, hidden, bias=False)
         bound = 1 / math.sqrt(hidden)
         self.linear_att = nn.Parameter(torch.empty(hidden).uniform_(-bound, bound))
-        self.normalize_scalar = nn.Parameter(torch.tensor([bound]))
+        self.normalize_scalar = nn.Parameter(torch.full((1,), bound))
         self.normalize_bias = nn.Parameter(torch.zeros(hidden))
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
@@ -231,8 +237,8 @@ def build(**options: Any) -> BuiltWorkload:
     label-smoothed cross-entropy; ModelOptionError names a bad option."""
     opts = check_options("gnmt", options, DEFAULTS, maximum=_MAXIMUM,
                          minimum={"layers": 2})
-    length, vocab = opts.pop("seq_len"), opts["vocab"]
-    model = Gnmt(**opts)
+    length, vocab, fp16_model = opts.pop("seq_len"), opts["vocab"], opts.pop("fp16_model")
+    model = Gnmt(**opts).half() if fp16_model else Gnmt(**opts)
 
     def make_batch(batch_size: int, device: Any) -> tuple[torch.Tensor, torch.Tensor]:
         return (torch.randint(0, vocab, (length, batch_size), device=device),
@@ -240,8 +246,14 @@ def build(**options: Any) -> BuiltWorkload:
 
     def loss_fn(net: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         source, target = batch
-        logits = net(source, target[:-1])
-        return F.cross_entropy(logits.flatten(0, 1), target[1:].flatten(),
-                               label_smoothing=_LABEL_SMOOTHING)
+        logits = net(source, target[:-1]).flatten(0, 1)
+        if logits.dtype != torch.float16:
+            return F.cross_entropy(logits, target[1:].flatten(), label_smoothing=_LABEL_SMOOTHING)
+        # the reference's LabelSmoothing on fp16 logits: log_softmax(x, dtype=float32), which
+        # CUDA runs as one half-to-float kernel (ATen's log_softmax; the CPU has no such kernel,
+        # so this path is for CUDA and the fake-tensor trace)
+        logprobs = torch._log_softmax(logits, -1, True)  # noqa: SLF001 (the aten op, no public name)
+        nll = F.nll_loss(logprobs, target[1:].flatten())
+        return (1 - _LABEL_SMOOTHING) * nll - _LABEL_SMOOTHING * logprobs.mean(-1).mean()
 
     return BuiltWorkload(model=model, make_batch=make_batch, loss_fn=loss_fn)

@@ -77,7 +77,18 @@ def test_apex_o2_mixed_mix_runs_the_model_in_fp16(model: str) -> None:
     assert REFERENCE_RECIPES[model].apex_o2
 
 
-@pytest.mark.parametrize("model", ["ncf", "transformerxlbase", "transformerxllarge"])
+def test_gnmt_mixed_mix_is_apex_o2_with_the_reference_loss_in_fp32() -> None:
+    # --math fp16 is apex O2 (keep_batchnorm_fp32=False): embedding, LSTMs, attention and
+    # classifier in fp16; only LabelSmoothing's log-softmax over the vocabulary writes fp32
+    mix = _MIXES["gnmt/mixed"]
+    assert {c.dtype for c in mix.per_sample if c.op_class is OpClass.EMBEDDING} == {"float16"}
+    assert {c.dtype for c in mix.per_sample if c.flops > 0} == {"float16"}
+    assert {c.op_class for c in mix.per_sample if c.dtype == "float32"} <= {
+        OpClass.ELEMENTWISE, OpClass.REDUCTION}
+    assert REFERENCE_RECIPES["gnmt"].apex_o2
+
+
+@pytest.mark.parametrize("model", ["gnmt", "ncf", "transformerxlbase", "transformerxllarge"])
 def test_apex_o2_optimizer_updates_fp32_master_weights_and_copies_them(model: str) -> None:
     # the fp32 step's update of the master weights, plus 12 bytes a parameter of copies
     # (fp16 gradients to fp32, fp32 weights back to fp16)
