@@ -173,7 +173,7 @@ def _column_cells(values: list[object], column: Column) -> list[str]:
 
 
 def _cell_chunks(columns: Sequence[Column], rows: Iterable[Mapping[str, object]], *,
-                 ignore_extra: bool) -> Iterable[Iterable[list[str]]]:
+                 ignore_extra: bool) -> Iterable[Iterable[tuple[str, ...]]]:
     """Rows of cells (strings), :data:`_CHUNK_ROWS` rows at a time, in order."""
     names = [c.name for c in columns]
     known = set(names)
