@@ -348,7 +348,7 @@ def held_out(specs: dict[str, AcceleratorSpec]) -> None:
                  "'one model and one accelerator fold': each FLOPs-known model's rows on one "
                  "of 5 folds of accelerators (every 5th sorted name) predicted by a fit on the "
                  "rows of neither (a new workload on parts with no rows, as a user's)",
-                 "bounds by novelty (NoProbePrior.kind_half_width, novelty_weights): each "
+                 "bounds by novelty (NoProbePrior.mix_half_width, novelty_weights): each "
                  "held-out roofline residual of the fit (its reference models held out one at "
                  "a time) is weighted by exp(-((n_g - n)/h)^2), n the distance from the "
                  "predicted workload's mix to the nearest reference mix in the fit, n_g the "

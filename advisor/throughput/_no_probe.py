@@ -42,7 +42,7 @@ from advisor.throughput.roofline import AnchoredRoofline, RooflineSample, refere
 from advisor.throughput.scaling import REFERENCE_PARAMS
 from pricing import AcceleratorSpec
 
-__all__ = ["NoProbePrior", "kind_weights", "mix_distance", "novelty_weights", "reference_features",
+__all__ = ["NoProbePrior", "mix_distance", "novelty_weights", "reference_features",
            "roofline_case"]
 
 _DEFAULT_BATCH = 32  # per-device batch assumed when the workload does not say
@@ -94,17 +94,6 @@ def mix_distance(a: OpMix, b: OpMix) -> float:
     return float(np.abs(_mix_shares(a) - _mix_shares(b)).sum() / 4)
 
 
-def kind_weights(mix: OpMix, references: Mapping[str, OpMix]) -> dict[str, float]:
-    """Per reference group (``model/precision``): the kernel weight ``exp(-(d / h)^2)`` of its
-    mix's distance ``d`` to ``mix``. The width ``h`` is fixed by rule, not tuned: the widest
-    distance between two precisions of one reference model (a workload is of a model's kind
-    when no further from it than the model's own fp32 and mixed steps are apart)."""
-    width = _precision_spread(references)
-    width = max(width, 0.05)  # references with one precision each: a fixed floor
-    return {group: math.exp(-((mix_distance(mix, other) / width) ** 2))
-            for group, other in references.items()}
-
-
 def novelty_weights(mix: OpMix, references: Mapping[str, OpMix]) -> dict[str, float]:
     """Per reference group (``model/precision``): how alike its held-out residual's novelty is
     to ``mix``'s, ``exp(-((n_g - n) / h)^2)``. A novelty is the distance from a mix to the
@@ -112,8 +101,8 @@ def novelty_weights(mix: OpMix, references: Mapping[str, OpMix]) -> dict[str, fl
     other model's (its own model was held out when its residual was measured). How far a
     roofline misses follows how far its nearest reference is, whatever the kind: a model
     with a sibling of its kind in the fit is predicted like a workload near a reference.
-    ``h`` is ``kind_weights``'s rule (the widest distance between two precisions of one
-    reference model, at least 0.05)."""
+    The width ``h`` is fixed by rule, not tuned: the widest distance between two precisions'
+    mixes of one reference model, at least 0.05."""
     if not references:
         return {}
     ours = min(mix_distance(mix, other) for other in references.values())
@@ -142,9 +131,9 @@ def _novelty_weights_of(mix: OpMix, groups: frozenset[str]) -> dict[str, float]:
 
 
 @functools.lru_cache(maxsize=256)  # a ranking asks it of one mix per residual case
-def _kind_half_of(mix: OpMix, found: tuple[tuple[str, float], ...], pooled: float,
+def _mix_half_of(mix: OpMix, found: tuple[tuple[str, float], ...], pooled: float,
                   coverage: float) -> float:
-    """``NoProbePrior._kind_half`` of held-out residuals ``found`` (group, log residual): the
+    """``NoProbePrior._mix_half`` of held-out residuals ``found`` (group, log residual): the
     weighted conformal quantile of the |residuals| by ``novelty_weights``; where too little
     weight is alike (a workload further from every reference than any held-out one was), the
     widest held-out miss and at least ``pooled``."""
@@ -294,14 +283,15 @@ class NoProbePrior:
                           quantiles: Mapping[str, tuple[float, float]],
                           foreign_widening: float) -> tuple[float, float]:
         """Log (low, high) of a residual case (``interval``); a roofline case of a workload
-        with an operator mix is judged by its kind's held-out misses (``kind_half_width``)."""
+        with an operator mix is judged by the held-out misses of references as novel as it
+        (``mix_half_width``)."""
         pooled = interval(quantiles, case, foreign_widening=foreign_widening)
         if not case.startswith("roofline") or workload.op_mix is None:
             return pooled
-        half = self.kind_half_width(workload.op_mix, case, pooled=max(-pooled[0], pooled[1]))
+        half = self.mix_half_width(workload.op_mix, case, pooled=max(-pooled[0], pooled[1]))
         return pooled if half is None else (-half, half)
 
-    def kind_half_width(self, mix: OpMix, case: str, *, pooled: float) -> float | None:
+    def mix_half_width(self, mix: OpMix, case: str, *, pooled: float) -> float | None:
         """Half-width of a roofline case for a workload of operator mix ``mix``: the weighted
         conformal quantile of the held-out |residuals|, each weighted by how alike its
         reference's novelty (distance to the nearest other model's mix) is to the
@@ -312,17 +302,17 @@ class NoProbePrior:
         kept = getattr(self, "roofline_residuals_", {})
         base, _, _ = case.partition("@")
         names = [case, "roofline" + case[len(base):]] if base == "roofline_unseen" else [case]
-        halves = [h for name in names if (h := self._kind_half(mix, kept, name, pooled))]
+        halves = [h for name in names if (h := self._mix_half(mix, kept, name, pooled))]
         return max(halves) if halves else None
 
-    def _kind_half(self, mix: OpMix, kept: Mapping[str, tuple[tuple[str, float], ...]],
+    def _mix_half(self, mix: OpMix, kept: Mapping[str, tuple[tuple[str, float], ...]],
                    case: str, pooled: float) -> float | None:
         found = kept.get(case, ())
         if len(found) < _MIN_CLASS_RESIDUALS:
             found = kept.get(case.partition("@")[0], ())
         if not found:
             return None
-        return _kind_half_of(mix, tuple(found), pooled, self.interval_coverage)
+        return _mix_half_of(mix, tuple(found), pooled, self.interval_coverage)
 
     def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                key: str | None) -> float:
