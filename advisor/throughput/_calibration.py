@@ -36,7 +36,7 @@ from advisor.throughput.published import PublishedRow, Stack
 from advisor.throughput.reference import ReferenceRow
 
 __all__ = ["MEASURED_HALF_WIDTH", "conformal_bounds", "conformal_half_width",
-           "grouped_conformal_bounds", "grouped_conformal_half_width", "interval",
+           "grouped_conformal_half_width", "interval",
            "residual_case", "residual_quantiles", "stack_half_width", "stack_shifts",
            "unlike_probes", "weighted_conformal_half_width"]
 
@@ -122,35 +122,13 @@ def conformal_bounds(residuals: list[float], coverage: float) -> tuple[float, fl
     return min(0.0, float(values[n - rank])), max(0.0, float(values[rank - 1]))
 
 
-def grouped_conformal_bounds(groups: Mapping[str, Sequence[float]],
-                             coverage: float) -> tuple[float, float]:
-    """(low, high) log offsets of held-out residuals that come in groups (a reference model's
-    rows), when the new point is a row of a new group: each group weighs one, shared by its
-    rows (the pooled CDF of Dunn, Wasserman and Ramdas, 2022, for two-layer hierarchical
-    data), and each tail's rank carries the finite-sample correction of the number of groups
-    ``K``, level ``(1 - tail)(K + 1) / K``; where that is past 1 (too few groups), the widest
-    held-out residual on that side. Zero is always inside."""
-    tail = (1.0 - coverage) / 2
-    kept = {name: np.asarray(v, dtype=float) for name, v in groups.items() if len(v)}
-    if not kept:
-        raise ValueError("grouped_conformal_bounds needs at least one residual")
-    values = np.concatenate(list(kept.values()))
-    weights = np.concatenate([np.full(len(v), 1.0 / len(v)) for v in kept.values()])
-    level = (1 - tail) * (len(kept) + 1) / len(kept)
-
-    def upper(x: FloatArray) -> float:
-        found = _weighted_quantile(x, weights, len(kept), level)
-        return float(x.max()) if found is None else found
-
-    return min(0.0, -upper(-values)), max(0.0, upper(values))
-
-
 def grouped_conformal_half_width(groups: Mapping[str, Sequence[float]],
                                  coverage: float) -> float:
-    """The ``coverage`` quantile of non-negative scores that come in groups, for a row of a new
-    group: each group weighs one, shared by its rows (as ``grouped_conformal_bounds``), at
-    level ``coverage (K + 1) / K`` for ``K`` groups; the largest score where that is past 1.
-    One score for both sides: one finite-sample correction, not one per tail."""
+    """The ``coverage`` quantile of non-negative scores that come in groups (a reference
+    model's rows), for a row of a new group: each group weighs one, shared by its rows (the
+    pooled CDF of Dunn, Wasserman and Ramdas, 2022, for two-layer hierarchical data), at level
+    ``coverage (K + 1) / K`` for ``K`` groups; the largest score where that is past 1. One
+    score for both sides: one finite-sample correction, not one per tail."""
     kept = {name: np.asarray(v, dtype=float) for name, v in groups.items() if len(v)}
     if not kept:
         raise ValueError("grouped_conformal_half_width needs at least one score")

@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 
 from advisor.throughput._calibration import (
-    conformal_bounds,
-    grouped_conformal_bounds,
     grouped_conformal_half_width,
     stack_half_width,
     stack_shifts,
@@ -77,29 +75,6 @@ def test_the_stack_half_width_is_the_conformal_quantile_of_the_shifts_size() -> 
     assert stack_half_width({}, 0.9) == 0.0
 
 
-def test_grouped_bounds_count_groups_not_rows() -> None:
-    # nine workloads scale alike, a tenth much worse in all its fifty rows: counted as rows
-    # that tenth is 5/14 of the residuals, yet the plain bounds hold it; counted as one
-    # group of ten, with the finite-sample correction, the low end reaches it too
-    rng = np.random.default_rng(0)
-    groups = {f"w{i}": list(rng.normal(0, 0.02, 10)) for i in range(9)}
-    groups["bad"] = list(rng.normal(-0.5, 0.02, 50))
-    low, high = grouped_conformal_bounds(groups, 0.9)
-    assert low <= min(groups["bad"]) and high >= 0
-    alike_low, _ = grouped_conformal_bounds({k: v for k, v in groups.items() if k != "bad"}
-                                            | {"bad": groups["bad"][:1]}, 0.9)
-    assert alike_low <= -0.45  # one row or fifty: the bad workload weighs one group
-
-
-def test_with_many_groups_the_grouped_bounds_are_a_quantile_not_the_extremes() -> None:
-    rng = np.random.default_rng(1)
-    groups = {f"w{i}": [float(rng.normal(0, 0.1))] for i in range(200)}
-    low, high = grouped_conformal_bounds(groups, 0.9)
-    values = [v for g in groups.values() for v in g]
-    assert (low, high) == pytest.approx(conformal_bounds(values, 0.9), abs=0.02)
-    assert min(values) < low < 0 < high < max(values)
-
-
 def test_grouped_half_width_counts_groups_not_rows() -> None:
     # ten workloads' scores, one of them fifty rows far out: one group of ten, past the
     # 90% level with the finite-sample correction (0.9 x 11 / 10 = 0.99), so the far group
@@ -111,15 +86,17 @@ def test_grouped_half_width_counts_groups_not_rows() -> None:
 
 
 def test_one_score_pays_the_finite_sample_correction_once() -> None:
-    # forty groups of one residual each: the two tails' bounds sit at the 97.4th percentile
-    # of each side, the |residual| score's half-width at the 92.3rd of the scores
+    # forty groups of one residual each: a bound per tail sits at rank ceil(0.95 x 41) = 39 of
+    # 40 on its side (the 97.4th percentile), the |residual| score's half-width at rank
+    # ceil(0.9 x 41) = 37 of the scores (the 92.3rd)
     rng = np.random.default_rng(3)
     residuals = rng.normal(0, 0.1, 40)
-    groups = {f"w{i}": [float(r)] for i, r in enumerate(residuals)}
-    low, high = grouped_conformal_bounds(groups, 0.9)
-    half = grouped_conformal_half_width({k: [abs(v[0])] for k, v in groups.items()}, 0.9)
+    groups = {f"w{i}": [abs(float(r))] for i, r in enumerate(residuals)}
+    half = grouped_conformal_half_width(groups, 0.9)
     assert half == sorted(abs(residuals))[math.ceil(0.9 * 41) - 1]
-    assert half < max(-low, high)
+    rank = math.ceil(0.95 * 41)
+    per_tail = max(sorted(residuals)[rank - 1], -sorted(residuals)[40 - rank])
+    assert half < per_tail
 
 
 def test_grouped_half_width_needs_a_score() -> None:
