@@ -135,11 +135,13 @@ class RejectedOffers(LazyRows[Rejection]):
     """Offers left out, in offer order, with each row's ``kind``: counting them by kind or
     finding one of a kind builds no record."""
 
-    __slots__ = ("kinds",)
+    __slots__ = ("_json_rows", "kinds")
 
     def __init__(self, kinds: np.ndarray, make: Callable[[int], Rejection],
-                 iterate: Callable[[], Iterator[Rejection]] | None = None) -> None:
+                 iterate: Callable[[], Iterator[Rejection]] | None = None, *,
+                 json_rows: Callable[[bool], Iterator[dict[str, Any]]] | None = None) -> None:
         super().__init__(len(kinds), make, iterate)
+        self._json_rows = json_rows
         self.kinds = kinds  # object array of RejectionKind
 
     @classmethod
@@ -149,6 +151,14 @@ class RejectedOffers(LazyRows[Rejection]):
             return rejections
         rows = tuple(rejections)
         return cls(object_array([r.kind for r in rows]), rows.__getitem__)
+
+    def column_rows(self, *, offer_cells: bool = False) -> Iterator[dict[str, Any]] | None:
+        """``advisor.ranking.serialize.rejection_row`` of every row, in order, made from the
+        columns without building the offers, where the ranking gave them (None: it did not;
+        build each rejection's row). With ``offer_cells`` each row also has the offer's
+        ``accelerator_count``, ``accelerator_memory_gib``, ``price_observed_at`` and
+        ``price_source`` (after the rest)."""
+        return self._json_rows(offer_cells) if self._json_rows is not None else None
 
     def kind_counts(self) -> Counter[RejectionKind]:
         """How many offers each kind left out."""

@@ -174,11 +174,12 @@ def check_constraint_names(spec: WorkloadSpec, catalog: Catalog) -> None:
 @dataclass(frozen=True, slots=True)
 class StaticRule:
     """A constraint an offer fails by its own fields: which rows fail it (over a table), the
-    kind of its rejection and the figures that rejection states."""
+    kind of its rejection and the figures that rejection states (from a table's row: a ranking
+    of 100,000 offers states them without building the offers)."""
 
     kind: RejectionKind
     fails: Callable[[OfferTable], np.ndarray]
-    figures: Callable[[InstanceOffer], dict[str, float | int | str]]
+    figures: Callable[[OfferTable, int], dict[str, float | int | str]]  # (table, row)
 
 
 def static_failures(spec: WorkloadSpec, offers: OfferTable,
@@ -202,26 +203,26 @@ def static_failures(spec: WorkloadSpec, offers: OfferTable,
     # (applies: the spec sets the constraint, rule); the first failure wins
     rules: list[tuple[bool, StaticRule]] = [
         (bool(cons.clouds), StaticRule(
-            kind.CLOUD, lambda t: ~t.cloud.isin(c.value for c in cons.clouds), lambda _: none)),
+            kind.CLOUD, lambda t: ~t.cloud.isin(c.value for c in cons.clouds), lambda _t, _r: none)),
         (bool(cons.regions), StaticRule(
-            kind.REGION, lambda t: ~t.region.isin(cons.regions), lambda _: none)),
+            kind.REGION, lambda t: ~t.region.isin(cons.regions), lambda _t, _r: none)),
         (bool(include), StaticRule(kind.ACCELERATOR_NOT_INCLUDED,
-                                   lambda t: ~t.accelerator.isin(include), lambda _: none)),
+                                   lambda t: ~t.accelerator.isin(include), lambda _t, _r: none)),
         (bool(exclude), StaticRule(kind.ACCELERATOR_EXCLUDED,
-                                   lambda t: t.accelerator.isin(exclude), lambda _: none)),
+                                   lambda t: t.accelerator.isin(exclude), lambda _t, _r: none)),
         (cons.spot is SpotPolicy.NEVER, StaticRule(
-            kind.SPOT_NOT_ALLOWED, lambda t: t.market.equals(spot), lambda _: none)),
+            kind.SPOT_NOT_ALLOWED, lambda t: t.market.equals(spot), lambda _t, _r: none)),
         (cons.spot is SpotPolicy.ONLY, StaticRule(
-            kind.ON_DEMAND_LEFT_OUT, lambda t: t.market.equals(on_demand), lambda _: none)),
+            kind.ON_DEMAND_LEFT_OUT, lambda t: t.market.equals(on_demand), lambda _t, _r: none)),
         (True, StaticRule(kind.INFERENCE_ONLY, lambda t: t.accelerator.isin(inference),
-                          lambda _: none)),
+                          lambda _t, _r: none)),
         (max_count is not None, StaticRule(
             kind.TOO_MANY_ACCELERATORS, lambda t: t.accelerator_count > (max_count or 0),
-            lambda _: {"max_accelerators": max_count or 0})),
+            lambda _t, _r: {"max_accelerators": max_count or 0})),
         (True, StaticRule(kind.BATCH_TOO_SMALL, lambda t: spec.batch_size < t.accelerator_count,
-                          lambda _: {"batch_size": spec.batch_size})),
+                          lambda _t, _r: {"batch_size": spec.batch_size})),
         (not include_flagged, StaticRule(kind.PRICE_FLAGGED, lambda t: ~t.flagged.equals(""),
-                                         lambda o: {"flag": o.flagged})),
+                                         lambda t, row: {"flag": t.flagged[row]})),
     ]
     applied = [rule for applies, rule in rules if applies]
     failed = np.full(len(offers), -1, dtype=np.int64)
@@ -237,14 +238,14 @@ def filter_offers(
     """Split offers into candidates and rejections by the spec's static constraints
     (``static_failures``)."""
     offers = list(offers)
-    failed, rules = static_failures(spec, OfferTable.of(offers), accelerators,
-                                    include_flagged=include_flagged)
+    table = OfferTable.of(offers)
+    failed, rules = static_failures(spec, table, accelerators, include_flagged=include_flagged)
     kept, rejected = [], []
-    for offer, rule in zip(offers, failed.tolist(), strict=True):
+    for row, (offer, rule) in enumerate(zip(offers, failed.tolist(), strict=True)):
         if rule < 0:
             kept.append(offer)
         else:
-            rejected.append(Rejection(offer, rules[rule].kind, rules[rule].figures(offer)))
+            rejected.append(Rejection(offer, rules[rule].kind, rules[rule].figures(table, row)))
     return kept, rejected
 
 

@@ -36,10 +36,11 @@ from advisor.ranking.offers import (
     static_failures,
 )
 from advisor.ranking.portability import Portability
+from advisor.ranking.rejections import reason_text
 from advisor.ranking.spot_risk import SpotOverhead, spot_overhead
 from advisor.spec import WorkloadSpec
 from advisor.throughput import Measurement, ThroughputEstimate, ThroughputModel, WorkloadFeatures
-from pricing import Catalog, Cloud, InstanceOffer, Market, shipped_spot_data
+from pricing import Catalog, Cloud, Market, shipped_spot_data
 from pricing.offer_table import OfferTable, object_array
 
 __all__ = ["rank_catalog"]
@@ -56,23 +57,27 @@ def _factorize(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse.ravel()
 
 
+Figures = Mapping[str, float | int | str]
+
+
 @dataclass
 class _Rejections:
     """Rejected rows of the catalog, gathered as the ranking goes: the rows, their kind, and
-    how to build each one's record (given the catalog row and the offer)."""
+    each one's figures (given the catalog row), from which its record, or its ``--json`` row
+    straight from the columns, is made."""
 
     rows: list[np.ndarray] = field(default_factory=list)
     kinds: list[np.ndarray] = field(default_factory=list)
-    makers: list[Callable[[int, InstanceOffer], Rejection]] = field(default_factory=list)
+    figures: list[Callable[[int], Figures]] = field(default_factory=list)
 
     def add(self, rows: np.ndarray, kind: RejectionKind | np.ndarray,
-            make: Callable[[int, InstanceOffer], Rejection]) -> None:
+            figures: Callable[[int], Figures]) -> None:
         if not len(rows):
             return
         self.rows.append(rows)
         self.kinds.append(object_array([kind] * len(rows)) if isinstance(kind, RejectionKind)
                           else kind)
-        self.makers.append(make)
+        self.figures.append(figures)
 
     def table(self, offers: OfferTable, order: np.ndarray) -> RejectedOffers:
         """The rejections in offer order (``order``: ``offers.order()``)."""
@@ -82,18 +87,41 @@ class _Rejections:
         source = np.concatenate([np.full(len(r), i) for i, r in enumerate(self.rows)])
         by = np.argsort(order[rows], kind="stable")
         rows, source, kinds = rows[by], source[by], np.concatenate(self.kinds)[by]
-        makers = self.makers
+        figures = self.figures
 
         def make(i: int) -> Rejection:
             row = int(rows[i])
-            return makers[int(source[i])](row, offers[row])
+            return Rejection(offers[row], kinds[i], figures[int(source[i])](row))
 
         def iterate() -> Iterator[Rejection]:
-            for row, src, offer in zip(rows.tolist(), source.tolist(), offers.take(rows),
-                                       strict=True):
-                yield makers[src](row, offer)
+            for row, src, kind, offer in zip(rows.tolist(), source.tolist(), kinds.tolist(),
+                                             offers.take(rows), strict=True):
+                yield Rejection(offer, kind, figures[src](row))
 
-        return RejectedOffers(kinds, make, iterate)
+        def json_rows(offer_cells: bool) -> Iterator[dict[str, Any]]:
+            shown = offers.take(rows)
+            cells = zip(shown.keys(), shown.cloud.to_list(), shown.instance_type.to_list(),
+                        shown.region.to_list(), shown.market.to_list(),
+                        shown.accelerator.to_list(), shown.price_usd_per_hour.tolist(),
+                        shown.accelerator_count.tolist(), kinds.tolist(), rows.tolist(),
+                        source.tolist(), shown.accelerator_memory_gib.tolist(),
+                        shown.observed_at.to_list(), shown.source.to_list(), strict=True)
+            for (key, cloud, itype, region, market, accelerator, price, count, kind, row, src,
+                 device_gib, observed, price_source) in cells:
+                figs = figures[src](row)
+                line = {
+                    "offer": key, "cloud": cloud, "instance_type": itype, "region": region,
+                    "market": market, "accelerator": accelerator, "price_usd_per_hour": price,
+                    "reason": reason_text(kind, cloud=cloud, region=region,
+                                          accelerator=accelerator, count=count, figures=figs),
+                    "reason_kind": str(kind), "figures": dict(figs),
+                }
+                if offer_cells:
+                    line.update(accelerator_count=count, accelerator_memory_gib=device_gib,
+                                price_observed_at=observed, price_source=price_source)
+                yield line
+
+        return RejectedOffers(kinds, make, iterate, json_rows=json_rows)
 
 
 @dataclass(frozen=True)
@@ -258,10 +286,10 @@ def _fitting(spec: WorkloadSpec, catalog: Catalog, rows: np.ndarray, rejected: _
     no_fit = [n.rejection for n in needs]
     kinds = object_array([r.kind if r is not None else None for r in no_fit])
     no_room = np.asarray([r is not None for r in no_fit], dtype=bool)[fit_of_row]
-    rejected.add(rows[no_room], kinds[fit_of_row[no_room]],
-                 # rows ascend, so a catalog row's place among them is a binary search
-                 lambda row, offer: replace(
-                     no_fit[fit_of_row[np.searchsorted(rows, row)]], offer=offer))
+    figures = [r.figures if r is not None else {} for r in no_fit]
+    question = np.full(len(offers), -1, dtype=np.int64)  # a rejected catalog row's question
+    question[rows[no_room]] = fit_of_row[no_room]
+    rejected.add(rows[no_room], kinds[fit_of_row[no_room]], lambda row: figures[question[row]])
     return rows[~no_room], fit_of_row[~no_room], needs
 
 
@@ -300,8 +328,7 @@ def rank_catalog(
     rule_kinds = object_array([r.kind for r in rules])
     failing = np.flatnonzero(failed >= 0)
     rejected.add(failing, rule_kinds[failed[failing]],
-                 lambda row, offer: Rejection(offer, rules[failed[row]].kind,
-                                              rules[failed[row]].figures(offer)))
+                 lambda row: rules[failed[row]].figures(offers, row))
     rows = np.flatnonzero(failed < 0)
     if strict:
         rows = _portable(offers, rows, rejected, portability)
@@ -364,9 +391,8 @@ def _portable(offers: OfferTable, rows: np.ndarray, rejected: _Rejections,
     return rows[~np.isin(codes, blocked)]
 
 
-def _unportable(_row: int, offer: InstanceOffer, *,
-                figures: Mapping[str, float | int | str]) -> Rejection:
-    return Rejection(offer, RejectionKind.PORTABILITY, figures)
+def _unportable(_row: int, *, figures: Figures) -> Figures:
+    return figures
 
 
 def _within_deadline_and_budget(spec: WorkloadSpec, costed: _Costed,
@@ -381,15 +407,12 @@ def _within_deadline_and_budget(spec: WorkloadSpec, costed: _Costed,
     place_of = {row: place for mask in (late, dear)  # a rejected catalog row's place
                 for row, place in zip(costed.rows[mask].tolist(), np.flatnonzero(mask).tolist(),
                                       strict=True)}
-    rejected.add(costed.rows[late], RejectionKind.DEADLINE, lambda row, offer: Rejection(
-        offer, RejectionKind.DEADLINE, {
-            "run_hours": float(hours[place_of[row]]),
-            "deadline_hours": cons.deadline_hours or 0.0,
-            "spot": costed.bands.text(place_of[row])}))
-    rejected.add(costed.rows[dear], RejectionKind.BUDGET, lambda row, offer: Rejection(
-        offer, RejectionKind.BUDGET, {
-            "run_cost_usd": float(cost[place_of[row]]), "budget_usd": cons.budget_usd or 0.0,
-            "spot": costed.bands.text(place_of[row])}))
+    rejected.add(costed.rows[late], RejectionKind.DEADLINE, lambda row: {
+        "run_hours": float(hours[place_of[row]]), "deadline_hours": cons.deadline_hours or 0.0,
+        "spot": costed.bands.text(place_of[row])})
+    rejected.add(costed.rows[dear], RejectionKind.BUDGET, lambda row: {
+        "run_cost_usd": float(cost[place_of[row]]), "budget_usd": cons.budget_usd or 0.0,
+        "spot": costed.bands.text(place_of[row])})
     return np.flatnonzero(~late & ~dear)
 
 

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from pricing import InstanceOffer
 
-__all__ = ["KIND_TEXT", "KindText", "Rejection", "RejectionKind", "render_reason"]
+__all__ = ["KIND_TEXT", "KindText", "Rejection", "RejectionKind", "reason_text", "render_reason"]
 
 Figure = float | int | str
 
@@ -106,9 +106,16 @@ KIND_TEXT: Mapping[RejectionKind, KindText] = MappingProxyType({
 
 def render_reason(kind: RejectionKind, offer: InstanceOffer, figures: Mapping[str, Figure]) -> str:
     """The one text of ``kind`` for ``offer`` and the figures it compared."""
+    return reason_text(kind, cloud=offer.cloud.value, region=offer.region,
+                       accelerator=offer.accelerator, count=offer.accelerator_count,
+                       figures=figures)
+
+
+def reason_text(kind: RejectionKind, *, cloud: str, region: str, accelerator: str, count: int,
+                figures: Mapping[str, Figure]) -> str:
+    """``render_reason`` from the offer's cells (a ranking's columns hold them)."""
     return KIND_TEXT[kind].template.format(
-        cloud=offer.cloud, region=offer.region, accelerator=offer.accelerator,
-        count=offer.accelerator_count, **figures)
+        cloud=cloud, region=region, accelerator=accelerator, count=count, **figures)
 
 
 @dataclass(frozen=True, slots=True)

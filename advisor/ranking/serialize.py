@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from advisor.ranking.columns import RankedOffers
+from advisor.ranking.columns import RankedOffers, RejectedOffers
 from advisor.ranking.decision import describe_opportunity, headline
 from advisor.ranking.offers import CostEstimate, Opportunity, Recommendation, Rejection
 from advisor.ranking.spot_risk import SpotOverhead
 
 __all__ = ["estimate_row", "estimate_rows", "opportunity_row", "recommendation_to_dict", "rejection_row",
-           "spot_fields"]
+           "rejection_rows", "spot_fields"]
 
 
 def estimate_row(est: CostEstimate) -> dict[str, Any]:
@@ -101,6 +101,13 @@ def rejection_row(rej: Rejection) -> dict[str, Any]:
     }
 
 
+def rejection_rows(rejected: RejectedOffers) -> Iterator[dict[str, Any]]:
+    """``rejection_row`` of every rejected offer, in order, one at a time: made from the
+    ranking's columns where it has them (no offer built), else per rejection."""
+    rows = rejected.column_rows()
+    return rows if rows is not None else map(rejection_row, rejected)
+
+
 def opportunity_row(opp: Opportunity) -> dict[str, Any]:
     """One "could be better" offer: its estimate, the probe that settles it, its line."""
     return {**estimate_row(opp.estimate), "probe_offer": opp.probe_offer_key,
@@ -112,9 +119,6 @@ def recommendation_to_dict(rec: Recommendation, *, stream: bool = False) -> dict
     """The ``--json`` object of ``advisor recommend``. With ``stream`` the ranked and rejected
     rows are iterators, each row made when a writer asks for it (100,000 offers never sit in
     memory as rows at once)."""
-    def rows(make: Callable[[Any], dict[str, Any]], items: Iterable[Any]) -> Any:
-        return map(make, items) if stream else [make(item) for item in items]
-
     return {
         "workload": rec.workload,
         "headline": headline(rec),
@@ -122,7 +126,8 @@ def recommendation_to_dict(rec: Recommendation, *, stream: bool = False) -> dict
         "prices_captured_at": rec.prices_captured_at.isoformat(),
         "ranked": estimate_rows(rec.ranked) if stream else list(estimate_rows(rec.ranked)),
         "could_be_better": [opportunity_row(o) for o in rec.could_be_better],
-        "rejected": rows(rejection_row, rec.rejected),
+        "rejected": (rejection_rows(rec.rejected) if stream
+                     else list(rejection_rows(rec.rejected))),
         "assumptions": list(rec.assumptions),
         "advice": list(rec.advice),
         "warnings": list(rec.warnings),

@@ -27,6 +27,7 @@ from advisor.ranking.portability import (
     portability_of,
 )
 from advisor.ranking.recommend import recommend
+from advisor.ranking.serialize import rejection_row
 from advisor.spec import (
     Constraints,
     PortabilityPolicy,
@@ -188,6 +189,8 @@ def test_strict_rejects_the_offers_whose_backend_lacks_an_operator(
     assert tpu.figures["backend"] == "xla"
     assert tpu.figures["operators"] == "grid_sampler_2d, grid_sampler_2d_backward"
     assert "constraints.portability: strict" in tpu.reason and "torch_xla" in tpu.reason
+    # --json's rejected rows, made from the columns, read the same
+    assert list(rec.rejected.column_rows() or ()) == [rejection_row(r) for r in rec.rejected]
 
 
 def test_warn_keeps_them_and_advises(grid_spec: WorkloadSpec) -> None:

@@ -24,7 +24,7 @@ from advisor.ranking.offers import (
     samples_per_device,
 )
 from advisor.ranking.recommend import default_throughput_model, recommend, workload_features
-from advisor.ranking.serialize import estimate_row
+from advisor.ranking.serialize import estimate_row, rejection_row
 from advisor.spec import parse_workload_spec
 from advisor.throughput.estimate import Measurement
 from pricing import shipped_catalog
@@ -85,6 +85,15 @@ def test_the_ranking_and_rejections_equal_the_offer_by_offer_path(overrides: dic
         [list(estimate_row(e).items()) for e in ranked]
     assert any(row["on_demand_price_usd_per_hour"] and row["market"] == "spot"
                for row in from_columns)  # spot rows with their on-demand twin among them
+    # and so do the rejected rows, reason included, without building the offers
+    rejected_rows = list(rec.rejected.column_rows() or ())
+    assert [list(row.items()) for row in rejected_rows] == \
+        [list(rejection_row(r).items()) for r in rejected]
+    assert [list(row.items()) for row in rec.rejected.column_rows(offer_cells=True) or ()] == \
+        [[*rejection_row(r).items(), ("accelerator_count", r.offer.accelerator_count),
+          ("accelerator_memory_gib", r.offer.accelerator_memory_gib),
+          ("price_observed_at", r.offer.observed_at.isoformat()),
+          ("price_source", r.offer.source)] for r in rejected]
 
 
 def test_the_model_is_asked_once_per_accelerator_and_device_count() -> None:
