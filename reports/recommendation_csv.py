@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from advisor.ranking import Recommendation, Rejection, estimate_rows, rejection_row
+from advisor.ranking import Recommendation, estimate_rows, rejection_rows
 from reports.baseline import Savings
 from reports.columns import column_table, write_csv
 
@@ -129,22 +129,12 @@ def recommendation_rows(rec: Recommendation, *,
         row = {"rank": i, "rank_by": rank_by, "status": "ranked", "prices_captured_at": captured,
                **estimate}
         yield {**row, **_saving_cells(saved)} if i == 1 else row
-    columns = rec.rejected.column_rows(offer_cells=True)
-    for rejected in columns if columns is not None else map(_rejected_cells, rec.rejected):
+    for rejected in rejection_rows(rec.rejected, offer_cells=True):
         figures = rejected["figures"]
         yield {
             "status": "rejected", "prices_captured_at": captured, **rejected,
             **{key: figures[key] for key in _QUOTED_FIGURES if key in figures},
         }
-
-
-def _rejected_cells(rej: Rejection) -> dict[str, Any]:
-    """``rejection_row`` of ``rej`` with the offer's cells the CSV also shows (as
-    ``RejectedOffers.column_rows(offer_cells=True)`` gives them)."""
-    return {**rejection_row(rej), "accelerator_count": rej.offer.accelerator_count,
-            "accelerator_memory_gib": rej.offer.accelerator_memory_gib,
-            "price_observed_at": rej.offer.observed_at.isoformat(),
-            "price_source": rej.offer.source}
 
 
 def write_recommendation_csv(rec: Recommendation, path: Path, *,

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         estimate_rows,
         recommendation_to_dict,
         rejection_row,
+        rejection_rows,
     )
     from advisor.ranking.service import current_catalog, recommend_for_file, stored_probe_evidence
     from advisor.ranking.spot_risk import SpotRiskBasis
@@ -81,6 +82,7 @@ __all__ = [
     "recommend_for_file",
     "recommendation_to_dict",
     "rejection_row",
+    "rejection_rows",
     "stored_probe_evidence",
     "workload_features",
 ]
@@ -121,6 +123,7 @@ _HOME = {
     "workload_features": "recommend",
     "recommendation_to_dict": "serialize",
     "rejection_row": "serialize",
+    "rejection_rows": "serialize",
     "stored_probe_evidence": "service",
 }
 

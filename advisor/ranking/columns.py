@@ -155,9 +155,7 @@ class RejectedOffers(LazyRows[Rejection]):
     def column_rows(self, *, offer_cells: bool = False) -> Iterator[dict[str, Any]] | None:
         """``advisor.ranking.serialize.rejection_row`` of every row, in order, made from the
         columns without building the offers, where the ranking gave them (None: it did not;
-        build each rejection's row). With ``offer_cells`` each row also has the offer's
-        ``accelerator_count``, ``accelerator_memory_gib``, ``price_observed_at`` and
-        ``price_source`` (after the rest)."""
+        build each rejection's row); ``offer_cells`` as ``rejection_row`` takes it."""
         return self._json_rows(offer_cells) if self._json_rows is not None else None
 
     def kind_counts(self) -> Counter[RejectionKind]:

@@ -84,10 +84,12 @@ def spot_fields(spot: SpotOverhead | None) -> dict[str, Any]:
     }
 
 
-def rejection_row(rej: Rejection) -> dict[str, Any]:
-    """One rejected offer with its reason."""
+def rejection_row(rej: Rejection, *, offer_cells: bool = False) -> dict[str, Any]:
+    """One rejected offer with its reason; with ``offer_cells`` also the offer's
+    ``accelerator_count``, ``accelerator_memory_gib``, ``price_observed_at`` and
+    ``price_source`` (after the rest: the CSV shows them)."""
     o = rej.offer
-    return {
+    row = {
         "offer": o.key,
         "cloud": str(o.cloud),
         "instance_type": o.instance_type,
@@ -99,13 +101,20 @@ def rejection_row(rej: Rejection) -> dict[str, Any]:
         "reason_kind": str(rej.kind),
         "figures": dict(rej.figures),
     }
+    if offer_cells:
+        row.update(accelerator_count=o.accelerator_count,
+                   accelerator_memory_gib=o.accelerator_memory_gib,
+                   price_observed_at=o.observed_at.isoformat(), price_source=o.source)
+    return row
 
 
-def rejection_rows(rejected: RejectedOffers) -> Iterator[dict[str, Any]]:
+def rejection_rows(rejected: RejectedOffers, *,
+                   offer_cells: bool = False) -> Iterator[dict[str, Any]]:
     """``rejection_row`` of every rejected offer, in order, one at a time: made from the
     ranking's columns where it has them (no offer built), else per rejection."""
-    rows = rejected.column_rows()
-    return rows if rows is not None else map(rejection_row, rejected)
+    rows = rejected.column_rows(offer_cells=offer_cells)
+    return rows if rows is not None else (rejection_row(r, offer_cells=offer_cells)
+                                          for r in rejected)
 
 
 def opportunity_row(opp: Opportunity) -> dict[str, Any]:

@@ -89,11 +89,13 @@ def test_the_ranking_and_rejections_equal_the_offer_by_offer_path(overrides: dic
     rejected_rows = list(rec.rejected.column_rows() or ())
     assert [list(row.items()) for row in rejected_rows] == \
         [list(rejection_row(r).items()) for r in rejected]
+    with_cells = [[*rejection_row(r).items(), ("accelerator_count", r.offer.accelerator_count),
+                   ("accelerator_memory_gib", r.offer.accelerator_memory_gib),
+                   ("price_observed_at", r.offer.observed_at.isoformat()),
+                   ("price_source", r.offer.source)] for r in rejected]
     assert [list(row.items()) for row in rec.rejected.column_rows(offer_cells=True) or ()] == \
-        [[*rejection_row(r).items(), ("accelerator_count", r.offer.accelerator_count),
-          ("accelerator_memory_gib", r.offer.accelerator_memory_gib),
-          ("price_observed_at", r.offer.observed_at.isoformat()),
-          ("price_source", r.offer.source)] for r in rejected]
+        with_cells
+    assert [list(rejection_row(r, offer_cells=True).items()) for r in rejected] == with_cells
 
 
 def test_the_model_is_asked_once_per_accelerator_and_device_count() -> None:
