@@ -94,12 +94,15 @@ def cells(rows: Sequence[ReferenceRow], models: set[str],
     return out
 
 
-def methods(model: PlainTransferModel) -> tuple[PlainTransferModel, PlainTransferModel]:
-    """(one ratio, per operator): the fitted model with ``op_transfer`` off and on (the same
-    fitted state, shared)."""
-    ratio, per_op = model.plain(), model.plain()
-    ratio.op_transfer, per_op.op_transfer = False, True
-    return ratio, per_op
+def methods(model: PlainTransferModel,
+            ) -> tuple[PlainTransferModel, PlainTransferModel, PlainTransferModel]:
+    """(one ratio, per operator with the devices' anchors alone, per operator with the pair
+    shift): the fitted model with ``op_transfer`` off, then on without and with
+    ``pair_shift`` (the same fitted state, shared)."""
+    ratio, anchors, per_op = model.plain(), model.plain(), model.plain()
+    ratio.op_transfer, anchors.op_transfer, per_op.op_transfer = False, True, True
+    anchors.pair_shift, per_op.pair_shift = False, True
+    return ratio, anchors, per_op
 
 
 @dataclass
@@ -109,6 +112,7 @@ class Errors:
 
     no_probe: list[float] = field(default_factory=list)
     one_ratio: list[float] = field(default_factory=list)
+    anchors: list[float] = field(default_factory=list)
     per_op: list[float] = field(default_factory=list)
     alike: list[bool] = field(default_factory=list)
     no_probe_models: list[str] = field(default_factory=list)
@@ -140,7 +144,7 @@ def held_out(rows: Sequence[ReferenceRow], specs: dict[str, AcceleratorSpec],
     for n, (model_name, accelerator) in enumerate(groups, 1):
         train = [r for r in rows if r.model != model_name and r.accelerator != accelerator]
         fitted = TransferModel(calibrate=False).fit(train, accelerators=specs).plain()
-        ratio, per_op = methods(fitted)
+        ratio, anchors, per_op = methods(fitted)
         for cell in table:
             if cell.model != model_name or accelerator not in ("", cell.accelerator):
                 continue
@@ -155,7 +159,8 @@ def held_out(rows: Sequence[ReferenceRow], specs: dict[str, AcceleratorSpec],
                     continue
                 shot = [Measurement(probe.accelerator, probe.samples_per_second,
                                     batch_size=probe.batch)]
-                for method, out in ((ratio, errors.one_ratio), (per_op, errors.per_op)):
+                for method, out in ((ratio, errors.one_ratio), (anchors, errors.anchors),
+                                    (per_op, errors.per_op)):
                     predicted = method.estimate(features, target, measurements=shot)
                     out.append(predicted.samples_per_second / truth - 1)
                 errors.alike.append(architecture_class(spec) == architecture_class(target))
@@ -188,28 +193,32 @@ def protocol_rows(title: str, errors: Errors) -> list[list[str]]:
     out = [[f"**{title}**", "", "", "", ""],
            summary("no probe (anchored roofline, what recommend says)", errors.no_probe,
                    NO_PROBE_TARGET, NO_PROBE_SHARE)]
-    for method, label in (("one_ratio", "one probe, one ratio (before)"),
-                          ("per_op", "one probe, per operator class (recommend now)")):
+    for method, label in (("one_ratio", "one probe, one ratio (before issue 28)"),
+                          ("anchors", "one probe, per operator class, the devices' anchors "
+                                      "(before the pair shift)"),
+                          ("per_op", "one probe, per operator class, pair shift "
+                                     "(recommend now)")):
         out.append(summary(label, errors.of(method), PROBE_TARGET, PROBE_SHARE))
         for alike, where in ((True, "same"), (False, "another")):
             out.append(summary(f"&nbsp;&nbsp;probe of {where} architecture class",
                                errors.of(method, alike=alike), PROBE_TARGET, None))
     first = sorted(FIRST_MIXES & set(errors.no_probe_models))
     out.append([f"&nbsp;&nbsp;the models with a mix before issue 28's additions ({', '.join(first)}): "
-                "no probe / one ratio / per operator", "", "", "", ""])
+                "no probe / one ratio / anchors / pair shift", "", "", "", ""])
     for method, limit in (("no_probe", NO_PROBE_TARGET), ("one_ratio", PROBE_TARGET),
-                          ("per_op", PROBE_TARGET)):
+                          ("anchors", PROBE_TARGET), ("per_op", PROBE_TARGET)):
         if not errors.of(method, models=FIRST_MIXES):
             continue
         out.append(summary(f"&nbsp;&nbsp;&nbsp;&nbsp;{method.replace('_', ' ')}",
                            errors.of(method, models=FIRST_MIXES), limit, None))
     out.append(["&nbsp;&nbsp;per held-out model: within the limit, no probe / one ratio / "
-                "per operator", "cases", "", "", ""])
+                "anchors / pair shift", "cases", "", "", ""])
     for model in sorted(set(errors.no_probe_models)):
         one = frozenset({model})
         shares = [f"{100 * share(found, limit):.0f}%" if (found := errors.of(m, models=one))
                   else "-" for m, limit in (("no_probe", NO_PROBE_TARGET),
                                             ("one_ratio", PROBE_TARGET),
+                                            ("anchors", PROBE_TARGET),
                                             ("per_op", PROBE_TARGET))]
         out.append([f"&nbsp;&nbsp;&nbsp;&nbsp;{model}",
                     f"{len(errors.of('no_probe', models=one))} / "
@@ -219,7 +228,7 @@ def protocol_rows(title: str, errors: Errors) -> list[list[str]]:
 
 def builtin_rows(specs: dict[str, AcceleratorSpec]) -> list[list[str]]:
     """The named built-in cases: H200 probe -> H100-SXM and H100-SXM probe -> H200."""
-    ratio, per_op = methods(cached_transfer_model(specs))
+    ratio, _, per_op = methods(cached_transfer_model(specs))
     out = []
     for example, h100, h200 in BUILTINS:
         spec = load_workload_spec(ROOT / "examples" / f"{example}.yaml")

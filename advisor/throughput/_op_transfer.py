@@ -23,6 +23,9 @@ the model knows of are not carried from B to A: ``TransferModel`` passes what ea
 no-probe prediction adds to the roofline (its anchor, and a published anchor for a part with
 no reference rows); by default, the ``AnchoredRoofline``'s anchors (how far the roofline missed
 the reference workloads measured on each device, borrowed from its peers where it has none).
+With ``pair_shift``, that difference is then moved toward how the roofline missed the
+reference workloads alike in operator mix measured on both devices
+(``advisor.throughput._pair_shift``): the pair's own evidence, where the reference has it.
 
 With a split in proportion to the roofline's own estimate this reduces to the probe times the
 ratio of the two devices' no-probe predictions; recorded class times make the split the step's
@@ -38,6 +41,7 @@ from collections.abc import Mapping
 from advisor.errors import AdvisorError
 from advisor.profiling import COMPUTE_CLASSES, OpClass, OpMix
 from advisor.spec import Precision
+from advisor.throughput._pair_shift import PairShift
 from advisor.throughput.estimate import precision_key
 from advisor.throughput.roofline import AnchoredRoofline, RooflinePrior, compute_path
 from pricing import AcceleratorSpec
@@ -105,14 +109,18 @@ def split_step(measured_s: float, estimate: Mapping[OpClass, float],
 class OpTransfer:
     """A probe on one accelerator carried to another operator class by operator class (see
     the module), with the efficiencies and per-device anchors of a fitted
-    ``AnchoredRoofline``. Stateless beyond it; ``launch_floor_s`` is the per-kernel floor."""
+    ``AnchoredRoofline``. Stateless beyond it; ``launch_floor_s`` is the per-kernel floor;
+    ``pair_shift`` (None: off) corrects the pair by the alike reference workloads measured
+    on both devices."""
 
     def __init__(self, roofline: AnchoredRoofline, *,
-                 launch_floor_s: float = LAUNCH_FLOOR_S) -> None:
+                 launch_floor_s: float = LAUNCH_FLOOR_S,
+                 pair_shift: PairShift | None = None) -> None:
         if launch_floor_s < 0:
             raise AdvisorError(f"launch_floor_s must be >= 0, got {launch_floor_s}")
         self.roofline = roofline
         self.launch_floor_s = launch_floor_s
+        self.pair_shift = pair_shift
 
     def _anchor(self, op_mix: OpMix, spec: AcceleratorSpec, *, batch_size: int,
                 precision: Precision | None) -> float:
@@ -158,4 +166,8 @@ class OpTransfer:
                            self._anchor(op_mix, probed, batch_size=probed_batch,
                                         precision=precision))
         shift = corrections[0] - corrections[1]
+        if self.pair_shift is not None:
+            shift = self.pair_shift.shift(op_mix, precision_key(precision, target),
+                                          target=target.name, probed=probed.name,
+                                          prior_shift=shift)
         return -math.log(seconds) + shift

@@ -60,6 +60,7 @@ from advisor.throughput._no_probe import (
     roofline_case,
 )
 from advisor.throughput._op_transfer import OpTransfer
+from advisor.throughput._pair_shift import PairShift
 from advisor.throughput._params import check_hyper_parameters
 from advisor.throughput._table import (
     FloatArray,
@@ -155,7 +156,9 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
     ``op_transfer``: with one probed accelerator and the workload's operator mix, carry the
     probe to other parts of its vendor operator class by operator class
     (``advisor.throughput._op_transfer``) instead of by the reference workloads' ratio
-    (False: the ratio transfer always).
+    (False: the ratio transfer always); ``pair_shift``: there, correct the probed pair by
+    how the roofline missed the reference workloads alike in operator mix measured on both
+    devices (``advisor.throughput._pair_shift``; False: by the devices' anchors alone).
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -173,7 +176,8 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                  own_generation: str | None = BENCH_GENERATION, shipped_weight: float = 0.3,
                  shipped_weight_unseen: float = 0.6, similarity_tau: float = 0.1,
                  published_cross_kind_weight: float = 0.5,
-                 published_peer_count: float = 1.0, op_transfer: bool = True) -> None:
+                 published_peer_count: float = 1.0, op_transfer: bool = True,
+                 pair_shift: bool = True) -> None:
         self.tau = tau
         self.top_k = top_k
         self.single_probe_dispersion = single_probe_dispersion
@@ -204,6 +208,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         self.published_cross_kind_weight = published_cross_kind_weight
         self.published_peer_count = published_peer_count
         self.op_transfer = op_transfer
+        self.pair_shift = pair_shift
         self._check_params()
 
     def _check_params(self) -> None:
@@ -258,6 +263,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         self.table_ = ReferenceTable.build(own if self.pooled_ else reference, accelerators)
         self.reference_ = tuple(reference)
         self.__dict__.pop("roofline_", None)
+        self.__dict__.pop("pair_shift_", None)
         if not self.table_.workloads:
             raise AdvisorError("reference data has no single-accelerator rows; cannot fit "
                                "the throughput model")
@@ -293,6 +299,18 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         """The anchored roofline prior (see ``NoProbePrior.roofline``); the pooled model's when
         there is one: it is fitted on the same reference rows with the same settings."""
         return self.pooled_.roofline() if self.pooled_ is not None else super().roofline()
+
+    def _pair_shift(self, roofline: AnchoredRoofline) -> PairShift | None:
+        """The probed pair's correction from ``roofline``'s misses on the reference rows
+        (``advisor.throughput._pair_shift``), measured on first use; None when
+        ``pair_shift`` is off."""
+        if not self.pair_shift:
+            return None
+        if "pair_shift_" not in self.__dict__:
+            self.pair_shift_ = PairShift.from_reference(
+                self.reference_, self.specs_, reference_op_mixes(), roofline.roofline_,
+                precision_weight=roofline.precision_mismatch_weight)
+        return self.pair_shift_
 
     # -- prediction ------------------------------------------------------------------------
 
@@ -354,7 +372,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                 - math.log(roofline.roofline_.samples_per_second(workload.op_mix, spec,
                                                                  batch_size=b, tf32=tf32))
                 for spec, b in ((accelerator, batch), (probed, probed_batch)))
-            value = OpTransfer(roofline).predict_log(
+            value = OpTransfer(roofline, pair_shift=self._pair_shift(roofline)).predict_log(
                 workload.op_mix, probed=probed, probed_log_sps=log_sps, target=accelerator,
                 batch_size=batch, precision=workload.precision, probed_batch_size=probed_batch,
                 recorded=recorded, corrections=(corrections[0], corrections[1]))
