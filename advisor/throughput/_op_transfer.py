@@ -137,14 +137,16 @@ class OpTransfer:
                     target: AcceleratorSpec, batch_size: int, precision: Precision | None,
                     probed_batch_size: int | None = None,
                     recorded: Mapping[str, float] | None = None,
-                    corrections: tuple[float, float] | None = None) -> float:
+                    corrections: tuple[float, float] | None = None,
+                    borrow: Mapping[str, AcceleratorSpec] | None = None) -> float:
         """Log samples/s on one ``target`` device at per-device ``batch_size`` from
         ``probed_log_sps`` measured on one ``probed`` device at ``probed_batch_size`` (None:
         the same batch); ``recorded`` is the probe's device seconds per class (per step; None
         or empty: split by the roofline); ``corrections`` the (target, probed) log
         corrections of the devices' no-probe predictions over the bare roofline (None: the
-        anchored roofline's anchors). The probed device at the probed batch is answered with
-        the probe."""
+        anchored roofline's anchors); ``borrow`` the parts that may borrow the pair shift's
+        residuals from their peers (``PairShift``). The probed device at the probed batch is
+        answered with the probe."""
         probed_batch = probed_batch_size or batch_size
         if target.name == probed.name and probed_batch == batch_size:
             return probed_log_sps
@@ -169,5 +171,5 @@ class OpTransfer:
         if self.pair_shift is not None:
             shift = self.pair_shift.shift(op_mix, precision_key(precision, target),
                                           target=target.name, probed=probed.name,
-                                          prior_shift=shift)
+                                          prior_shift=shift, borrow=borrow)
         return -math.log(seconds) + shift

@@ -16,11 +16,15 @@ direct evidence of this pair's correction for such a step:
 with ``r_j(X)`` the fitted roofline's log residual of reference group j (``model/precision``
 in one software generation: Lambda's two table generations ran one GPU 10% apart, so a
 difference is only taken within one) on X, over the groups measured on both devices. A
-workload unlike every reference group (all w_j near 0), or a pair no group ran on both of (a
-part known by its specs only), keeps ``prior_shift``. The width is fixed by rule, not tuned:
-the widest distance between two precisions' mixes of one reference model (as
-``advisor.throughput._no_probe.novelty_weights``), at least ``MIN_WIDTH``, so only a model's
-siblings and its other precision count fully.
+workload unlike every reference group (all w_j near 0), or a pair no group ran on both of,
+keeps ``prior_shift``. A part with no reference rows (given its spec, and when the caller
+has no better evidence for it, such as a published anchor) borrows each group's residual
+from the parts of its vendor and architecture class that ran the group: a ridge regression
+on the logs of their peak FLOP/s and bandwidth evaluated at its own figures, as
+``AnchoredRoofline`` borrows a whole anchor (at least ``MIN_PEERS`` parts). The width is
+fixed by rule, not tuned: the widest distance between two precisions' mixes of one reference
+model (as ``advisor.throughput._no_probe.novelty_weights``), at least ``MIN_WIDTH``, so only
+a model's siblings and its other precision count fully.
 """
 
 from __future__ import annotations
@@ -31,16 +35,20 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Self
 
+import numpy as np
+
 from advisor.errors import AdvisorError
 from advisor.profiling import OpMix
 from advisor.throughput._no_probe import _precision_spread, mix_distance
+from advisor.throughput.estimate import architecture_class
 from advisor.throughput.reference import ReferenceRow
-from advisor.throughput.roofline import RooflinePrior, reference_samples
+from advisor.throughput.roofline import RooflinePrior, _anchor_features, reference_samples
 from pricing import AcceleratorSpec
 
-__all__ = ["MIN_WIDTH", "PairShift", "Residuals"]
+__all__ = ["MIN_PEERS", "MIN_WIDTH", "PairShift", "Residuals"]
 
 MIN_WIDTH = 0.05  # the floor novelty_weights puts under its width too
+MIN_PEERS = 3  # parts of a class that ran a group needed to borrow its residual (as anchors)
 
 # accelerator name -> (group ``model/precision``, generation) -> log residual
 Residuals = Mapping[str, Mapping[tuple[str, str], float]]
@@ -53,17 +61,25 @@ class PairShift:
     generation) (``from_reference`` measures them); ``mixes`` the groups' operator mixes;
     ``precision_weight`` the weight of a group of the other precision; ``pseudo_count`` the
     weight, in groups, of the prior shift; ``width`` the mix distance at which a group's
-    weight falls to exp(-1) (None: by rule, see the module). Stateless after construction."""
+    weight falls to exp(-1) (None: by rule, see the module); ``specs`` the specs of the parts
+    with residuals and ``ridge`` the penalty, to borrow residuals for a part without any.
+    Immutable after construction (borrowed residuals are memoized per part)."""
 
     def __init__(self, residuals: Residuals, mixes: Mapping[str, OpMix], *,
                  precision_weight: float = 0.3, pseudo_count: float = 1.0,
-                 width: float | None = None) -> None:
+                 width: float | None = None, specs: Mapping[str, AcceleratorSpec] | None = None,
+                 ridge: float = 0.1) -> None:
         if not 0 <= precision_weight <= 1:
             raise AdvisorError(f"precision_weight must be in [0, 1], got {precision_weight}")
         if pseudo_count <= 0:
             raise AdvisorError(f"pseudo_count must be > 0, got {pseudo_count}")
         if width is not None and width <= 0:
             raise AdvisorError(f"width must be > 0, got {width}")
+        if ridge <= 0:
+            raise AdvisorError(f"ridge must be > 0, got {ridge}")
+        self.specs = {name: spec for name, spec in (specs or {}).items() if name in residuals}
+        self.ridge = ridge
+        self._borrowed: dict[str, dict[tuple[str, str], float]] = {}
         self.residuals = {name: dict(found) for name, found in residuals.items()}
         known = {group for found in self.residuals.values() for group, _ in found}
         self.mixes = {group: mixes[group] for group in sorted(known) if group in mixes}
@@ -75,7 +91,8 @@ class PairShift:
     @classmethod
     def from_reference(cls, reference: Sequence[ReferenceRow],
                        accelerators: Mapping[str, AcceleratorSpec], mixes: Mapping[str, OpMix],
-                       roofline: RooflinePrior, *, precision_weight: float = 0.3) -> Self:
+                       roofline: RooflinePrior, *, precision_weight: float = 0.3,
+                       ridge: float = 0.1) -> Self:
         """The correction from ``roofline``'s log residuals on the single-device
         ``reference`` rows whose group has a mix (``reference_samples``, one generation at a
         time; TF32 as there), the mean over a group's batches on one part."""
@@ -90,13 +107,52 @@ class PairShift:
         residuals: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
         for (name, group, generation), values in found.items():
             residuals[name][(group, generation)] = statistics.mean(values)
-        return cls(residuals, mixes, precision_weight=precision_weight)
+        return cls(residuals, mixes, precision_weight=precision_weight, specs=accelerators,
+                   ridge=ridge)
 
-    def weights(self, op_mix: OpMix, precision_key: str, target: str,
-                probed: str) -> dict[tuple[str, str], float]:
-        """Per reference (group, generation) measured on both ``target`` and ``probed``, its
-        weight for a workload with ``op_mix`` at ``precision_key`` (``fp32`` or ``mixed``)."""
-        on_target, on_probed = self.residuals.get(target, {}), self.residuals.get(probed, {})
+    def _borrow(self, spec: AcceleratorSpec) -> dict[tuple[str, str], float]:
+        """Per (group, generation), the residual regressed from the parts of ``spec``'s vendor
+        and architecture class that ran it (see the module); empty without its figures."""
+        ours = _anchor_features(spec)
+        if ours is None:
+            return {}
+        peers = {name: figures for name, other in sorted(self.specs.items())
+                 if name != spec.name and other.vendor == spec.vendor
+                 and architecture_class(other) == architecture_class(spec)
+                 and (figures := _anchor_features(other)) is not None}
+        keys = sorted({key for name in peers for key in self.residuals[name]})
+        out = {}
+        for key in keys:
+            ran = [name for name in peers if key in self.residuals[name]]
+            if len(ran) < MIN_PEERS:
+                continue
+            features = np.array([peers[name] for name in ran])
+            values = np.array([self.residuals[name][key] for name in ran])
+            center = features.mean(axis=0)
+            centered = features - center
+            coef = np.linalg.solve(centered.T @ centered + self.ridge * np.eye(len(center)),
+                                   centered.T @ (values - values.mean()))
+            out[key] = float(values.mean() + (np.asarray(ours) - center) @ coef)
+        return out
+
+    def _on(self, name: str, spec: AcceleratorSpec | None) -> Mapping[tuple[str, str], float]:
+        """``name``'s residuals; borrowed from its peers when it has none and ``spec`` is
+        given."""
+        if name in self.residuals or spec is None:
+            return self.residuals.get(name, {})
+        if spec.name not in self._borrowed:
+            self._borrowed[spec.name] = self._borrow(spec)
+        return self._borrowed[spec.name]
+
+    def weights(self, op_mix: OpMix, precision_key: str, target: str, probed: str, *,
+                borrow: Mapping[str, AcceleratorSpec] | None = None,
+                ) -> dict[tuple[str, str], float]:
+        """Per reference (group, generation) measured on both ``target`` and ``probed`` (or
+        borrowed, for a part of ``borrow`` with no residuals), its weight for a workload with
+        ``op_mix`` at ``precision_key`` (``fp32`` or ``mixed``)."""
+        borrow = borrow or {}
+        on_target = self._on(target, borrow.get(target))
+        on_probed = self._on(probed, borrow.get(probed))
         out = {}
         for key in sorted(on_target.keys() & on_probed.keys()):
             group = key[0]
@@ -109,11 +165,15 @@ class PairShift:
         return out
 
     def shift(self, op_mix: OpMix, precision_key: str, *, target: str, probed: str,
-              prior_shift: float) -> float:
+              prior_shift: float, borrow: Mapping[str, AcceleratorSpec] | None = None,
+              ) -> float:
         """The log correction of the probe's transfer from ``probed`` to ``target``:
-        ``prior_shift`` moved toward the alike groups' residual differences (the module)."""
-        weights = self.weights(op_mix, precision_key, target, probed)
-        on_target, on_probed = self.residuals.get(target, {}), self.residuals.get(probed, {})
+        ``prior_shift`` moved toward the alike groups' residual differences (the module);
+        ``borrow`` maps the parts that may borrow residuals to their specs."""
+        weights = self.weights(op_mix, precision_key, target, probed, borrow=borrow)
+        borrow = borrow or {}
+        on_target = self._on(target, borrow.get(target))
+        on_probed = self._on(probed, borrow.get(probed))
         total = sum(weights.values())
         evidence = sum(w * (on_target[k] - on_probed[k]) for k, w in weights.items())
         return (evidence + self.pseudo_count * prior_shift) / (total + self.pseudo_count)

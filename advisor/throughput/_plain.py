@@ -309,7 +309,8 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         if "pair_shift_" not in self.__dict__:
             self.pair_shift_ = PairShift.from_reference(
                 self.reference_, self.specs_, reference_op_mixes(), roofline.roofline_,
-                precision_weight=roofline.precision_mismatch_weight)
+                precision_weight=roofline.precision_mismatch_weight,
+                ridge=roofline.anchor_ridge)
         return self.pair_shift_
 
     # -- prediction ------------------------------------------------------------------------
@@ -352,7 +353,9 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                          probes: Mapping[str, float], measurements: Sequence[Measurement],
                          ) -> tuple[float, str] | None:
         """The one probe carried to ``accelerator`` by operator class, each device's
-        correction being what its no-probe prediction adds to the bare roofline; None where
+        correction being what its no-probe prediction adds to the bare roofline, then the
+        pair shift (a part with no reference rows borrows its peers' residuals there unless
+        it has published anchors, which speak for it directly); None where
         the workload has no operator mix, no roofline is fitted, the probed part is unknown
         or of another vendor, or a part lacks the figures the roofline needs."""
         (name, log_sps), = probes.items()
@@ -375,7 +378,9 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
             value = OpTransfer(roofline, pair_shift=self._pair_shift(roofline)).predict_log(
                 workload.op_mix, probed=probed, probed_log_sps=log_sps, target=accelerator,
                 batch_size=batch, precision=workload.precision, probed_batch_size=probed_batch,
-                recorded=recorded, corrections=(corrections[0], corrections[1]))
+                recorded=recorded, corrections=(corrections[0], corrections[1]),
+                borrow={s.name: s for s in (accelerator, probed)
+                        if s.name not in getattr(self, "anchors_", {})})
         except AdvisorError:  # a part without the bandwidth or TFLOPS figure
             return None
         unlike = unlike_probes([self._architecture_of(name)], architecture_class(accelerator))
