@@ -5,6 +5,7 @@ probe."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ RESNET = MIXES["resnet50/mixed"]
 
 
 def _shift(residuals: dict[str, dict[tuple[str, str], float]], mix: OpMix, *,
-           precision_key: str = "mixed", prior: float = 0.0, **kwargs: float) -> float:
+           precision_key: str = "mixed", prior: float = 0.0, **kwargs: Any) -> float:
     return PairShift(residuals, MIXES, **kwargs).shift(mix, precision_key, target="A",
                                                         probed="B", prior_shift=prior)
 
@@ -71,7 +72,7 @@ def test_a_group_of_the_other_precision_weighs_less() -> None:
 @pytest.mark.parametrize("kwargs", [
     {"precision_weight": 1.5}, {"pseudo_count": 0.0}, {"width": -0.1},
 ])
-def test_bad_settings_are_rejected_by_name(kwargs: dict[str, float]) -> None:
+def test_bad_settings_are_rejected_by_name(kwargs: dict[str, Any]) -> None:
     with pytest.raises(AdvisorError, match=next(iter(kwargs))):
         PairShift({}, MIXES, **kwargs)
 
@@ -142,3 +143,37 @@ def test_the_probed_device_keeps_its_measurement(fitted: dict[str, object],
     shot = [Measurement("RTX-A6000", truth["RTX-A6000"], batch_size=64)]
     assert models[flag].estimate(_features(), SPECS["RTX-A6000"],
                                  measurements=shot).samples_per_second == truth["RTX-A6000"]
+
+
+@pytest.mark.parametrize(("peers", "expected"), [
+    (("RTX-3090", "A40", "RTX-A6000"), 0.2),   # three parts of its class ran the group
+    (("RTX-3090", "A40"), 0.0),                # two: too few to regress, the prior shift
+])
+def test_a_part_with_no_rows_borrows_its_class_peers_residuals(
+        peers: tuple[str, ...], expected: float) -> None:
+    """The A10 has no residuals: with three Ampere parts that ran BERT-large 0.3 above the
+    roofline (the probed V100, of another class, 0.1), it borrows 0.3, and the pair moves by
+    0.2 with weight one against the prior's pseudo-count of one."""
+    key = ("bert_large_squad/mixed", "g")
+    residuals = {name: {key: 0.3} for name in peers} | {"V100-32GB-SXM2": {key: 0.1}}
+    specs = {name: SPECS[name] for name in (*peers, "V100-32GB-SXM2")}
+    shift = PairShift(residuals, MIXES, specs=specs).shift(
+        MIXES["bert_large_squad/mixed"], "mixed", target="A10", probed="V100-32GB-SXM2",
+        prior_shift=0.0, borrow={"A10": SPECS["A10"]})
+    assert shift == pytest.approx(expected / 2, abs=1e-9)
+
+
+def test_a_part_with_published_anchors_borrows_nothing() -> None:
+    """The H200 has no reference rows but published figures, which speak for it: the probe's
+    transfer there is the same with the pair shift on or off."""
+    from advisor.throughput.published import load_published
+    from advisor.throughput.reference import load_reference
+
+    published = [r for r in load_published() if r.accelerator in SPECS]
+    shot = [Measurement("H100-SXM", 2000.0)]
+    features = WorkloadFeatures(precision=Precision.BF16, name="bert",
+                                op_mix=MIXES["bert_base_squad/mixed"], batch_size_per_device=64)
+    figures = [TransferModel(calibrate=False, pair_shift=on).fit(
+        load_reference(), accelerators=SPECS, published=published).estimate(
+        features, SPECS["H200"], measurements=shot).samples_per_second for on in (True, False)]
+    assert figures[0] == pytest.approx(figures[1], rel=1e-12)
