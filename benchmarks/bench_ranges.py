@@ -253,13 +253,21 @@ def _class_name(spec: AcceleratorSpec) -> str:
     return ("tc" if tensor_cores else "simt") + ("-bf16" if bf16 else "")
 
 
+def predictable_models() -> set[str]:
+    """Reference models the no-probe path predicts: a shipped operator mix (the roofline
+    needs nothing else) or shipped FLOPs per sample."""
+    from advisor.profiling import reference_op_mixes
+
+    return {g.partition("/")[0] for g in reference_op_mixes()} | set(REFERENCE_FLOPS_PER_SAMPLE)
+
+
 def _both_out(rows: list[ReferenceRow], folds: int = 5) -> list[tuple[list[int], list[int]]]:
-    """(train, test) splits: a FLOPs-known model's rows on one fold of accelerators (sorted
+    """(train, test) splits: a predictable model's rows on one fold of accelerators (sorted
     names, every ``folds``-th) tested, fitted on the rows of neither that model nor fold."""
     names = sorted({r.accelerator for r in rows})
     fold = {name: i % folds for i, name in enumerate(names)}
     splits = []
-    for model in sorted(REFERENCE_FLOPS_PER_SAMPLE):
+    for model in sorted(predictable_models()):
         for k in range(folds):
             test = [i for i, r in enumerate(rows) if r.model == model and fold[r.accelerator] == k]
             train = [i for i, r in enumerate(rows)
@@ -273,7 +281,8 @@ def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | Non
                    specs: dict[str, AcceleratorSpec]) -> list[list[str]]:
     """Table rows: ``cross_validate`` with ``LeaveOneGroupOut`` over ``groups`` (None: one
     model and one accelerator fold out, ``_both_out``); all rows first, then per basis,
-    device count (1 or N) and architecture class."""
+    device count (1 or N) and architecture class, the three FLOPs-known models alone (the
+    rows this table judged before) and each model."""
     from dataclasses import replace
 
     from sklearn.model_selection import LeaveOneGroupOut, cross_validate
@@ -283,6 +292,7 @@ def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | Non
     from advisor.throughput.transfer import TransferModel
 
     mixes = reference_op_mixes()
+    predictable = predictable_models()
     cv = LeaveOneGroupOut() if groups is not None else _both_out(rows)
     result = cross_validate(TransferModel(), rows, groups=groups, cv=cv,
                             params={"accelerators": specs}, return_estimator=True,
@@ -291,7 +301,7 @@ def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | Non
     for model, test in zip(result["estimator"], result["indices"]["test"], strict=True):
         for i in test:
             row = rows[i]
-            if row.model not in REFERENCE_FLOPS_PER_SAMPLE:
+            if row.model not in predictable:
                 continue  # no FLOPs per sample, no operator mix: no no-probe figure
             spec = specs[row.accelerator]
             features = reference_features(row, mixes)
@@ -304,8 +314,10 @@ def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | Non
                           est.samples_per_second_low <= row.samples_per_second
                           <= est.samples_per_second_high,
                           est.samples_per_second_high / est.samples_per_second_low)
-                keys = [(), (est.basis.value, devices, _class_name(spec))] if not stack else [
-                    (stack,)]
+                keys = [(), (est.basis.value, devices, _class_name(spec)),
+                        (f"model {row.model}",)] if not stack else [(stack,)]
+                if not stack and row.model in REFERENCE_FLOPS_PER_SAMPLE:
+                    keys.append(("FLOPs-known three",))
                 for key in keys:
                     found[key].append(scored)
     scores = [s for s in result["test_score"] if s == s]  # folds with a prediction
