@@ -54,7 +54,6 @@ from advisor.throughput.reference import (  # noqa: E402
 )
 from advisor.throughput.scaling import (  # noqa: E402
     REFERENCE_PARAMS,
-    REFERENCE_UNITS_PER_ITEM,
     ScalingModel,
     interconnect_class,
 )
@@ -142,11 +141,9 @@ def _n_device_cells(held: dict[str, PlainTransferModel], rows: tuple[ReferenceRo
         one = single.samples_per_second
         precision = Precision.FP32 if row.precision == "fp32" else Precision.FP16
         params = REFERENCE_PARAMS.get(row.model)
-        # the step's batch in the unit of its samples/s (tokens for GNMT and Transformer-XL)
-        units = single.batch_size_per_accelerator * REFERENCE_UNITS_PER_ITEM.get(row.model, 1)
         features = WorkloadFeatures(precision=precision, flops_per_sample=None,
                                     params=None if params is None else int(params),
-                                    batch_size_per_device=units or None,
+                                    batch_size_per_device=single.batch_size_per_accelerator or None,
                                     name=f"{row.generation}/{row.model}/{row.precision}")
         probe = Measurement(row.accelerator, one, rel_halfwidth=halfwidth)
         est = held[row.model].estimate(features, spec, count=row.accelerator_count,

@@ -39,7 +39,7 @@ from advisor.throughput.reference import (
     ReferenceRow,
 )
 from advisor.throughput.roofline import AnchoredRoofline, RooflineSample, reference_samples
-from advisor.throughput.scaling import REFERENCE_PARAMS, REFERENCE_UNITS_PER_ITEM
+from advisor.throughput.scaling import REFERENCE_PARAMS
 from pricing import AcceleratorSpec
 
 __all__ = ["NoProbePrior", "mix_distance", "novelty_weights", "reference_features",
@@ -65,11 +65,8 @@ def reference_features(row: ReferenceRow, op_mixes: Mapping[str, OpMix]) -> Work
     """What the no-probe prediction knows of a reference row's workload: its precision, the
     shipped FLOPs per sample, parameters and convolution share of its model, its operator
     mix from ``op_mixes`` (``reference_op_mixes()``; None where not shipped) and its batch;
-    it runs in the reference stack. Models whose samples/s counts tokens while their batch
-    counts sequences (``REFERENCE_UNITS_PER_ITEM``) get no parameters: the communication load
-    reads a step as batch / samples/s."""
-    params = (REFERENCE_PARAMS.get(row.model) if row.model not in REFERENCE_UNITS_PER_ITEM
-              else None)
+    it runs in the reference stack."""
+    params = REFERENCE_PARAMS.get(row.model)
     return WorkloadFeatures(
         precision=_REFERENCE_PRECISIONS.get(row.precision),
         flops_per_sample=REFERENCE_FLOPS_PER_SAMPLE.get(row.model),

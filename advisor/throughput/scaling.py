@@ -38,8 +38,8 @@ from advisor.throughput._calibration import grouped_conformal_half_width
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
-__all__ = ["FABRIC_INTERCONNECTS", "GRADIENT_BYTES_PER_PARAM", "REFERENCE_PARAMS",
-           "REFERENCE_UNITS_PER_ITEM", "ScalingModel", "interconnect_class"]
+__all__ = ["FABRIC_INTERCONNECTS", "GRADIENT_BYTES_PER_PARAM", "REFERENCE_PARAMS", "ScalingModel",
+           "interconnect_class"]
 
 # Interconnects with a dedicated device-to-device fabric (not the PCIe bus).
 FABRIC_INTERCONNECTS = frozenset({"nvlink", "sxm", "ici", "neuronlink", "roce"})
@@ -53,26 +53,16 @@ _PLAUSIBLE = (0.2, 1.5)  # efficiencies outside are data errors (e.g. ncf at 1e1
 # Data-parallel training all-reduces the gradients in the parameters' dtype: fp32 master
 # weights under autocast, so 4 bytes per parameter at every precision we train.
 GRADIENT_BYTES_PER_PARAM = 4
-# Parameters of the reference models, from the models' public descriptions: ResNet-50
-# 25.6 M (torchvision), SSD300 with a ResNet-50 backbone 22.9 M and Mask R-CNN (ResNet-50-FPN)
-# 44.4 M (NVIDIA DeepLearningExamples), BERT-base 110 M and -large 340 M (Devlin et al. 2019),
-# NCF (NeuMF, MovieLens-20M, 64 factors) 31.8 M (rounded); GNMT v2 160,671,297 and
-# Transformer-XL as Lambda ran it, base 191,948,759 and large 519,963,095 (the configurations
-# and counts of advisor/data/reference_op_mix.md; the traced mixes' optimizer bytes agree).
-# Tacotron 2 and WaveGlow count frames and audio samples while their batch counts utterances,
-# and no traced mix says how many a batch item holds: left out, their step time is not known.
+# Parameters of the reference models whose batch and samples/s count the same unit (so one
+# device's step time is batch / samples/s), from the models' public descriptions (rounded):
+# ResNet-50 25.6 M (torchvision), SSD300 with a ResNet-50 backbone 22.9 M and Mask R-CNN
+# (ResNet-50-FPN) 44.4 M (NVIDIA DeepLearningExamples), BERT-base 110 M and -large 340 M
+# (Devlin et al. 2019), NCF (NeuMF, MovieLens-20M, 64 factors) 31.8 M. GNMT and
+# Transformer-XL count tokens, Tacotron 2 and WaveGlow frames and audio samples, while their
+# batch counts sequences: their step time is not known, so they are left out.
 REFERENCE_PARAMS: dict[str, float] = {
     "resnet50": 25.6e6, "ssd": 22.9e6, "maskrcnn": 44.4e6, "bert_base_squad": 110e6,
-    "bert_large_squad": 340e6, "ncf": 31.8e6, "gnmt": 160_671_297,
-    "transformerxlbase": 191_948_759, "transformerxllarge": 519_963_095,
-}
-# Units one item of a reference row's batch holds, where its samples/s counts tokens and its
-# batch sequences (``units_per_sample`` of advisor.profiling.reference_mixes.REFERENCE_RECIPES):
-# GNMT a sentence pair of 2 x 25 tokens (source plus target, as its trainer logs tok/s),
-# Transformer-XL a segment of 192 (base) or 256 (large) target tokens. One device's step is
-# then batch x units / samples/s seconds; every other reference model counts batch items.
-REFERENCE_UNITS_PER_ITEM: dict[str, int] = {
-    "gnmt": 50, "transformerxlbase": 192, "transformerxllarge": 256,
+    "bert_large_squad": 340e6, "ncf": 31.8e6,
 }
 
 
@@ -206,14 +196,11 @@ class ScalingModel:
         return found
 
     def row_load(self, row: ReferenceRow, one: ReferenceRow) -> float | None:
-        """The communication load of a reference workload (None: parameters or batch unknown);
-        a batch of sequences counts its tokens where the row's samples/s does
-        (``REFERENCE_UNITS_PER_ITEM``)."""
+        """The communication load of a reference workload (None: parameters or batch unknown)."""
         params = self.params.get(row.model)
         if params is None or one.batch_size_per_accelerator <= 0:
             return None
-        units = one.batch_size_per_accelerator * REFERENCE_UNITS_PER_ITEM.get(row.model, 1)
-        return self.load(params, units, one.samples_per_second)
+        return self.load(params, one.batch_size_per_accelerator, one.samples_per_second)
 
     @staticmethod
     def load(params: float | None, batch_size_per_device: int | None,

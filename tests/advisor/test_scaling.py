@@ -7,8 +7,7 @@ import math
 import pytest
 
 from advisor.throughput.reference import ReferenceRow
-from advisor.profiling import OpClass, reference_op_mixes
-from advisor.throughput.scaling import REFERENCE_PARAMS, REFERENCE_UNITS_PER_ITEM, ScalingModel
+from advisor.throughput.scaling import ScalingModel
 from pricing import load_accelerators
 
 SPECS = load_accelerators()
@@ -129,30 +128,3 @@ def test_the_side_the_fit_misses_more_gets_the_wider_bound() -> None:
     low, high = model.efficiency_interval(SPECS["L4"], 2)
     assert math.log(point / low) == pytest.approx(0.2, abs=0.01)  # the worst model held out
     assert math.log(high / point) == pytest.approx(0.02, abs=0.001)
-
-
-def test_a_batch_of_sequences_counts_its_tokens_where_the_rows_count_tokens() -> None:
-    # GNMT's rows count tokens (2 x 25 a sentence pair) while its batch counts pairs: batch
-    # 128 at 64,000 tokens/s is a 0.1 s step, not 2 ms
-    one = ReferenceRow("g", "gnmt", "mixed", "V100-16GB-SXM2", 1, 128, 64_000.0, "token")
-    load = ScalingModel().row_load(one, one)
-    assert load == pytest.approx(math.log(REFERENCE_PARAMS["gnmt"] * 4 / 0.1))
-
-
-def test_every_reference_model_with_a_traced_mix_has_a_known_load() -> None:
-    # none of them falls back to the pooled efficiency bounds of an unknown load
-    models = {group.partition("/")[0] for group in reference_op_mixes()}
-    assert models <= set(REFERENCE_PARAMS)
-
-
-def test_the_stated_parameters_agree_with_the_traced_optimizer_bytes() -> None:
-    # the fp32 step's optimizer moves the same bytes per parameter in every model; a count
-    # off by the units of a batch item (tokens against sequences) would stand out
-    per_param = {}
-    for group, mix in reference_op_mixes().items():
-        model, _, precision = group.partition("/")
-        if precision == "fp32":
-            moved = sum(c.bytes_moved for c in mix.per_step if c.op_class is OpClass.OPTIMIZER)
-            per_param[model] = (moved * REFERENCE_UNITS_PER_ITEM.get(model, 1)
-                                / REFERENCE_PARAMS[model])
-    assert max(per_param.values()) / min(per_param.values()) < 1.02
