@@ -197,7 +197,8 @@ def test_with_no_recorded_times_the_probe_moves_by_the_no_probe_ratio(probed: st
     """The roofline's own split: the per-operator figure is the probe times the ratio of the
     two devices' no-probe predictions (published anchors included), whatever the mix; up to
     the per-kernel launch floor, which the no-probe roofline lacks (ResNet-50's few matmul
-    kernels per sample reach it on an H200: 0.02%)."""
+    kernels per sample reach it on an H200: 0.13% since the bandwidth efficiencies start from
+    the single-kernel measurements, 0.02% before)."""
     published = [r for r in load_published() if r.accelerator in SPECS]
     model = TransferModel(calibrate=False).fit(load_reference(), accelerators=SPECS,
                                                published=published)
@@ -209,4 +210,4 @@ def test_with_no_recorded_times_the_probe_moves_by_the_no_probe_ratio(probed: st
         return model.estimate(features, SPECS[name], measurements=shots).samples_per_second
 
     carried = sps(target, [Measurement(probed, 1000.0)])
-    assert carried == pytest.approx(1000.0 * sps(target, []) / sps(probed, []), rel=1e-3)
+    assert carried == pytest.approx(1000.0 * sps(target, []) / sps(probed, []), rel=2e-3)
