@@ -245,7 +245,17 @@ def measured_ranges(specs: dict[str, AcceleratorSpec], halfwidth_arg: str) -> No
                  "device <= 1.05, measured on N devices <= 1.25 (not met, 1.58: the floor "
                  "above, x1.74, is in sample; held out the width a 90% interval needs is "
                  "wider, and the 5 of 11 reference models with no known load get the "
-                 "pooled bounds)"])
+                 "pooled bounds)",
+                 "known load for GNMT and Transformer-XL base/large too (h29ranges 642ea0c, "
+                 "reverted): their parameters (160.7 M, 191.9 M, 520.0 M, reference_op_mix.md; "
+                 "the traced fp32 optimizer bytes per parameter agree within 2% with the five "
+                 "others') and a batch of sequences counted in tokens (50, 192, 256 a batch "
+                 "item), so their rows fit the load slope and the known-load bounds: 84.2% "
+                 "inside, median width 1.55 (fabric 2/4/8 89.5/90.5/85.5%, pcie 2/3/4/8 "
+                 "87.0/90.0/79.8/71.1%); Transformer-XL base 87.9 -> 79.8% and large 94.5 -> "
+                 "81.8% inside: below the target for a width 1% narrower, so not kept. "
+                 "Tacotron 2 and WaveGlow have no traced mix, and their rows count frames and "
+                 "audio samples per utterance batch: no step time, no known load"])
 
 
 def _class_name(spec: AcceleratorSpec) -> str:
@@ -253,13 +263,21 @@ def _class_name(spec: AcceleratorSpec) -> str:
     return ("tc" if tensor_cores else "simt") + ("-bf16" if bf16 else "")
 
 
+def predictable_models() -> set[str]:
+    """Reference models the no-probe path predicts: a shipped operator mix (the roofline
+    needs nothing else) or shipped FLOPs per sample."""
+    from advisor.profiling import reference_op_mixes
+
+    return {g.partition("/")[0] for g in reference_op_mixes()} | set(REFERENCE_FLOPS_PER_SAMPLE)
+
+
 def _both_out(rows: list[ReferenceRow], folds: int = 5) -> list[tuple[list[int], list[int]]]:
-    """(train, test) splits: a FLOPs-known model's rows on one fold of accelerators (sorted
+    """(train, test) splits: a predictable model's rows on one fold of accelerators (sorted
     names, every ``folds``-th) tested, fitted on the rows of neither that model nor fold."""
     names = sorted({r.accelerator for r in rows})
     fold = {name: i % folds for i, name in enumerate(names)}
     splits = []
-    for model in sorted(REFERENCE_FLOPS_PER_SAMPLE):
+    for model in sorted(predictable_models()):
         for k in range(folds):
             test = [i for i, r in enumerate(rows) if r.model == model and fold[r.accelerator] == k]
             train = [i for i, r in enumerate(rows)
@@ -273,7 +291,8 @@ def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | Non
                    specs: dict[str, AcceleratorSpec]) -> list[list[str]]:
     """Table rows: ``cross_validate`` with ``LeaveOneGroupOut`` over ``groups`` (None: one
     model and one accelerator fold out, ``_both_out``); all rows first, then per basis,
-    device count (1 or N) and architecture class."""
+    device count (1 or N) and architecture class, the three FLOPs-known models alone (the
+    rows this table judged before) and each model."""
     from dataclasses import replace
 
     from sklearn.model_selection import LeaveOneGroupOut, cross_validate
@@ -283,6 +302,7 @@ def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | Non
     from advisor.throughput.transfer import TransferModel
 
     mixes = reference_op_mixes()
+    predictable = predictable_models()
     cv = LeaveOneGroupOut() if groups is not None else _both_out(rows)
     result = cross_validate(TransferModel(), rows, groups=groups, cv=cv,
                             params={"accelerators": specs}, return_estimator=True,
@@ -291,7 +311,7 @@ def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | Non
     for model, test in zip(result["estimator"], result["indices"]["test"], strict=True):
         for i in test:
             row = rows[i]
-            if row.model not in REFERENCE_FLOPS_PER_SAMPLE:
+            if row.model not in predictable:
                 continue  # no FLOPs per sample, no operator mix: no no-probe figure
             spec = specs[row.accelerator]
             features = reference_features(row, mixes)
@@ -304,8 +324,10 @@ def _held_out_rows(label: str, rows: list[ReferenceRow], groups: list[str] | Non
                           est.samples_per_second_low <= row.samples_per_second
                           <= est.samples_per_second_high,
                           est.samples_per_second_high / est.samples_per_second_low)
-                keys = [(), (est.basis.value, devices, _class_name(spec))] if not stack else [
-                    (stack,)]
+                keys = [(), (est.basis.value, devices, _class_name(spec)),
+                        (f"model {row.model}",)] if not stack else [(stack,)]
+                if not stack and row.model in REFERENCE_FLOPS_PER_SAMPLE:
+                    keys.append(("FLOPs-known three",))
                 for key in keys:
                     found[key].append(scored)
     scores = [s for s in result["test_score"] if s == s]  # folds with a prediction
@@ -334,9 +356,12 @@ def held_out(specs: dict[str, AcceleratorSpec]) -> None:
                  "sklearn.model_selection.cross_validate(TransferModel(), rows, groups=..., "
                  "cv=LeaveOneGroupOut(), params={'accelerators': specs}) over every reference "
                  "row with a spec (both generations, 1 to 8 devices); scored rows: the "
-                 "held-out rows of ResNet-50 and BERT-base/-large SQuAD (shipped FLOPs, "
-                 "parameters and operator mixes), predicted with no probe (fp32 rows as TF32, "
-                 "mixed as fp16)",
+                 "held-out rows of every reference model the no-probe path predicts, the "
+                 "eight with a shipped operator mix (ResNet-50, SSD, BERT-base/-large SQuAD, "
+                 "GNMT, NCF, Transformer-XL base/large; the roofline needs the mix alone), "
+                 "predicted with no probe (fp32 rows as TF32, mixed as fp16); 'FLOPs-known "
+                 "three': ResNet-50 and BERT-base/-large alone, the rows this table scored "
+                 "before (the same figures as then); 'model ...': each model's rows",
                  "per basis, devices (1, or N: 2 to 8) and architecture class (tc-bf16: "
                  "Ampere and newer, tc: Volta and Turing, simt: Pascal and older)",
                  "R²: TransferModel.score, samples/s of the fold's predictable rows; folds of "
@@ -409,7 +434,42 @@ def held_out(specs: dict[str, AcceleratorSpec]) -> None:
                  "94.4% / 4.00, tc-bf16 98.5% / 2.94; one accelerator 95.3% / 2.34, N rows tc "
                  "94.4% / 3.54, tc-bf16 95.8% / 2.44; both 97.2% / 3.01, N rows tc 93.8% / "
                  "4.31, tc-bf16 97.6% / 3.13)",
-                 "targets (issue 29): 85-95% inside, median width predicted <= 1.8"])
+                 "why the intervals read over-wide (h29ranges, every held-out row's interval "
+                 "taken apart into its terms, one model out; the same on the other folds): "
+                 "scored on the three FLOPs-known models, the one-device half-width (the "
+                 "novelty-weighted 90% quantile of the roofline's held-out |residuals| of the "
+                 "part's class) had a median 0.31 (tc 0.54) where those rows' 90% |log "
+                 "error| was 0.20 (tc 0.24); N rows add the scaling efficiency's low bound "
+                 "in quadrature (median 0.28-0.29); the stack floor does not bind on "
+                 "reference rows ('as a user's stack' reads the same) and no published "
+                 "branch enters these folds. Scored on all eight: half-width 0.36 against "
+                 "a 90% |log error| of 0.37 (one device, one model out), 0.42 against 0.41 "
+                 "(both out): no term is wider than the held-out errors need. The three "
+                 "FLOPs-known models are the roofline's best predicted (ResNet-50 99%, "
+                 "BERT-base 97% inside) while NCF (25-39% inside, median APE 34-50%) and "
+                 "Transformer-XL (67-88%) miss more; the calibration pools all eight, so "
+                 "judged on the three it over-covers. The width is the roofline's held-out "
+                 "error (median APE 13-15% but a 90% log error of 0.37-0.41), not a floor",
+                 "rules compared on the same folds (each row's interval rebuilt from the "
+                 "fitted folds; all rows inside % / median width, one model | one "
+                 "accelerator | both; on the eight models, then on the three): the shipped "
+                 "rule (novelty weights, bounds per architecture class) 88.7/2.29 | "
+                 "86.4/2.07 | 89.2/2.80, three 96.6/2.15 | 95.2/2.08 | 96.9/2.55; no class "
+                 "split (the case's pooled residuals, novelty-weighted) 88.5/2.28 | 83.5/2.01 "
+                 "| 87.7/2.52, three 97.2/2.24 | 94.2/1.97 | 96.4/2.44; no novelty weights "
+                 "(plain conformal per class) 88.5/2.61 | 90.0/2.34 | 88.4/2.77, three "
+                 "98.4/2.75 | 97.0/2.34 | 97.9/2.89; neither 87.6/2.51 | 89.2/2.30 | "
+                 "87.3/2.59, three 98.2/2.65 | 96.6/2.23 | 97.2/2.72; each reference group "
+                 "(model/precision) weighing its novelty weight once, shared by its rows: too "
+                 "little weight, the widest miss, 95.1/6.37 | 95.0/3.07 | 96.7/6.30, three "
+                 "99.0/6.60 | 98.4/3.10 | 99.0/6.62. Kept: the shipped rule; of the two "
+                 "inside 85-95% on all three schemes of the eight models (it and 'neither') "
+                 "the narrower on two (no class split is narrower still but reads 83.5% "
+                 "with one accelerator out); no rule was tuned on these figures",
+                 "targets (issue 29): 85-95% inside (met on the eight models: 88.7 / 86.4 / "
+                 "89.2%), median width predicted <= 1.8 (not met: 2.07-2.80; a narrower "
+                 "interval needs a more accurate no-probe figure, not another calibration: "
+                 "at 90% |log error| 0.37 a symmetric 90% interval is x2.1 wide)"])
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import click
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
@@ -36,7 +37,6 @@ from cli.render import (
     fmt_compact,
     fmt_number,
     fmt_usd,
-    min_width,
     printable,
     status,
 )
@@ -124,12 +124,27 @@ def _table(rec: Recommendation, rows: Sequence[dict[str, str]], columns: Sequenc
     are never narrowed (their minimum width is their longest cell)."""
     table = Table(title=_title(rec), title_justify="left")
     for col in columns:
-        longest = max(len(text) for text in (col.name, *(r[col.name] for r in rows)))
+        longest = max(cell_len(text) for text in (col.name, *(r[col.name] for r in rows)))
         table.add_column(col.name, justify="right" if col.numeric else "left", overflow="fold",
                          no_wrap=not col.wraps, min_width=None if col.wraps else longest)
     for row in rows:
         table.add_row(*(Text(row[c.name]) for c in columns))
     return table
+
+
+def _min_width(rows: Sequence[dict[str, str]], columns: Sequence[_Col]) -> int:
+    """The narrowest ``_table`` of ``rows`` fits, as rich measures it (a test holds the two
+    equal), from the cells alone: a column that never wraps takes its longest cell or header,
+    one that wraps its longest word; each column adds its padding (one space either side)
+    and the box a rule between columns and at either edge. Measuring the rich table itself
+    renders every cell, for each set of columns tried."""
+    def need(col: _Col) -> int:
+        texts = (col.name, *(r[col.name] for r in rows))
+        if col.wraps:
+            return max(cell_len(word) for text in texts for word in text.split())
+        return max(cell_len(line) for text in texts for line in text.splitlines())
+
+    return sum(need(col) + 2 for col in columns) + len(columns) + 1
 
 
 def ranking_table(rec: Recommendation, top: int, *, width: int,
@@ -144,9 +159,9 @@ def ranking_table(rec: Recommendation, top: int, *, width: int,
     rows = _cells(rec, top, all_regions=all_regions)
     optional = _OPTIONAL[rec.rank_by]
     for n in range(len(optional) + 1):
-        table = _table(rec, rows, [c for c in _COLUMNS if c.name not in optional[:n]])
-        if min_width(table) <= width:
-            return table, list(optional[:n])
+        columns = [c for c in _COLUMNS if c.name not in optional[:n]]
+        if _min_width(rows, columns) <= width:
+            return _table(rec, rows, columns), list(optional[:n])
     return _offer_list(rec, rows), []
 
 

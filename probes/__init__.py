@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from probes.op_classes import OpClass, classify_op
     from probes.orchestrate import ProbeEvent, ResultNotStored, run_probes
     from probes.result_warnings import probe_warnings
-    from probes.store import ProbeStore, most_trustworthy
+    from probes.store import ProbeStore, most_trustworthy, workload_results
     from probes.tune import RowKind, RowStatus, StepProfile, TuneReport, TuneRow
     from probes.types import LOCAL_OFFER_KEY, ProbeRequest, ProbeResult, ProbeStatus
     from probes.urls import (
@@ -118,6 +118,7 @@ __all__ = [
     "sqlalchemy_url",
     "sqlite_problem",
     "url_secrets",
+    "workload_results",
 ]
 
 _HOME = {
@@ -137,7 +138,7 @@ _HOME = {
     "OpClass": "op_classes", "classify_op": "op_classes",
     "ProbeEvent": "orchestrate", "ResultNotStored": "orchestrate", "run_probes": "orchestrate",
     "probe_warnings": "result_warnings",
-    "ProbeStore": "store", "most_trustworthy": "store",
+    "ProbeStore": "store", "most_trustworthy": "store", "workload_results": "store",
     "RowKind": "tune", "RowStatus": "tune", "StepProfile": "tune", "TuneReport": "tune",
     "TuneRow": "tune",
     "LOCAL_OFFER_KEY": "types", "ProbeRequest": "types", "ProbeResult": "types",

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from pathlib import Path
 from typing import Any
 
 from probes.errors import ProbeError
 from probes.types import ProbeResult, ProbeStatus
 from probes.urls import db_error_line, mask_secrets, shown_url, sqlalchemy_url, sqlite_problem
 
-__all__ = ["ProbeStore", "measured_throughput", "most_trustworthy"]
+__all__ = ["ProbeStore", "measured_throughput", "most_trustworthy", "workload_results"]
 
+_TABLE = "advisor_probe_results"
 _DRIVER_HINT = "; install the PostgreSQL driver: pip install 'advisor[postgres]'"
 _MATCHES_SHOWN = 10  # ids an ambiguous-prefix error lists before "and N more"
 
@@ -47,7 +49,7 @@ class ProbeStore:
                              f"{_DRIVER_HINT if isinstance(exc, ImportError) else ''}") from exc
         meta = sa.MetaData()
         self._table = sa.Table(
-            "advisor_probe_results", meta,
+            _TABLE, meta,
             sa.Column("probe_id", sa.String(64), primary_key=True),
             sa.Column("workload_fingerprint", sa.String(64), index=True, nullable=False),
             sa.Column("offer_key", sa.String(200), index=True, nullable=False),
@@ -70,17 +72,7 @@ class ProbeStore:
         return shown_url(self.url)
 
     def _problem(self, what: str, exc: BaseException) -> str:
-        """One line: what failed on which store, the database's reason, and what to do."""
-        line = db_error_line(exc)
-        if "not a database" in line or "malformed" in line:
-            return (f"{what} the probe store at {self.shown_url}: {line}; the file is damaged "
-                    "or not a SQLite database: advisor leaves it as it is; move it aside or "
-                    "set ADVISOR_STORAGE_URL to another file")
-        if "readonly" in line or "read-only" in line:
-            return (f"{what} the probe store at {self.shown_url}: {line}; make the file and its "
-                    "folder writable or set ADVISOR_STORAGE_URL to a writable database")
-        return (f"{what} the probe store at {self.shown_url}: {line}; check the URL "
-                "(ADVISOR_STORAGE_URL), the server and your access to it")
+        return _store_problem(what, self.shown_url, exc)
 
     def record(self, result: ProbeResult) -> None:
         """Insert or replace the row of ``result.probe_id``."""
@@ -155,6 +147,56 @@ class ProbeStore:
                 yield conn
         except self._sa.exc.SQLAlchemyError as exc:
             raise ProbeError(self._problem(what, exc)) from exc
+
+
+def workload_results(url: str, fingerprint: str) -> list[ProbeResult]:
+    """``ProbeStore(url).list(fingerprint=fingerprint)``, only reading: a SQLite file is read
+    with the standard library (``recommend`` reads the store on every run, and importing
+    SQLAlchemy costs it a quarter of a second or more); other URLs through ``ProbeStore``. A
+    file without the table holds no results. ProbeError (one line) as ``ProbeStore`` gives."""
+    path = _sqlite_path(url)
+    if path is None:
+        store = ProbeStore(url)
+        try:
+            return store.list(fingerprint=fingerprint)
+        finally:
+            store.close()
+    import sqlite3
+
+    query = (f"SELECT payload FROM {_TABLE} WHERE workload_fingerprint = ? "
+             "ORDER BY created_at, probe_id")
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            rows = conn.execute(query, (fingerprint,)).fetchall()
+    except sqlite3.Error as exc:
+        if "no such table" in str(exc):
+            return []
+        raise ProbeError(_store_problem("cannot read", shown_url(url), exc)) from exc
+    return [ProbeResult.from_json(payload) for (payload,) in rows]
+
+
+def _sqlite_path(url: str) -> Path | None:
+    """The file of a plain ``sqlite:///path`` URL (relative, or absolute with four slashes);
+    None for other databases and for URLs with options or a ``file:`` URI (SQLAlchemy reads
+    those)."""
+    scheme, _, rest = url.partition("://")
+    if scheme != "sqlite" or not rest.startswith("/") or "?" in rest or rest[1:].startswith("file:"):
+        return None
+    return Path(rest[1:]).expanduser() if rest[1:] not in ("", ":memory:") else None
+
+
+def _store_problem(what: str, shown: str, exc: BaseException) -> str:
+    """One line: what failed on which store, the database's reason, and what to do."""
+    line = db_error_line(exc)
+    if "not a database" in line or "malformed" in line:
+        return (f"{what} the probe store at {shown}: {line}; the file is damaged "
+                "or not a SQLite database: advisor leaves it as it is; move it aside or "
+                "set ADVISOR_STORAGE_URL to another file")
+    if "readonly" in line or "read-only" in line:
+        return (f"{what} the probe store at {shown}: {line}; make the file and its "
+                "folder writable or set ADVISOR_STORAGE_URL to a writable database")
+    return (f"{what} the probe store at {shown}: {line}; check the URL "
+            "(ADVISOR_STORAGE_URL), the server and your access to it")
 
 
 def measured_throughput(store: ProbeStore, fingerprint: str) -> list[ProbeResult]:

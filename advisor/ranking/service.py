@@ -51,10 +51,10 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog, *,
         raise AdvisorError(f"recommend cannot read the probe store: {problem}")
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
         return ProbeEvidence()
-    from probes import ProbeStore
+    from probes import workload_results
 
     try:
-        stored = ProbeStore(url).list(fingerprint=spec.fingerprint())
+        stored = workload_results(url, spec.fingerprint())
     except ProbeError as exc:
         raise AdvisorError(f"recommend cannot read the probe store: {exc}") from exc
     return evidence_from_probes(stored, catalog, policy=tuned)

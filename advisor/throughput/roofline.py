@@ -8,7 +8,9 @@ Time per sample on an accelerator is a sum over the mix's (operator class, dtype
 plus ``kernel_overhead_s`` per kernel launched (shared out over the batch). The efficiencies
 are bounded in (0, 1] and learned from measured throughput of workloads whose operator mix
 is known (the Habitat / NeuSight idea: predict bounded utilisation per operator class, not
-raw latency); classes the data says little about stay near the prior efficiency.
+raw latency); classes the data says little about stay near the prior efficiency, which can
+be set per class and path (``class_priors``: ``AnchoredRoofline`` uses the fractions of peak
+that single kernels reached on six GPUs, ``advisor.throughput.kernel_efficiency``).
 
 Compute paths (``compute_path``) make the precision explicit: bf16/fp16 operators run on
 tensor cores at ``bf16_tflops`` where the part has them (``tensor``); fp32 operators run at
@@ -31,6 +33,7 @@ import numpy as np
 from advisor.errors import AdvisorError
 from advisor.profiling import COMPUTE_CLASSES, OpClass, OpCost, OpMix
 from advisor.throughput.estimate import architecture_class
+from advisor.throughput.kernel_efficiency import KernelPriors, shipped_kernel_priors
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
@@ -74,23 +77,30 @@ class RooflinePrior:
     """Roofline time per sample with learned per-class efficiencies (scikit-learn style).
 
     Hyper-parameters: ``prior_efficiency`` (where every efficiency starts and is pulled
-    back to), ``regularization`` (strength of that pull, on the logit scale, per
-    parameter), ``kernel_overhead_s`` (device time per kernel launched, beyond its
+    back to), ``class_priors`` (per class and path, where those efficiencies start instead:
+    ``kernel_efficiency.kernel_priors``, measured on single kernels; ``class_prior_weight``
+    scales the pull toward those), ``regularization`` (strength of that pull, on the logit
+    scale, per parameter), ``kernel_overhead_s`` (device time per kernel launched, beyond its
     roofline). Learned: ``flops_efficiency_`` per (compute class, path) and
     ``bytes_efficiency_`` per class, all in (0, 1]; ``n_samples_``; ``log_rmse_``.
     """
 
     def __init__(self, *, prior_efficiency: float = 0.5, regularization: float = 0.05,
-                 kernel_overhead_s: float = 2e-6) -> None:
+                 kernel_overhead_s: float = 2e-6, class_priors: KernelPriors | None = None,
+                 class_prior_weight: float = 1.0) -> None:
         if not 0 < prior_efficiency <= 1:
             raise AdvisorError(f"prior_efficiency must be in (0, 1], got {prior_efficiency}")
         if regularization <= 0:
             raise AdvisorError(f"regularization must be > 0, got {regularization}")
         if kernel_overhead_s < 0:
             raise AdvisorError(f"kernel_overhead_s must be >= 0, got {kernel_overhead_s}")
+        if class_prior_weight <= 0:
+            raise AdvisorError(f"class_prior_weight must be > 0, got {class_prior_weight}")
         self.prior_efficiency = prior_efficiency
         self.regularization = regularization
         self.kernel_overhead_s = kernel_overhead_s
+        self.class_priors = class_priors
+        self.class_prior_weight = class_prior_weight
 
     # -- parameters ----------------------------------------------------------------------
 
@@ -107,8 +117,20 @@ class RooflinePrior:
 
     def _prior_theta(self) -> np.ndarray:
         flops_keys, bytes_keys = self._keys()
-        p = min(self.prior_efficiency, 1 - 1e-6)
-        return np.full(len(flops_keys) + len(bytes_keys), math.log(p / (1 - p)))
+        known = self.class_priors or KernelPriors({}, {})
+        priors = [known.flops_efficiency.get(k, self.prior_efficiency) for k in flops_keys]
+        priors += [known.bytes_efficiency.get(k, self.prior_efficiency) for k in bytes_keys]
+        p = np.minimum(np.array(priors), 1 - 1e-6)
+        return np.asarray(np.log(p / (1 - p)))
+
+    def _prior_weights(self) -> np.ndarray:
+        """Per parameter, the weight of its pull toward its prior: ``class_prior_weight``
+        where ``class_priors`` gives one, else 1."""
+        flops_keys, bytes_keys = self._keys()
+        known = self.class_priors or KernelPriors({}, {})
+        measured = [k in known.flops_efficiency for k in flops_keys]
+        measured += [k in known.bytes_efficiency for k in bytes_keys]
+        return np.where(measured, self.class_prior_weight, 1.0)
 
     # -- the roofline --------------------------------------------------------------------
 
@@ -161,6 +183,7 @@ class RooflinePrior:
         weights = np.array([1.0 / counts[r[3]] for r in rows])
         weights /= weights.sum()
         theta0 = self._prior_theta()
+        pull = self.regularization * self._prior_weights() / len(theta0)
         # Every row's terms in flat arrays: the loss is evaluated a thousand times (numerical
         # gradients), so it runs in numpy, not in a Python loop per term.
         row_of = np.array([i for i, r in enumerate(rows) for _ in r[0]], dtype=np.intp)
@@ -178,7 +201,7 @@ class RooflinePrior:
 
         def loss(theta: np.ndarray) -> float:
             return float((weights * log_errors(theta) ** 2).sum()
-                         + self.regularization * ((theta - theta0) ** 2).sum() / len(theta))
+                         + float((pull * (theta - theta0) ** 2).sum()))
 
         result = minimize(loss, theta0, method="L-BFGS-B", bounds=[(-8.0, 12.0)] * len(theta0))
         self.theta_ = np.asarray(result.x)
@@ -233,6 +256,9 @@ class AnchoredRoofline:
     (penalty ``anchor_ridge``) of their corrections for the workload on the logs of their
     peak FLOP/s (tensor and fp32) and memory bandwidth, evaluated at its own figures; with
     fewer than ``_MIN_ANCHORED`` such accelerators it gets none.
+
+    ``roofline`` (unfitted) is the prior to fit; by default one whose efficiencies start
+    from, and are pulled toward, the single-kernel measurements' (``shipped_kernel_priors``).
     """
 
     def __init__(self, *, conv_fractions: Mapping[str, float], kind_width: float = 0.25,
@@ -248,7 +274,8 @@ class AnchoredRoofline:
 
     def fit(self, samples: Sequence[RooflineSample]) -> Self:
         """Fit the roofline and record each sample's log residual; returns self."""
-        self.roofline_ = (self.roofline or RooflinePrior()).fit(samples)
+        roofline = self.roofline or RooflinePrior(class_priors=shipped_kernel_priors())
+        self.roofline_ = roofline.fit(samples)
         residuals: dict[tuple[str, str], list[float]] = defaultdict(list)
         self.specs_: dict[str, AcceleratorSpec] = {}
         for s in samples:

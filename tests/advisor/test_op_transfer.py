@@ -197,12 +197,13 @@ def test_with_no_recorded_times_the_probe_moves_by_the_no_probe_ratio(probed: st
     """The roofline's own split: the per-operator figure is the probe times the ratio of the
     two devices' no-probe predictions (published anchors included), whatever the mix; up to
     the per-kernel launch floor, which the no-probe roofline lacks (ResNet-50's few matmul
-    kernels per sample reach it on an H200: 0.02%). The pair shift is off here (the devices'
+    kernels per sample reach it on an H200: 0.13% since the bandwidth efficiencies start from
+    the single-kernel measurements, 0.02% before). The pair shift is off here (the devices'
     anchors alone): with it, the A6000 -> V100 pair moves by the reference models alike to
     ResNet-50 measured on both (tests/advisor/test_pair_shift.py)."""
     published = [r for r in load_published() if r.accelerator in SPECS]
-    model = TransferModel(calibrate=False, pair_shift=False).fit(load_reference(), accelerators=SPECS,
-                                               published=published)
+    model = TransferModel(calibrate=False, pair_shift=False).fit(
+        load_reference(), accelerators=SPECS, published=published)
     features = WorkloadFeatures(precision=Precision.BF16, name="r50",
                                 op_mix=reference_op_mixes()["resnet50/mixed"],
                                 batch_size_per_device=256)
@@ -211,4 +212,4 @@ def test_with_no_recorded_times_the_probe_moves_by_the_no_probe_ratio(probed: st
         return model.estimate(features, SPECS[name], measurements=shots).samples_per_second
 
     carried = sps(target, [Measurement(probed, 1000.0)])
-    assert carried == pytest.approx(1000.0 * sps(target, []) / sps(probed, []), rel=1e-3)
+    assert carried == pytest.approx(1000.0 * sps(target, []) / sps(probed, []), rel=2e-3)

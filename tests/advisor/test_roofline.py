@@ -11,6 +11,7 @@ import pytest
 from advisor.profiling.op_profile import OpClass, OpCost, OpMix, reference_op_mixes
 from advisor.spec import Precision
 from advisor.throughput.estimate import WorkloadFeatures
+from advisor.throughput.kernel_efficiency import KernelPriors, shipped_kernel_priors
 from advisor.throughput.reference import load_reference
 from advisor.throughput.roofline import (
     AnchoredRoofline,
@@ -159,3 +160,35 @@ def test_no_correction_is_borrowed_across_classes_or_from_too_few_parts() -> Non
 def test_a_part_with_its_own_reference_rows_keeps_its_own_correction() -> None:
     model = _anchored(_CLASS)
     assert _log_error(model, "A40") < 0.05  # its own residual, not the regression's
+
+
+def test_class_priors_set_where_each_efficiency_starts() -> None:
+    """An unfitted prior prices each class at its own starting efficiency: element-wise
+    bytes at 0.8 take 0.5 / 0.8 of the uniform prior's time."""
+    priors = KernelPriors({OpClass.ELEMENTWISE: 0.8}, {(OpClass.MATMUL, "simt"): 0.25})
+    ours = RooflinePrior(kernel_overhead_s=0.0, class_priors=priors)
+    spec = SPECS["A100-80GB-SXM"]
+    for mix, ratio in ((MEMORY, 0.5 / 0.8), (COMPUTE, 0.5 / 0.25)):
+        assert (ours.seconds_per_sample(mix, spec, batch_size=8, tf32=False)
+                == pytest.approx(ratio * PRIOR.seconds_per_sample(mix, spec, batch_size=8,
+                                                                  tf32=False)))
+
+
+def test_a_heavy_class_prior_weight_holds_the_measured_efficiency() -> None:
+    """Samples that want element-wise bytes at 0.3: a plain fit follows them, a fit with a
+    heavy weight on the kernel prior (0.8) stays near it."""
+    spec = SPECS["A100-80GB-SXM"]
+    slow = 0.5 / 0.3 * PRIOR.seconds_per_sample(MEMORY, spec, batch_size=8, tf32=False)
+    samples = [RooflineSample(MEMORY, 8, spec, False, 1 / slow, group="m")] * 3
+    priors = KernelPriors({OpClass.ELEMENTWISE: 0.8}, {})
+    free = RooflinePrior(kernel_overhead_s=0.0, class_priors=priors).fit(samples)
+    held = RooflinePrior(kernel_overhead_s=0.0, class_priors=priors,
+                         class_prior_weight=1e4).fit(samples)
+    assert free.bytes_efficiency_[OpClass.ELEMENTWISE] == pytest.approx(0.3, abs=0.03)
+    assert held.bytes_efficiency_[OpClass.ELEMENTWISE] == pytest.approx(0.8, abs=0.03)
+
+
+def test_the_anchored_roofline_starts_from_the_kernel_measurements() -> None:
+    samples = reference_samples(load_reference(), SPECS, reference_op_mixes())
+    model = AnchoredRoofline(conv_fractions={}).fit(samples)
+    assert model.roofline_.class_priors == shipped_kernel_priors()

@@ -12,12 +12,14 @@ import pytest
 from click.testing import CliRunner
 
 import advisor.ranking.service
+import cli.recommend as recommend_cli
 from advisor.profiling.profile import WorkloadProfile
 from advisor.ranking.decision import group_regions
 from advisor.ranking.offers import Recommendation
 from advisor.ranking.recommend import recommend
 from advisor.spec import load_workload_spec
 from cli.main import advisor as advisor_cli
+from cli.render import min_width
 from pricing import shipped_catalog
 from reports.formatting import fmt_compact, fmt_usd
 
@@ -153,6 +155,21 @@ def test_every_line_fits_and_the_key_cells_stay_whole(calls: list[Path],
         assert f"{fmt_compact(est.samples_per_dollar_low)}-" in out
         assert fmt_usd(est.run_cost_usd) in out
         assert est.offer.region in out  # text columns wrap between words, not inside one
+
+
+@pytest.mark.parametrize("all_regions", [False, True])
+@pytest.mark.parametrize("top", [1, 10, 40])
+def test_the_table_is_measured_as_rich_measures_it(mlp_rec: Recommendation, top: int,
+                                                   all_regions: bool) -> None:
+    # ranking_table picks its columns from the cells' widths; rich's measurement of the
+    # table it builds is the truth
+    rows = recommend_cli._cells(mlp_rec, top, all_regions=all_regions)
+    rows[0] = {**rows[0], "region": "a-region-name-longer-than-any  +3",
+               "accelerators": "8x Ünïcode-accelerator"}  # a wrapping cell's longest word
+    for n in range(3):
+        columns = recommend_cli._COLUMNS[n:]
+        table = recommend_cli._table(mlp_rec, rows, columns)
+        assert recommend_cli._min_width(rows, columns) == min_width(table)
 
 
 def test_a_tiny_console_folds_but_never_cuts(calls: list[Path]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from probe_helpers import make_request, ok_result
 
 from probes.errors import ProbeError
-from probes.store import ProbeStore, measured_throughput
+from probes.store import ProbeStore, measured_throughput, workload_results
 from probes.types import ProbeResult, ProbeStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -92,3 +93,35 @@ def test_among_noisy_probes_the_narrowest_interval_wins(tmp_path: Path) -> None:
         store.record(replace(ok_result(make_request(probe_id, key)), stable=False,
                              rel_halfwidth=width, created_at=T0 + timedelta(hours=hours)))
     assert [r.probe_id for r in measured_throughput(store, "fp-tiny")] == ["w1"]
+
+
+def test_workload_results_read_sqlite_as_the_store_lists_them(tmp_path: Path) -> None:
+    # recommend reads SQLite with the standard library: the same results, oldest first
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    store = ProbeStore(url)
+    _filled(store)
+    for fingerprint in ("fp-tiny", "other", "none"):
+        assert workload_results(url, fingerprint) == store.list(fingerprint=fingerprint)
+    assert [r.probe_id for r in workload_results(url, "fp-tiny")] == ["a1", "l1", "a2", "a3"]
+
+
+def test_workload_results_of_a_file_without_the_table_are_none(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    sqlite3.connect(path).close()  # a SQLite file, no tables yet
+    assert workload_results(f"sqlite:///{path}", "fp-tiny") == []
+    assert path.stat().st_size == 0  # read only: nothing created
+
+
+def test_workload_results_of_a_damaged_file_name_it(tmp_path: Path) -> None:
+    path = tmp_path / "x.db"
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)  # header, then garbage
+    with pytest.raises(ProbeError, match=r"cannot read the probe store at .*x\.db.*damaged"):
+        workload_results(f"sqlite:///{path}", "fp-tiny")
+    assert path.read_bytes()[:16] == b"SQLite format 3\x00"
+
+
+def test_workload_results_of_other_urls_go_through_the_store(tmp_path: Path) -> None:
+    # a URL with options is SQLAlchemy's to read
+    url = f"sqlite:///{tmp_path / 'x.db'}?timeout=5"
+    _filled(ProbeStore(url))
+    assert [r.probe_id for r in workload_results(url, "other")] == ["o1"]
