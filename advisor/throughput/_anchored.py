@@ -133,8 +133,12 @@ class PublishedAnchoring:
         if factors is None:
             return 0.0
         spec = self.specs_[anchor.anchor]
-        sibling = (spec.vendor == accelerator.vendor
-                   and architecture_class(spec) == architecture_class(accelerator))
+        # a cross-suite anchor carries no offset: averaged over the part's cross-suite anchors
+        # (``_correction``), its factor is theirs, the mean over the reference parts that ran
+        # the workload in that stack kind at the same arithmetic
+        sibling = anchor.cross_suite or (
+            spec.vendor == accelerator.vendor
+            and architecture_class(spec) == architecture_class(accelerator))
         return factors.offset(anchor, harness, sibling=sibling)
 
     def _correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
@@ -216,9 +220,12 @@ class PublishedAnchoring:
                 if len(anchor.suites) > len(best.get(anchor.workload, anchor).suites) or (
                         anchor.workload not in best):
                     best[anchor.workload] = anchor
+            carried = ("each ratio corrected for its anchor's own speed-up from that stack"
+                       if any(not a.cross_suite for a in best.values())
+                       else "carried to the plain step by its anchors' mean speed-up from "
+                       "that stack")
             return (f"{accelerator}: anchored to published training runs: "
-                    + "; ".join(a.describe() for a in best.values())
-                    + "; each ratio corrected for its anchor's own speed-up from that stack")
+                    + "; ".join(a.describe() for a in best.values()) + f"; {carried}")
         rows = getattr(self, "published_rows_", {}).get(accelerator)
         spec = self.specs_.get(accelerator)
         peers = self._peers(spec) if spec is not None else []
