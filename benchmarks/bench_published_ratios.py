@@ -77,6 +77,11 @@ NOTES = [
     "in-sample -26% to -28%, held-out -15% to 0%.",
     "H100-PCIe (a reference part, untouched by the anchoring) sits at +25% on MLPerf BERT fp8 "
     "and flips in and out with other changes to the reference operator mixes: counts +/-1.",
+    "Cross-suite anchors (2026-11-27: Trainium1, K80, P100, parts with no same-suite ratio) "
+    "leave every table above unchanged against 7d06a1f (per accelerator then 10 / 7 of 17 "
+    "raw, 13 / 10 at half width); the 2017 TensorFlow table adds K80 (in-sample +0%, held out "
+    "+68%: held out, K80 is its Kepler roofline corrected by P100's anchor as a peer), so "
+    "11 / 7 and 14 / 10 of 18. Trainium1 has no second published figure to judge it by.",
     "Left: the V100 itself (a reference part) +45% against MLPerf: its own factor is low; "
     "Gaudi/Gaudi2 on BERT (their only mixed-precision BERT anchor is the A100, so the typical "
     "factor is the A100's: no correction); B200 held-out +51% on BERT (a sibling: its peers' "
