@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from advisor.throughput.published import PublishedRow, Stack
 from advisor.throughput.reference import REFERENCE_CONV_FLOPS_FRACTION
 
-__all__ = ["PUBLISHED_CONV_FLOPS_FRACTION", "Figures", "PublishedAnchor", "precision_class",
-           "precision_group", "published_anchors", "published_figures", "published_spread"]
+__all__ = ["PUBLISHED_CONV_FLOPS_FRACTION", "CrossFigures", "Figures", "PublishedAnchor",
+           "arithmetic_precision", "cross_suite_figures", "precision_class", "precision_group",
+           "published_anchors", "published_figures", "published_spread"]
 
 # Share of training FLOPs in convolutions of each published workload: which kind of user
 # workload (convolutional or attention) its ratio speaks for. BERT and GPT have none.
@@ -184,13 +185,15 @@ def _arithmetic(precision: str) -> str | None:
     return "tf32" if precision.lower() == "tf32" else precision_group(precision)
 
 
-def _cross_suite(rows: Iterable[PublishedRow], frameworks: dict[tuple[str, str, str], str],
-                 reference_parts: Collection[str], anchored: Collection[str]
-                 ) -> list[tuple[str, list[PublishedAnchor]]]:
-    """Cross-suite anchors (see the module) of the parts outside ``reference_parts`` and
-    ``anchored``: per workload, stack kind and arithmetic (``_arithmetic``), the part's figure
-    pooled over its suites (the mean of each suite's mean log) over each reference part's."""
-    # (workload, stack, arithmetic) -> accelerator -> suite -> log samples/s per chip
+# (workload, stack, arithmetic) -> accelerator -> suite -> mean log samples/s per chip
+CrossFigures = dict[tuple[str, Stack, str], dict[str, dict[str, float]]]
+
+
+def cross_suite_figures(rows: Iterable[PublishedRow]) -> CrossFigures:
+    """Every part's figures per workload, stack kind and arithmetic (``_arithmetic``) at the
+    precision classes a cross-suite anchor uses (``mixed``, ``fp32``), per suite: what
+    cross-suite anchors are made of, and what ``advisor.throughput._cross_suite_check`` judges
+    the rule on."""
     logs: dict[tuple[str, Stack, str], dict[str, dict[str, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list)))
     for row in rows:
@@ -200,14 +203,31 @@ def _cross_suite(rows: Iterable[PublishedRow], frameworks: dict[tuple[str, str, 
             continue
         logs[(row.workload, row.stack, math_kind)][row.accelerator][row.suite].append(
             math.log(row.samples_per_second_per_chip))
+    return {key: {part: {suite: statistics.fmean(v) for suite, v in suites.items()}
+                  for part, suites in by_part.items()}
+            for key, by_part in sorted(logs.items(),
+                                       key=lambda i: (i[0][0], i[0][1].value, i[0][2]))}
+
+
+def arithmetic_precision(math_kind: str) -> tuple[str, str]:
+    """(precision class, precision group) of a cross-suite arithmetic: TF32 is tensor-core
+    fp32 (class and group ``fp32``), the rest their own group at ``mixed`` or ``fp32``."""
+    group = precision_group(math_kind) or math_kind
+    return ("fp32" if group == "fp32" or math_kind == "tf32" else "mixed"), (
+        "fp32" if math_kind == "tf32" else group)
+
+
+def _cross_suite(rows: Iterable[PublishedRow], frameworks: dict[tuple[str, str, str], str],
+                 reference_parts: Collection[str], anchored: Collection[str]
+                 ) -> list[tuple[str, list[PublishedAnchor]]]:
+    """Cross-suite anchors (see the module) of the parts outside ``reference_parts`` and
+    ``anchored``: per workload, stack kind and arithmetic (``_arithmetic``), the part's figure
+    pooled over its suites (the mean of each suite's mean log) over each reference part's."""
     found: dict[str, list[PublishedAnchor]] = defaultdict(list)
-    for (workload, stack, math_kind), by_part in sorted(
-            logs.items(), key=lambda i: (i[0][0], i[0][1].value, i[0][2])):
-        figures = {part: (statistics.fmean(statistics.fmean(v) for v in suites.values()),
-                          tuple(sorted(suites)))
+    for (workload, stack, math_kind), by_part in cross_suite_figures(rows).items():
+        figures = {part: (statistics.fmean(suites.values()), tuple(sorted(suites)))
                    for part, suites in by_part.items()}
-        group = precision_group(math_kind) or math_kind
-        precision = "fp32" if group == "fp32" or math_kind == "tf32" else "mixed"
+        precision, group = arithmetic_precision(math_kind)
         for target in sorted(p for p in figures if p not in reference_parts
                              and p not in anchored):
             ours, own_suites = figures[target]
