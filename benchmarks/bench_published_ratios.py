@@ -30,6 +30,7 @@ Run: python benchmarks/bench_published_ratios.py   (writes benchmarks/results/pu
 from __future__ import annotations
 
 import copy
+import math
 import statistics
 import sys
 from dataclasses import replace
@@ -391,7 +392,9 @@ def _cross_suite_lines(models: Models, features: dict[str, WorkloadFeatures]) ->
     alone = copy.copy(models.shipped).anchor_to(kept)
     lines += ["(2) Gaudi anchored by its Habana SynapseAI 1.0.0 ResNet-50 table alone "
               "(vendor-tuned, cross-suite beside NVIDIA DLE's fp16 rows); its other rows held out:",
-              "", "| judged against | published ratio | predicted | error |", "|---|---|---|---|"]
+              "", "| judged against | published ratio | predicted | error | predicted range "
+              "(Gaudi's interval over the anchor's figure) | holds it |",
+              "|---|---|---|---|---|---|"]
     for label, spec, workload, stack, anchor in (
             ("MLPerf ResNet-50 (v1.0, v1.1, v2.1 via A100-80GB-SXM)", "resnet50", "resnet50",
              Stack.MLPERF_TUNED, "H100-SXM"),
@@ -402,9 +405,40 @@ def _cross_suite_lines(models: Models, features: dict[str, WorkloadFeatures]) ->
         published = relative_throughput(models.rows, workload=workload, stack=stack,
                                         anchor=anchor, precisions=HALF)["Gaudi"].ratio
         predicted = _ratio(alone, features[spec], specs, "Gaudi", anchor)
+        gaudi = alone.estimate(_as_published(features[spec], specs["Gaudi"]), specs["Gaudi"])
+        low, high = (predicted * gaudi.samples_per_second_low / gaudi.samples_per_second,
+                     predicted * gaudi.samples_per_second_high / gaudi.samples_per_second)
         lines.append(f"| {label}, anchor {anchor} | {published:.2f} | {predicted:.2f} | "
-                     f"{predicted / published - 1:+.0%} |")
-    return [*lines, "", alone.evidence_note("Gaudi") or "", ""]
+                     f"{predicted / published - 1:+.0%} | {low:.2f}-{high:.2f} | "
+                     f"{'yes' if low <= published <= high else 'no'} |")
+    return [*lines, "", alone.evidence_note("Gaudi") or "", "", *_cross_interval_lines(
+        models, features)]
+
+
+def _cross_interval_lines(models: Models, features: dict[str, WorkloadFeatures]) -> list[str]:
+    """The spread a cross-suite-only part's interval carries on each example step
+    (``TransferModel.cross_suite_half_width``: the conformal quantile of the rule's held-out
+    errors, each group weighing one), and Trainium1's resulting range."""
+    specs = load_accelerators()
+    lines = ["(3) The spread a part anchored across suites only carries (its interval's "
+             "stand-in for the same-suite ratio spread, "
+             f"{math.exp(models.shipped.published_spread_) - 1:.0%}): the "
+             f"{models.shipped.interval_coverage:.0%} grouped conformal quantile of the "
+             "rule's held-out |log errors| (each workload/stack/arithmetic group of reference "
+             "parts, and each part judged against its same-suite ratios, weighing one), "
+             "on each example's step; Trainium1's range (low / figure, high / figure) with it.",
+             "", "| example | errors (groups) | spread | Trainium1 range |", "|---|---|---|---|"]
+    for name in ("resnet50", "bert", "gpt2"):
+        step = features[name]
+        shipped = models.shipped
+        errors = shipped.cross_suite_check(step, "mixed")
+        half = shipped.cross_suite_half_width(step, "mixed")
+        trn = shipped.estimate(step, specs["Trainium1"])
+        spread = "none" if half is None else f"x{math.exp(half):.2f}"
+        lines.append(f"| {name} | {sum(len(v) for v in errors.values())} ({len(errors)}) | "
+                     f"{spread} | x{trn.samples_per_second_low / trn.samples_per_second:.2f} "
+                     f"to x{trn.samples_per_second_high / trn.samples_per_second:.2f} |")
+    return [*lines, ""]
 
 
 def main() -> None:

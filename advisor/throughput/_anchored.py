@@ -249,17 +249,24 @@ class PublishedAnchoring:
         |log errors| on this step at precision class ``precision``
         (``advisor.throughput._cross_suite_check``; each group of errors weighs one); None
         where nothing checks the rule (or before ``anchor_to``)."""
-        figures = getattr(self, "cross_suite_figures_", None)
-        if not figures:
-            return None
-        errors = cross_suite_errors(figures, self._reference_parts(),
-                                    self._harness(workload, {}), self._same_suite_log,
-                                    precision=precision)
+        errors = self.cross_suite_check(workload, precision)
         if not errors:
             return None
         return grouped_conformal_half_width(
             {name: [abs(e) for e in values] for name, values in errors.items()},
             self.interval_coverage)
+
+    def cross_suite_check(self, workload: WorkloadFeatures, precision: str
+                          ) -> dict[str, list[float]]:
+        """The cross-suite rule's held-out log errors on this step at precision class
+        ``precision``, grouped (``advisor.throughput._cross_suite_check``); empty before
+        ``anchor_to``."""
+        figures = getattr(self, "cross_suite_figures_", None)
+        if not figures:
+            return {}
+        return cross_suite_errors(figures, self._reference_parts(),
+                                  self._harness(workload, {}), self._same_suite_log,
+                                  precision=precision)
 
     def _same_suite_log(self, part: str, workload: str, precision: str, harness: Harness
                         ) -> float | None:

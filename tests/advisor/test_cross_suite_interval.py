@@ -95,9 +95,7 @@ def test_a_cross_suite_only_part_is_at_least_as_wide_as_the_rule_s_measured_erro
 
 def test_the_cross_suite_error_is_measured_on_gaudi_and_the_reference_parts(
         model: TransferModel) -> None:
-    errors = cross_suite_errors(model.cross_suite_figures_, model._reference_parts(),
-                                model._harness(RESNET, {}), model._same_suite_log,
-                                precision="mixed")
+    errors = model.cross_suite_check(RESNET, "mixed")
     assert "Gaudi" in errors  # its Habana table judged against its MLPerf ratios
     assert sum(len(v) for v in errors.values()) >= 10
 
