@@ -24,6 +24,12 @@ trust. A part with nothing published borrows the mean correction of the anchored
 vendor and architecture class, each weighted by the trust of its own anchors for the workload
 (a peer anchored by a run of the user's kind counts more than one anchored by the other kind),
 shrunk by ``published_peer_count`` pseudo-weights toward none; it stays a prior.
+
+The interval of an anchored part (``published_bounds``) is the anchor part's no-probe error
+combined with the ratio's spread: across suites for a same-suite anchor
+(``published_spread``); for a part anchored across suites only, the cross-suite rule's own
+held-out error on the step (``cross_suite_half_width``, ``advisor.throughput._cross_suite_check``),
+with ``1 - w`` of the part's unanchored interval kept where the correction is trusted at ``w``.
 """
 
 from __future__ import annotations
