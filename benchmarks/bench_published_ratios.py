@@ -30,6 +30,7 @@ Run: python benchmarks/bench_published_ratios.py   (writes benchmarks/results/pu
 from __future__ import annotations
 
 import copy
+import math
 import statistics
 import sys
 from dataclasses import replace
@@ -42,7 +43,7 @@ from _table import write_result  # noqa: E402
 
 from advisor.profiling import op_mix_for_spec, profile_workload  # noqa: E402
 from advisor.ranking import workload_features  # noqa: E402
-from advisor.spec import WorkloadSpec, load_workload_spec  # noqa: E402
+from advisor.spec import Precision, WorkloadSpec, load_workload_spec  # noqa: E402
 from advisor.throughput import TransferModel, WorkloadFeatures, cached_transfer_model  # noqa: E402
 from advisor.throughput.estimate import as_fp16, precision_key  # noqa: E402
 from advisor.throughput.published import (  # noqa: E402
@@ -77,6 +78,11 @@ NOTES = [
     "in-sample -26% to -28%, held-out -15% to 0%.",
     "H100-PCIe (a reference part, untouched by the anchoring) sits at +25% on MLPerf BERT fp8 "
     "and flips in and out with other changes to the reference operator mixes: counts +/-1.",
+    "Cross-suite anchors (2026-11-27: Trainium1, K80, P100, parts with no same-suite ratio) "
+    "leave every table above unchanged against 7d06a1f (per accelerator then 10 / 7 of 17 "
+    "raw, 13 / 10 at half width); the 2017 TensorFlow table adds K80 (in-sample +0%, held out "
+    "+68%: held out, K80 is its Kepler roofline corrected by P100's anchor as a peer), so "
+    "11 / 7 and 14 / 10 of 18. Trainium1 has no second published figure to judge it by.",
     "Left: the V100 itself (a reference part) +45% against MLPerf: its own factor is low; "
     "Gaudi/Gaudi2 on BERT (their only mixed-precision BERT anchor is the A100, so the typical "
     "factor is the A100's: no correction); B200 held-out +51% on BERT (a sibling: its peers' "
@@ -113,12 +119,18 @@ TABLES = [
           "A100-80GB-SXM"),
     Table("GPT-3 175B, MLPerf (vs the GPT-2 example), 8-bit submissions (fp8 GPUs and Gaudi2, "
           "int8 TPUs)", "gpt2", "gpt3_175b_mlperf", Stack.MLPERF_TUNED, "H100-SXM", EIGHT_BIT),
+    Table("ResNet-50, 2017 TensorFlow benchmarks (tf_cnn_benchmarks, fp32; no part with "
+          "reference rows: both sides cross-suite anchored)", "resnet50_fp32", "resnet50",
+          Stack.VENDOR_TUNED, "P100", ("fp32",)),
 ]
 
 
 def _spec(name: str) -> WorkloadSpec:
     if name in ("resnet50", "gpt2", "bert"):
         return load_workload_spec(ROOT / "examples" / f"{name}.yaml")
+    if name == "resnet50_fp32":  # the ResNet-50 example as the 2017 TensorFlow rows ran it
+        return replace(load_workload_spec(ROOT / "examples" / "resnet50.yaml"),
+                       precision=Precision.FP32)
     base = load_workload_spec(ROOT / "examples" / "bert.yaml")
     if name == "bert_base_512":  # the BERT-base example at the published run's sequence 512
         options = {**base.model.options, "seq_len": 512}
@@ -167,8 +179,10 @@ def _as_published(features: WorkloadFeatures, spec: AcceleratorSpec) -> Workload
     with no bf16 (V100, T4), which would run a bf16 step at fp32; else unchanged (bf16 and
     fp16 are the same half-width step on the others). 8-bit submissions are compared as bf16
     steps: their ratio stands in for the half-precision one (8-bit matmuls run at twice the
-    bf16 rate on H100, H200, B200, Gaudi2 and the TPUs alike)."""
-    return features if precision_key(features.precision, spec) == "mixed" else as_fp16(features)
+    bf16 rate on H100, H200, B200, Gaudi2 and the TPUs alike). An fp32 step stays fp32."""
+    if features.precision is Precision.FP32 or precision_key(features.precision, spec) == "mixed":
+        return features
+    return as_fp16(features)
 
 
 def _ratio(model: TransferModel, features: WorkloadFeatures, specs: dict[str, AcceleratorSpec],
@@ -315,6 +329,118 @@ def _stack_factor_lines(models: Models, features: dict[str, WorkloadFeatures]) -
             "No constant is fitted to the judged ratios.", "", *NOTES, ""]
 
 
+# published workload -> the example standing in for it (GPT-3 175B has no same step)
+_CROSS_SPEC = {"resnet50": "resnet50", "bert_large_mlperf": "bert_large",
+               "bert_large_pretrain_phase1": "bert_large", "bert_large_pretrain_phase2": "bert_large",
+               "bert_large_squad": "bert_large", "bert_base_pretrain_hf": "bert_base_512"}
+
+
+def _factor(models: Models, features: dict[str, WorkloadFeatures], row: PublishedRow) -> float:
+    """A row's per-chip figure over the model's harness prediction of the same part, the step
+    at the row's arithmetic (fp32 and TF32 rows: the fp32 step; others: half width)."""
+    specs = load_accelerators()
+    name = _CROSS_SPEC[row.workload]
+    fp32 = row.precision in ("fp32", "tf32")
+    step = features[f"{name}_fp32" if fp32 and name == "resnet50" else name]
+    if fp32 and name != "resnet50":
+        step = replace(step, precision=Precision.FP32)
+    step = _as_published(step, specs[row.accelerator])
+    return (row.samples_per_second_per_chip
+            / models.shipped.estimate(step, specs[row.accelerator]).samples_per_second)
+
+
+def _cross_suite_lines(models: Models, features: dict[str, WorkloadFeatures]) -> list[str]:
+    """The cross-suite anchoring held out: (1) each part with reference rows treated as if it
+    had only its published figures: its figure over the mean stack factor of the other
+    reference parts of its workload, stack kind and arithmetic, against the model's own
+    prediction from its reference rows; (2) first-gen Gaudi anchored by its Habana vendor
+    table alone (its MLPerf and Hugging Face rows held out), against those held-out ratios."""
+    specs = load_accelerators()
+    reference = {name for name in specs if models.shipped.evidence_note(name) is None}
+    groups: dict[tuple[str, Stack, str], dict[str, list[float]]] = {}
+    for row in models.rows:
+        if row.accelerator in reference and row.workload in _CROSS_SPEC:
+            arithmetic = "tf32" if row.precision == "tf32" else (
+                "8-bit" if row.precision in EIGHT_BIT else
+                "fp32" if row.precision == "fp32" else "half")
+            groups.setdefault((row.workload, row.stack, arithmetic), {}).setdefault(
+                row.accelerator, []).append(_factor(models, features, row))
+    lines = ["### Cross-suite anchoring, held out", "",
+             "(1) A part with reference rows predicted as a cross-suite anchor would predict it: "
+             "its published figure over the mean stack factor of the other reference parts of "
+             "the same workload, stack kind and arithmetic; error against the model's own "
+             "prediction from its reference rows (= its factor over the others' mean - 1).", "",
+             "| workload | stack | arithmetic | part | own factor | others' mean | error |",
+             "|---|---|---|---|---|---|---|"]
+    judged = within = 0
+    for (workload, stack, arithmetic), parts in sorted(groups.items(),
+                                                       key=lambda g: (g[0][0], g[0][1].value,
+                                                                      g[0][2])):
+        if len(parts) < 2:
+            continue
+        factors = {n: statistics.geometric_mean(v) for n, v in parts.items()}
+        for name, own in sorted(factors.items()):
+            others = statistics.geometric_mean(f for n, f in factors.items() if n != name)
+            error = own / others - 1
+            judged += 1
+            within += abs(error) <= TARGET
+            lines.append(f"| {workload} | {stack.value} | {arithmetic} | {name} | {own:.2f} | "
+                         f"{others:.2f} | {error:+.0%} |")
+    lines += ["", f"Within 25%: {within} of {judged}.", ""]
+    kept = [r for r in models.rows if r.accelerator != "Gaudi"
+            or r.suite == "habana_model_performance_1.0.0"]
+    alone = copy.copy(models.shipped).anchor_to(kept)
+    lines += ["(2) Gaudi anchored by its Habana SynapseAI 1.0.0 ResNet-50 table alone "
+              "(vendor-tuned, cross-suite beside NVIDIA DLE's fp16 rows); its other rows held out:",
+              "", "| judged against | published ratio | predicted | error | predicted range "
+              "(Gaudi's interval over the anchor's figure) | holds it |",
+              "|---|---|---|---|---|---|"]
+    for label, spec, workload, stack, anchor in (
+            ("MLPerf ResNet-50 (v1.0, v1.1, v2.1 via A100-80GB-SXM)", "resnet50", "resnet50",
+             Stack.MLPERF_TUNED, "H100-SXM"),
+            ("MLPerf BERT-large, fp16/bf16", "bert_large", "bert_large_mlperf",
+             Stack.MLPERF_TUNED, "A100-80GB-SXM"),
+            ("Hugging Face BERT-base pre-training", "bert_base_512", "bert_base_pretrain_hf",
+             Stack.PYTORCH_EAGER, "A100-80GB-SXM")):
+        published = relative_throughput(models.rows, workload=workload, stack=stack,
+                                        anchor=anchor, precisions=HALF)["Gaudi"].ratio
+        predicted = _ratio(alone, features[spec], specs, "Gaudi", anchor)
+        gaudi = alone.estimate(_as_published(features[spec], specs["Gaudi"]), specs["Gaudi"])
+        low, high = (predicted * gaudi.samples_per_second_low / gaudi.samples_per_second,
+                     predicted * gaudi.samples_per_second_high / gaudi.samples_per_second)
+        lines.append(f"| {label}, anchor {anchor} | {published:.2f} | {predicted:.2f} | "
+                     f"{predicted / published - 1:+.0%} | {low:.2f}-{high:.2f} | "
+                     f"{'yes' if low <= published <= high else 'no'} |")
+    return [*lines, "", alone.evidence_note("Gaudi") or "", "", *_cross_interval_lines(
+        models, features)]
+
+
+def _cross_interval_lines(models: Models, features: dict[str, WorkloadFeatures]) -> list[str]:
+    """The spread a cross-suite-only part's interval carries on each example step
+    (``TransferModel.cross_suite_half_width``: the conformal quantile of the rule's held-out
+    errors, each group weighing one), and Trainium1's resulting range."""
+    specs = load_accelerators()
+    lines = ["(3) The spread a part anchored across suites only carries (its interval's "
+             "stand-in for the same-suite ratio spread, "
+             f"{math.exp(models.shipped.published_spread_) - 1:.0%}): the "
+             f"{models.shipped.interval_coverage:.0%} grouped conformal quantile of the "
+             "rule's held-out |log errors| (each workload/stack/arithmetic group of reference "
+             "parts, and each part judged against its same-suite ratios, weighing one), "
+             "on each example's step; Trainium1's range (low / figure, high / figure) with it.",
+             "", "| example | errors (groups) | spread | Trainium1 range |", "|---|---|---|---|"]
+    for name in ("resnet50", "bert", "gpt2"):
+        step = features[name]
+        shipped = models.shipped
+        errors = shipped.cross_suite_check(step, "mixed")
+        half = shipped.cross_suite_half_width(step, "mixed")
+        trn = shipped.estimate(step, specs["Trainium1"])
+        spread = "none" if half is None else f"x{math.exp(half):.2f}"
+        lines.append(f"| {name} | {sum(len(v) for v in errors.values())} ({len(errors)}) | "
+                     f"{spread} | x{trn.samples_per_second_low / trn.samples_per_second:.2f} "
+                     f"to x{trn.samples_per_second_high / trn.samples_per_second:.2f} |")
+    return [*lines, ""]
+
+
 def main() -> None:
     """Compare every table and write ``benchmarks/results/published_ratios.md``."""
     names = {t.spec for t in TABLES} | set(H200_MEASURED)
@@ -350,7 +476,8 @@ def main() -> None:
              f"**Per comparison: in-sample {total_within} of {total}, held-out {total_held} of "
              f"{total} within 25%.**", "", *_per_accelerator(errors),
              *_per_accelerator(half_errors, ", 8-bit ratios at half width"),
-             *_stack_factor_lines(models, features), *_h200_lines(models, features)]
+             *_stack_factor_lines(models, features), *_cross_suite_lines(models, features),
+             *_h200_lines(models, features)]
     write_result("published_ratios", "\n".join(lines))
 
 

@@ -24,18 +24,28 @@ trust. A part with nothing published borrows the mean correction of the anchored
 vendor and architecture class, each weighted by the trust of its own anchors for the workload
 (a peer anchored by a run of the user's kind counts more than one anchored by the other kind),
 shrunk by ``published_peer_count`` pseudo-weights toward none; it stays a prior.
+
+The interval of an anchored part (``published_bounds``) is the anchor part's no-probe error
+combined with the ratio's spread: across suites for a same-suite anchor
+(``published_spread``); for a part anchored across suites only, the cross-suite rule's own
+held-out error on the step (``cross_suite_half_width``, ``advisor.throughput._cross_suite_check``),
+with ``1 - w`` of the part's unanchored interval kept where the correction is trusted at ``w``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import statistics
+from collections.abc import Callable, Mapping, Sequence
 from typing import Self
 
 from advisor.profiling import OpClass
 from advisor.spec import Precision
+from advisor.throughput._calibration import grouped_conformal_half_width
+from advisor.throughput._cross_suite_check import cross_suite_errors
 from advisor.throughput._published_anchor import (
     PublishedAnchor,
+    cross_suite_figures,
     precision_group,
     published_anchors,
     published_figures,
@@ -58,6 +68,7 @@ class PublishedAnchoring:
     """Mixin of ``TransferModel``: published anchors, their corrections and evidence notes."""
 
     specs_: dict[str, AcceleratorSpec]
+    interval_coverage: float
     kind_width: float
     precision_mismatch_weight: float
     published_cross_kind_weight: float
@@ -77,6 +88,7 @@ class PublishedAnchoring:
         rows = [r for r in published if r.accelerator in self.specs_]
         self.anchors_: dict[str, tuple[PublishedAnchor, ...]] = published_anchors(rows, parts)
         self.published_spread_ = published_spread(rows)
+        self.cross_suite_figures_ = cross_suite_figures(rows)
         self.stack_factors_ = StackFactors(published_figures(rows), frozenset(parts))
         self.published_rows_: dict[str, tuple[PublishedRow, ...]] = {
             name: tuple(r for r in rows if r.accelerator == name)
@@ -133,8 +145,12 @@ class PublishedAnchoring:
         if factors is None:
             return 0.0
         spec = self.specs_[anchor.anchor]
-        sibling = (spec.vendor == accelerator.vendor
-                   and architecture_class(spec) == architecture_class(accelerator))
+        # a cross-suite anchor carries no offset: averaged over the part's cross-suite anchors
+        # (``_correction``), its factor is theirs, the mean over the reference parts that ran
+        # the workload in that stack kind at the same arithmetic
+        sibling = anchor.cross_suite or (
+            spec.vendor == accelerator.vendor
+            and architecture_class(spec) == architecture_class(accelerator))
         return factors.offset(anchor, harness, sibling=sibling)
 
     def _correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
@@ -200,6 +216,80 @@ class PublishedAnchoring:
             return 1.0
         return math.exp(factors.gain(stack, group, self._harness(workload, {})))
 
+    # -- intervals ---------------------------------------------------------------------------
+
+    def published_bounds(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                         anchor: tuple[float, float],
+                         case_interval: Callable[[str], tuple[float, float]]
+                         ) -> tuple[float, float]:
+        """Log (low, high) of a published-anchored prediction, from the anchor part's no-probe
+        error ``anchor`` and ``case_interval`` (a residual case's log bounds).
+
+        Same-suite anchors: ``hypot(anchor, published_spread_)`` each side, the ratio's own
+        spread across suites. Anchors that are all cross-suite carry the cross-suite rule's
+        measured error instead: the spread is ``cross_suite_half_width`` (at least
+        ``published_spread_``: a ratio across suites moves at least as much as one inside a
+        suite), and the correction, trusted at ``w`` (its effective weight in ``_correction``,
+        sum(trust^2) / sum(trust): below 1 for a run of the other kind or 8-bit on one side),
+        leaves ``1 - w`` of the part's unanchored (prior) interval, itself no narrower than the
+        anchored one: each side ``w x anchored + (1 - w) x max(prior, anchored)``. Where the
+        rule cannot be checked on the step, ``w`` is 0: the prior's interval."""
+        spread = self.published_spread_
+        same = (-math.hypot(anchor[0], spread), math.hypot(anchor[1], spread))
+        usable = self._usable(workload, accelerator)
+        if not usable or not all(a.cross_suite for a, _ in usable):
+            return same
+        half = self.cross_suite_half_width(workload, usable[0][0].precision)
+        crossed = (same if half is None else
+                   (-math.hypot(anchor[0], max(half, spread)),
+                    math.hypot(anchor[1], max(half, spread))))
+        trusts = [self._trust(workload, a) for a, _ in usable]
+        weight = 0.0 if half is None else sum(t * t for t in trusts) / sum(trusts)
+        prior = case_interval(self._reference_log(workload, accelerator, {})[1])
+        return (weight * crossed[0] + (1 - weight) * min(prior[0], crossed[0]),
+                weight * crossed[1] + (1 - weight) * max(prior[1], crossed[1]))
+
+    def cross_suite_half_width(self, workload: WorkloadFeatures, precision: str
+                               ) -> float | None:
+        """The ``interval_coverage`` conformal quantile of the cross-suite rule's held-out
+        |log errors| on this step at precision class ``precision``
+        (``advisor.throughput._cross_suite_check``; each group of errors weighs one); None
+        where nothing checks the rule (or before ``anchor_to``)."""
+        errors = self.cross_suite_check(workload, precision)
+        if not errors:
+            return None
+        return grouped_conformal_half_width(
+            {name: [abs(e) for e in values] for name, values in errors.items()},
+            self.interval_coverage)
+
+    def cross_suite_check(self, workload: WorkloadFeatures, precision: str
+                          ) -> dict[str, list[float]]:
+        """The cross-suite rule's held-out log errors on this step at precision class
+        ``precision``, grouped (``advisor.throughput._cross_suite_check``); empty before
+        ``anchor_to``."""
+        figures = getattr(self, "cross_suite_figures_", None)
+        if not figures:
+            return {}
+        return cross_suite_errors(figures, self._reference_parts(),
+                                  self._harness(workload, {}), self._same_suite_log,
+                                  precision=precision)
+
+    def _same_suite_log(self, part: str, workload: str, precision: str, harness: Harness
+                        ) -> float | None:
+        """The log harness prediction of ``part`` its same-suite anchors of ``workload`` at
+        ``precision`` give, both sides at that precision (exact): each anchor's harness plus
+        the ratio carried by the stack factors, averaged; None where it has none."""
+        spec = self.specs_.get(part)
+        found = []
+        for anchor in getattr(self, "anchors_", {}).get(part, ()):
+            if (spec is None or anchor.cross_suite or not anchor.exact
+                    or anchor.workload != workload or anchor.precision != precision):
+                continue
+            theirs = harness(anchor.anchor, precision) if anchor.anchor in self.specs_ else None
+            if theirs is not None:
+                found.append(theirs + anchor.log_ratio + self._stack_offset(spec, anchor, harness))
+        return statistics.fmean(found) if found else None
+
     # -- evidence ----------------------------------------------------------------------------
 
     def evidence_note(self, accelerator: str) -> str | None:
@@ -216,9 +306,12 @@ class PublishedAnchoring:
                 if len(anchor.suites) > len(best.get(anchor.workload, anchor).suites) or (
                         anchor.workload not in best):
                     best[anchor.workload] = anchor
+            carried = ("each ratio corrected for its anchor's own speed-up from that stack"
+                       if any(not a.cross_suite for a in best.values())
+                       else "carried to the plain step by its anchors' mean speed-up from "
+                       "that stack")
             return (f"{accelerator}: anchored to published training runs: "
-                    + "; ".join(a.describe() for a in best.values())
-                    + "; each ratio corrected for its anchor's own speed-up from that stack")
+                    + "; ".join(a.describe() for a in best.values()) + f"; {carried}")
         rows = getattr(self, "published_rows_", {}).get(accelerator)
         spec = self.specs_.get(accelerator)
         peers = self._peers(spec) if spec is not None else []

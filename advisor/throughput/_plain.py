@@ -481,9 +481,11 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         low, high = self.no_probe_interval(
             workload, anchor_case if case == "published" else case,
             quantiles=self.residual_quantiles_, foreign_widening=self.foreign_widening)
-        if case == "published":  # the anchor's no-probe error and the ratio's stack spread
-            return -math.hypot(low, self.published_spread_), math.hypot(high,
-                                                                        self.published_spread_)
+        if case == "published":  # the anchor's no-probe error and the ratio's spread (the
+            # cross-suite rule's measured error, and the prior's share, for cross-suite anchors)
+            return self.published_bounds(workload, accelerator, (low, high), lambda c: (
+                self.no_probe_interval(workload, c, quantiles=self.residual_quantiles_,
+                                       foreign_widening=self.foreign_widening)))
         return low, high
 
     def predict(self, X: Sequence[ReferenceRow]) -> npt.NDArray[np.float64]:

@@ -7,8 +7,16 @@ that both ran the same software. ``published_anchors`` finds those pairs in the 
 ``advisor/data/published_training.csv``; ``published_spread`` measures how much one pair's
 ratio moves between suites and stacks (what a ratio carries over to another stack at most).
 
-Only same-suite ratios are used (no chaining: a chain multiplies its links' errors), and both
-sides at the precision the user's step runs at (``mixed``: bf16/fp16; ``fp32``: fp32/TF32);
+Same-suite ratios first (no chaining: a chain multiplies its links' errors). A part with no
+same-suite ratio at all but figures in a stack kind where parts with reference rows published
+the same workload (Trainium1's Neuron BERT-large phase 1 table, K80 and P100 in the 2017
+TensorFlow benchmarks, beside NVIDIA's DLE tables) gets *cross-suite* anchors: its pooled
+figure over each such reference part's pooled figure in that stack kind, marked
+``cross_suite``; its own stack factor is taken as its anchors' mean
+(``advisor.throughput._stack_factor``; TF32 rows are not set beside fp32 ones), so the figure
+says what the part does under a comparably tuned stack, not what one suite measured beside it.
+Both sides at the precision the user's step runs at (``mixed``: bf16/fp16; ``fp32``:
+fp32/TF32);
 an 8-bit row (fp8 on Hopper, Blackwell and Gaudi2; int8 AQT matmuls on TPUs) stands in for
 ``mixed``, and a ratio of an 8-bit run to a bf16/fp16 one is marked inexact (8-bit matmuls
 run about twice as fast as bf16 on every such part; two 8-bit runs make an exact ratio).
@@ -25,8 +33,9 @@ from dataclasses import dataclass
 from advisor.throughput.published import PublishedRow, Stack
 from advisor.throughput.reference import REFERENCE_CONV_FLOPS_FRACTION
 
-__all__ = ["PUBLISHED_CONV_FLOPS_FRACTION", "Figures", "PublishedAnchor", "precision_class",
-           "precision_group", "published_anchors", "published_figures", "published_spread"]
+__all__ = ["PUBLISHED_CONV_FLOPS_FRACTION", "CrossFigures", "Figures", "PublishedAnchor",
+           "arithmetic_precision", "cross_suite_figures", "precision_class", "precision_group",
+           "published_anchors", "published_figures", "published_spread"]
 
 # Share of training FLOPs in convolutions of each published workload: which kind of user
 # workload (convolutional or attention) its ratio speaks for. BERT and GPT have none.
@@ -69,7 +78,9 @@ class PublishedAnchor:
     ``log_ratio`` is the mean over the suites of log(accelerator / anchor); ``exact`` is False
     when one side ran 8-bit matmuls (fp8, int8) and the other bf16/fp16; ``frameworks`` are
     the accelerator's rows'; ``groups`` are, per suite, the ``precision_group`` the
-    accelerator's rows and the anchor's ran at.
+    accelerator's rows and the anchor's ran at. ``cross_suite``: the two were never measured
+    in one suite; ``log_ratio`` is of their figures pooled over the suites of ``stack`` (the
+    accelerator's suites first in ``suites``, then the anchor's).
     """
 
     accelerator: str
@@ -82,6 +93,7 @@ class PublishedAnchor:
     frameworks: tuple[str, ...]
     exact: bool
     groups: tuple[tuple[str, str], ...] = ()
+    cross_suite: bool = False
 
     @property
     def conv_flops_fraction(self) -> float:
@@ -92,8 +104,11 @@ class PublishedAnchor:
         """One phrase: the ratio, the workload, the suites and the stack it came from."""
         suites = ", ".join(s.replace("mlperf_training_", "MLPerf Training ") for s in self.suites)
         fp8 = "" if self.exact else "; 8-bit (fp8/int8) matmuls on one side only"
+        apart = ("; not measured in one suite: the same workload in that stack kind, its "
+                 "speed-up from the stack taken as its anchors' mean" if self.cross_suite else "")
         return (f"{self.workload} {math.exp(self.log_ratio):.2f}x {self.anchor} per chip "
-                f"({suites}; {_STACK_TEXT[self.stack]} stack: {self.frameworks[0]}{fp8})")
+                f"({suites}; {_STACK_TEXT[self.stack]} stack: {self.frameworks[0]}{fp8}"
+                f"{apart})")
 
 
 # (workload, stack, suite) -> accelerator -> precision class -> (precision group, log samples/s
@@ -159,7 +174,71 @@ def published_anchors(rows: Sequence[PublishedRow], reference_parts: Collection[
             statistics.fmean(p[1] for p in pairs), suites,
             tuple(dict.fromkeys(frameworks[(target, s, workload)] for s in suites)),
             all(p[2] for p in pairs), tuple(p[3] for p in pairs)))
+    for target, crossed in _cross_suite(rows, frameworks, reference_parts, set(result)):
+        result[target].extend(crossed)
     return {name: tuple(anchors) for name, anchors in result.items()}
+
+
+def _arithmetic(precision: str) -> str | None:
+    """A row's precision group, TF32 apart from fp32 (tensor-core math against the harness's
+    plain fp32: what a cross-suite pair must share)."""
+    return "tf32" if precision.lower() == "tf32" else precision_group(precision)
+
+
+# (workload, stack, arithmetic) -> accelerator -> suite -> mean log samples/s per chip
+CrossFigures = dict[tuple[str, Stack, str], dict[str, dict[str, float]]]
+
+
+def cross_suite_figures(rows: Iterable[PublishedRow]) -> CrossFigures:
+    """Every part's figures per workload, stack kind and arithmetic (``_arithmetic``) at the
+    precision classes a cross-suite anchor uses (``mixed``, ``fp32``), per suite: what
+    cross-suite anchors are made of, and what ``advisor.throughput._cross_suite_check`` judges
+    the rule on."""
+    logs: dict[tuple[str, Stack, str], dict[str, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
+    for row in rows:
+        math_kind, kind = _arithmetic(row.precision), precision_class(row.precision)
+        if math_kind is None or kind not in ("mixed", "fp32") or (
+                row.workload not in PUBLISHED_CONV_FLOPS_FRACTION):
+            continue
+        logs[(row.workload, row.stack, math_kind)][row.accelerator][row.suite].append(
+            math.log(row.samples_per_second_per_chip))
+    return {key: {part: {suite: statistics.fmean(v) for suite, v in suites.items()}
+                  for part, suites in by_part.items()}
+            for key, by_part in sorted(logs.items(),
+                                       key=lambda i: (i[0][0], i[0][1].value, i[0][2]))}
+
+
+def arithmetic_precision(math_kind: str) -> tuple[str, str]:
+    """(precision class, precision group) of a cross-suite arithmetic: TF32 is tensor-core
+    fp32 (class and group ``fp32``), the rest their own group at ``mixed`` or ``fp32``."""
+    group = precision_group(math_kind) or math_kind
+    return ("fp32" if group == "fp32" or math_kind == "tf32" else "mixed"), (
+        "fp32" if math_kind == "tf32" else group)
+
+
+def _cross_suite(rows: Iterable[PublishedRow], frameworks: dict[tuple[str, str, str], str],
+                 reference_parts: Collection[str], anchored: Collection[str]
+                 ) -> list[tuple[str, list[PublishedAnchor]]]:
+    """Cross-suite anchors (see the module) of the parts outside ``reference_parts`` and
+    ``anchored``: per workload, stack kind and arithmetic (``_arithmetic``), the part's figure
+    pooled over its suites (the mean of each suite's mean log) over each reference part's."""
+    found: dict[str, list[PublishedAnchor]] = defaultdict(list)
+    for (workload, stack, math_kind), by_part in cross_suite_figures(rows).items():
+        figures = {part: (statistics.fmean(suites.values()), tuple(sorted(suites)))
+                   for part, suites in by_part.items()}
+        precision, group = arithmetic_precision(math_kind)
+        for target in sorted(p for p in figures if p not in reference_parts
+                             and p not in anchored):
+            ours, own_suites = figures[target]
+            for anchor in sorted(p for p in figures if p in reference_parts):
+                theirs, their_suites = figures[anchor]
+                found[target].append(PublishedAnchor(
+                    target, anchor, workload, stack, precision, ours - theirs,
+                    tuple(dict.fromkeys(own_suites + their_suites)),
+                    tuple(dict.fromkeys(frameworks[(target, s, workload)] for s in own_suites)),
+                    True, ((group, group),), cross_suite=True))
+    return sorted(found.items())
 
 
 # (workload, stack) -> precision group -> accelerator -> mean log samples/s per chip

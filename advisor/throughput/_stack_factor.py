@@ -19,6 +19,11 @@ prediction of the user's step, as the anchoring's own ratio is. Two further rule
 
 - a *sibling* of the anchor (same vendor and architecture class: an H200 beside an H100, a
   B200 beside an H100) runs the anchor's kernels: its factor is the anchor's, no correction;
+  a part measured in no suite beside a reference part (a ``cross_suite`` anchor, set against
+  each reference part that published the workload in the stack kind at the same arithmetic,
+  TF32 apart from fp32) gets no offset either: averaged over those anchors, its factor is
+  their mean factor (``harness(P) = P / T`` over its anchors: a Neuron BERT table or the 2017
+  TensorFlow benchmarks taken as tuned as NVIDIA's DLE READMEs);
 - where P's rows ran at another precision group than A's (a TPU's int8 AQT beside an H100's
   fp8), ``f(P)`` is the typical factor moved by each group's gain over bf16/fp16 in the stack
   kind, ``gain(gP) - gain(gA)`` in logs. A group's gain is the mean of what measures it: on a

@@ -55,13 +55,14 @@ def test_h200_over_h100_is_within_ten_percent_of_the_harness(model: TransferMode
 
 
 @pytest.mark.parametrize("name", ["H200", "B200", "L40S", "A10G", "TPU-v3", "TPU-v4",
-                                  "TPU-v5p", "Gaudi", "Gaudi2"])
+                                  "TPU-v5p", "Gaudi", "Gaudi2",
+                                  "Trainium1", "K80", "P100"])  # the last three: cross-suite
 def test_a_part_with_a_published_anchor_is_predicted_not_prior(model: TransferModel,
                                                                name: str) -> None:
     assert model.estimate(RESNET, SPECS[name]).basis is Basis.PREDICTED
 
 
-@pytest.mark.parametrize("name", ["Trainium1", "Trainium2", "Gaudi3", "GH200", "L4", "T4"])
+@pytest.mark.parametrize("name", ["Trainium2", "Gaudi3", "GH200", "L4", "T4"])
 def test_a_part_with_nothing_usable_published_stays_prior(model: TransferModel,
                                                           name: str) -> None:
     assert model.estimate(RESNET, SPECS[name]).basis is Basis.PRIOR
@@ -102,8 +103,17 @@ def test_evidence_note_names_the_suite_the_anchor_and_the_stack(model: TransferM
     assert "H100-SXM" in note and "MLPerf Training v4.0" in note and "MLPerf-tuned" in note
     assert model.evidence_note("H100-SXM") is None  # reference rows: nothing to add
     assert "no published training figure" in (model.evidence_note("Trainium2") or "")
+    # a published figure with no part with reference rows in any suite of its stack kind
+    lone = copy.copy(model).anchor_to([r for r in ROWS if r.accelerator == "Trainium1"])
     assert "no part with reference rows measured beside them" in (
-        model.evidence_note("Trainium1") or "")
+        lone.evidence_note("Trainium1") or "")
+
+
+def test_a_cross_suite_anchor_says_so_in_the_evidence(model: TransferModel) -> None:
+    note = model.evidence_note("Trainium1") or ""
+    assert note.startswith("Trainium1: anchored to published training runs")
+    assert "bert_large_pretrain_phase1" in note and "aws_neuron_trn1_training" in note
+    assert "not measured in one suite" in note and "its anchors' mean speed-up" in note
 
 
 def test_a_plain_pytorch_anchor_names_its_stack(model: TransferModel) -> None:
@@ -116,7 +126,11 @@ def test_a_plain_pytorch_anchor_names_its_stack(model: TransferModel) -> None:
 def test_anchors_are_same_suite_pairs_with_a_reference_part() -> None:
     anchors = published_anchors(ROWS, {"H100-SXM", "A100-80GB-SXM", "V100-16GB-SXM2"})
     assert "H100-SXM" not in anchors  # a reference part is never a target
-    assert "Trainium1" not in anchors  # the Neuron table has no GPU beside it
+    # the Neuron table has no GPU beside it: cross-suite anchors to NVIDIA DLE's BERT phase 1
+    trn1 = {a.anchor: a for a in anchors["Trainium1"]}
+    assert set(trn1) == {"A100-80GB-SXM"} and trn1["A100-80GB-SXM"].cross_suite
+    assert trn1["A100-80GB-SXM"].suites == ("aws_neuron_trn1_training", "nvidia_dle_pytorch_bert")
+    assert not any(a.cross_suite for a in anchors["Gaudi"])  # same-suite anchors of its own
     h200 = {(a.anchor, a.workload): a for a in anchors["H200"]}
     assert h200[("H100-SXM", "resnet50")].suites == ("mlperf_training_v4.0",)
     assert h200[("H100-SXM", "resnet50")].exact
@@ -158,3 +172,33 @@ def test_a_ratio_to_a_slow_stack_anchor_is_carried_to_the_harness(model: Transfe
     ratio = _ratio(model, RESNET, "TPU-v2", "A100-80GB-SXM")
     assert 0.37 <= ratio <= 0.50
     assert "own speed-up from that stack" in (model.evidence_note("TPU-v2") or "")
+
+
+def test_cross_suite_anchors_set_fp32_beside_fp32_not_tf32() -> None:
+    # P100 (2017 TensorFlow benchmarks, fp32) beside the DLE V100s' fp32 rows, not the A100s'
+    # TF32 ones: tensor-core math the harness's fp32 step does not run
+    anchors = published_anchors(ROWS, {"A100-80GB-SXM", "A100-40GB-SXM", "V100-16GB-SXM2"})
+    p100 = {a.anchor: a for a in anchors["P100"]}
+    assert set(p100) == {"V100-16GB-SXM2"}
+    assert p100["V100-16GB-SXM2"].precision == "fp32" and p100["V100-16GB-SXM2"].exact
+
+
+def test_cross_suite_parts_keep_their_published_order_and_ratio(model: TransferModel) -> None:
+    # K80 over P100 in one table (0.235 per GPU); the model keeps it within 10%, and an
+    # anchored P100 is slower than a V100 (Dell's 2017 runs: a V100 1.26-1.52x a P100 at fp32)
+    fp32 = replace(RESNET, precision=Precision.FP32)
+    k80 = model.estimate(fp32, SPECS["K80"]).samples_per_second
+    p100 = model.estimate(fp32, SPECS["P100"]).samples_per_second
+    v100 = model.estimate(fp32, SPECS["V100-16GB-SXM2"]).samples_per_second
+    assert k80 / p100 == pytest.approx(0.235, rel=0.10)
+    assert p100 < v100
+
+
+def test_a_cross_suite_part_is_its_figure_over_its_anchors_mean_factor(
+        model: TransferModel) -> None:
+    # Trainium1's only anchor for a bf16 step is the A100-80GB (DLE phase 1, fp16): its
+    # predicted ratio to the A100 is the published one, whatever the A100's own factor
+    published = math.exp({a.anchor: a for a in model.anchors_["Trainium1"]}[
+        "A100-80GB-SXM"].log_ratio)
+    assert _ratio(model, BERT, "Trainium1", "A100-80GB-SXM") == pytest.approx(published,
+                                                                             rel=0.05)

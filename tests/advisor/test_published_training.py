@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,10 @@ def test_shipped_file_validates_against_the_catalog(rows: tuple[PublishedRow, ..
 
 
 def test_every_row_has_a_source_and_a_capture_date(rows: tuple[PublishedRow, ...]) -> None:
-    assert all(row.source and row.captured == "2026-11-26" for row in rows)
+    # read on 2026-11-26 (first sweep) and 2026-11-27 (K80/P100, issue 27's second sweep)
+    assert all(row.source for row in rows)
+    assert {date.fromisoformat(row.captured) for row in rows} <= {
+        date(2026, 11, 26), date(2026, 11, 27)}
 
 
 def test_every_mlperf_row_states_its_conversion(rows: tuple[PublishedRow, ...]) -> None:
@@ -168,3 +172,17 @@ def test_the_stack_moves_a_published_ratio(rows: tuple[PublishedRow, ...]) -> No
                                 anchor="A100-80GB-SXM", precisions=("bf16", "fp16"))
     assert plain["Gaudi"] == pytest.approx(520.2 / math.sqrt(981.6 * 1082.6), rel=1e-3)
     assert plain["Gaudi"] > 2.5 * tuned["Gaudi"].ratio
+
+
+def test_k80_and_p100_come_from_one_2017_tensorflow_table(rows: tuple[PublishedRow, ...]) -> None:
+    # tensorflow.org's benchmarks page (May 2017, tf_cnn_benchmarks, real data, batch 64):
+    # one GPU of a DGX-1 P100 218 images/s, one K80 GPU (a board's die) 51.2 (GCE) and 51.3
+    # (EC2); no part with reference rows ran in that table
+    tf2017 = [row for row in rows if row.suite == "tensorflow_benchmarks_2017"]
+    assert {row.accelerator for row in tf2017} == {"K80", "P100"}
+    assert all(row.precision == "fp32" and row.stack is Stack.VENDOR_TUNED for row in tf2017)
+    ratios = _ratios(rows, "resnet50", Stack.VENDOR_TUNED, "P100")
+    assert ratios["K80"] == pytest.approx(
+        math.sqrt(math.sqrt(51.2 * 47.625) * math.sqrt(51.3 * 46.625)) / math.sqrt(218 * 203.75),
+        rel=1e-3)
+    assert "A100-80GB-SXM" not in ratios  # never in one suite with a DLE part
