@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import copy
-import json
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
+from builtin_features import builtin_features
 
-from advisor.profiling import OpMix
-from advisor.spec import Precision
 from advisor.throughput import TransferModel, WorkloadFeatures, load_reference
 from advisor.throughput._cross_suite_check import cross_suite_errors
 from advisor.throughput.published import Stack, load_published
@@ -19,19 +16,8 @@ from pricing import load_accelerators
 
 SPECS = load_accelerators()
 ROWS = load_published()
-_DATA = json.loads((Path(__file__).parent.parent / "data" / "builtin_features.json").read_text())
-
-
-def _features(key: str) -> WorkloadFeatures:
-    item = _DATA[key]
-    return WorkloadFeatures(precision=Precision(item["precision"]),
-                            flops_per_sample=item["flops_per_sample"],
-                            conv_flops_fraction=item["conv_flops_fraction"],
-                            params=item["params"], op_mix=OpMix.from_dict(item["op_mix"]),
-                            batch_size_per_device=item["batch_size_per_device"])
-
-
-RESNET, BERT = _features("resnet50/bf16"), _features("bert/bf16")
+_FEATURES = builtin_features()
+RESNET, BERT = _FEATURES["resnet50/bf16"], _FEATURES["bert/bf16"]
 
 
 @pytest.fixture(scope="module")

@@ -25,16 +25,15 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+from builtin_features import FEATURES_JSON, builtin_features
 
-from advisor.profiling import OpMix
 from advisor.spec import Precision
-from advisor.throughput import Basis, TransferModel, WorkloadFeatures, load_reference
+from advisor.throughput import Basis, TransferModel, load_reference
 from advisor.throughput.estimate import peak_flops, precision_key
 from advisor.throughput.published import PublishedRow, Stack, load_published, relative_throughput
 from advisor.throughput.roofline import compute_path
 from pricing import AcceleratorSpec, load_accelerators
 
-FEATURES_JSON = Path(__file__).parent.parent / "data" / "builtin_features.json"
 SPECS = load_accelerators()
 # published workloads by kind: the ratios that may say an older part is faster
 KINDS = {"resnet50": ("resnet50",),
@@ -42,16 +41,7 @@ KINDS = {"resnet50": ("resnet50",),
                   "bert_large_squad", "bert_base_pretrain_hf", "gpt3_175b_mlperf")}
 
 
-def _features() -> dict[str, WorkloadFeatures]:
-    data = json.loads(FEATURES_JSON.read_text())
-    return {key: WorkloadFeatures(
-        precision=Precision(item["precision"]), flops_per_sample=item["flops_per_sample"],
-        conv_flops_fraction=item["conv_flops_fraction"], params=item["params"],
-        name=Path(item["spec"]).stem, op_mix=OpMix.from_dict(item["op_mix"]),
-        batch_size_per_device=item["batch_size_per_device"]) for key, item in data.items()}
-
-
-FEATURES = _features()
+FEATURES = builtin_features()
 
 
 @pytest.fixture(scope="module")
