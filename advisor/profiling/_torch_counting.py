@@ -12,7 +12,7 @@ from typing import Any
 from probes import BuiltWorkload
 
 __all__ = ["SavedBytes", "StepCount", "count_step", "extra_flop_formulas", "identity",
-           "parameters", "rnn_flops", "rnn_kernels"]
+           "parameters", "reread_tensors", "rnn_flops", "rnn_kernels"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +145,36 @@ def rnn_kernels(name: str, args: Any, kwargs: Any) -> int | None:
                                                      len(args) > at and args[at]))
     steps = int(shape[1] if batch_first and len(shape) == 3 else shape[0]) if shape else 1
     return 2 * steps + (2 if base.endswith("backward") else 1)
+
+
+# Training batch norm on CUDA runs in two passes over the activations (PyTorch's
+# aten/src/ATen/native/cuda/Normalization.cu: ``batch_norm_stats`` then ``batch_norm_elemt``
+# forward, ``batch_norm_backward_reduce`` then ``batch_norm_backward_elemt`` backward): the
+# first pass reads what the second reads again. Per operator: the positional index of its
+# ``training`` flag (None: always training) and of the tensors the first pass reads.
+_TWO_PASS: dict[str, tuple[int | None, tuple[int, ...]]] = {
+    "native_batch_norm": (5, (0,)),
+    "_native_batch_norm_legit": (5, (0,)),
+    "_native_batch_norm_legit_functional": (5, (0,)),
+    "native_batch_norm_backward": (7, (0, 1)),
+}
+
+
+def reread_tensors(name: str, args: Any, kwargs: Any) -> list[Any]:
+    """The tensors an operator reads once more than its inputs and outputs say, as CUDA runs
+    it: a training batch norm's input (its statistics pass) and its backward's output
+    gradient and input (its reduction pass); [] for any other operator."""
+    base = name.split("::")[-1].split(".")[0]
+    found = _TWO_PASS.get(base)
+    if found is None:
+        return []
+    training_at, reread = found
+    if training_at is not None:
+        training = kwargs.get("training", kwargs.get("train", args[training_at]
+                                                     if len(args) > training_at else True))
+        if not training:
+            return []
+    return [args[i] for i in reread if i < len(args) and hasattr(args[i], "numel")]
 
 
 def identity(tensor: Any) -> Any:

@@ -7,7 +7,8 @@ fake tensors (no memory, no compute), under a dispatch mode that records every a
 its class (``OpClass`` by ``classify_op``, from ``probes.op_classes``: the probe harness sums a
 real step's device time by the same classes), the dtype it computes in, its FLOPs (torch's
 own ``flop_counter`` formulas, plus this project's CPU flash-attention formulas) and the bytes
-it moves (input plus output tensor bytes, the usual roofline approximation). Two batch sizes
+it moves (input plus output tensor bytes, the usual roofline approximation, plus what a
+two-pass CUDA kernel reads twice: training batch norm's activations, ``reread_tensors``). Two batch sizes
 separate what scales with the batch (``OpMix.per_sample``) from what each step pays once
 (``OpMix.per_step``: the optimizer, weight casts, kernel launches).
 ``advisor.throughput.roofline`` turns a mix into time.
@@ -38,7 +39,7 @@ __all__ = ["REFERENCE_OP_MIX_JSON", "TRACE_BATCHES", "TRACE_ERRORS", "Collector"
            "op_mix_for_spec", "op_mix_json", "reference_op_mixes", "store_op_mix", "trace_error",
            "trace_op_mix", "trace_with"]
 
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3  # 3: batch norm's second pass (reread_tensors)
 REFERENCE_OP_MIX_JSON = Path(__file__).parent.parent / "data" / "reference_op_mix.json"
 TRACE_BATCHES = (2, 4)  # per-device batches whose difference is the per-sample cost
 
@@ -129,7 +130,7 @@ def _recorder_class() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    from advisor.profiling._torch_counting import extra_flop_formulas, rnn_kernels
+    from advisor.profiling._torch_counting import extra_flop_formulas, reread_tensors, rnn_kernels
 
     registry: dict[Any, Callable[..., int]] = dict(flop_counter.flop_registry)
     wrap: Callable[..., Any] = flop_counter.shape_wrapper
@@ -172,7 +173,8 @@ def _recorder_class() -> type:
             flops = int(formula(*args, **kwargs, out_val=out)) if formula else 0
             entry = self.totals[(op_class, dtype)]
             entry[0] += flops
-            entry[1] += sum(nbytes(t) for t in inputs + outputs)
+            entry[1] += sum(nbytes(t) for t in inputs + outputs + reread_tensors(name, args,
+                                                                                   kwargs))
             entry[2] += rnn_kernels(name, args, kwargs) or 1
             return out
 

@@ -43,6 +43,15 @@ _NETS = textwrap.dedent('''
         def forward(self, x):
             return self.head(self.rnn(x)[0][:, -1])
 
+    def batchnormed():
+        model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4),
+                              nn.Flatten(), nn.Linear(256, 10, bias=False))
+        def make_batch(b, device):
+            return torch.randn(b, 3, 8, 8, device=device), torch.randint(0, 10, (b,), device=device)
+        def loss_fn(net, batch):
+            return nn.functional.cross_entropy(net(batch[0]), batch[1])
+        return model, make_batch, loss_fn
+
     def dropped():
         model = nn.Sequential(nn.Linear(16, 32, bias=False), nn.Dropout(0.5),
                               nn.Linear(32, 4, bias=False))
@@ -139,6 +148,33 @@ def test_dropout_is_cuda_s_fused_kernel(tmp_path: Path) -> None:
     assert elementwise == pytest.approx(forward + backward)
     kernels = sum(c.kernels for c in mix.per_step if c.op_class is OpClass.ELEMENTWISE)
     assert kernels == 2
+
+
+def test_training_batch_norm_reads_its_activations_twice(tmp_path: Path) -> None:
+    """Batch norm traced as CUDA trains it, in two passes: forward reads the input for the
+    statistics, then reads it again and writes the output (3 activations, not 2); backward
+    reads the output gradient and the input for the reductions, then both again and writes
+    the input gradient (5, not 3)."""
+    mix = trace_op_mix(_recipe(tmp_path, "batchnormed"), Precision.FP32)
+    activations = 4 * 8 * 8 * 4  # channels x H x W, fp32 bytes, per sample
+    normalization = sum(c.bytes_moved for c in mix.per_sample
+                        if c.op_class is OpClass.NORMALIZATION)
+    assert normalization == pytest.approx((3 + 5) * activations)
+
+
+def test_only_training_batch_norm_is_two_pass() -> None:
+    import torch
+
+    from advisor.profiling._torch_counting import reread_tensors
+
+    x, stats = torch.ones(2, 4, 3, 3), torch.ones(4)
+    forward = (x, stats, stats, stats, stats)
+    assert reread_tensors("aten::native_batch_norm", (*forward, True, 0.1, 1e-5), {}) == [x]
+    assert reread_tensors("aten::native_batch_norm", (*forward, False, 0.1, 1e-5), {}) == []
+    grad = torch.ones(2, 4, 3, 3)
+    backward = (grad, x, stats, stats, stats, stats, stats, True, 1e-5, [True] * 3)
+    assert reread_tensors("aten::native_batch_norm_backward.default", backward, {}) == [grad, x]
+    assert reread_tensors("aten::native_layer_norm", (x, [3], stats, stats, 1e-5), {}) == []
 
 
 def test_mlp_flops_equal_hand_count() -> None:
