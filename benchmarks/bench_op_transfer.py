@@ -386,8 +386,8 @@ def main() -> None:
                "(0.75) and pushed normalization to 0.29, which pointed at batch norm rather than "
                "an over-count of the CNNs' element-wise bytes (by the tracer's counting, "
                "not measured: an in-place ReLU is one read and one write, a residual add three "
-               "tensors, as a CUDA kernel moves them). With the batch-norm trace, the element-wise split adds nothing "
-               "(76.0% either way; not kept).",
+               "tensors, as a CUDA kernel moves them). With the batch-norm trace, the "
+               "element-wise split adds nothing (76.0% either way; not kept).",
                "Run: `nice python benchmarks/bench_op_transfer.py`."])
 
 
