@@ -7,22 +7,20 @@ import math
 from dataclasses import replace
 
 import pytest
-from builtin_features import builtin_features
+from builtin_features import BERT, RESNET, anchored_model
 
-from advisor.throughput import TransferModel, WorkloadFeatures, load_reference
+from advisor.throughput import TransferModel, WorkloadFeatures
 from advisor.throughput._cross_suite_check import cross_suite_errors
 from advisor.throughput.published import Stack, load_published
 from pricing import load_accelerators
 
 SPECS = load_accelerators()
 ROWS = load_published()
-_FEATURES = builtin_features()
-RESNET, BERT = _FEATURES["resnet50/bf16"], _FEATURES["bert/bf16"]
 
 
 @pytest.fixture(scope="module")
 def model() -> TransferModel:
-    return TransferModel().fit(load_reference(), accelerators=SPECS, published=ROWS)
+    return anchored_model()
 
 
 def _log_bounds(model: TransferModel, workload: WorkloadFeatures, name: str

@@ -7,23 +7,21 @@ import math
 from dataclasses import replace
 
 import pytest
-from builtin_features import builtin_features
+from builtin_features import BERT, RESNET, anchored_model
 
 from advisor.spec import Precision
-from advisor.throughput import Basis, TransferModel, WorkloadFeatures, load_reference
+from advisor.throughput import Basis, TransferModel, WorkloadFeatures
 from advisor.throughput._published_anchor import published_anchors, published_spread
 from advisor.throughput.published import Stack, load_published, relative_throughput
 from pricing import load_accelerators
 
 SPECS = load_accelerators()
 ROWS = load_published()
-_FEATURES = builtin_features()
-RESNET, BERT = _FEATURES["resnet50/bf16"], _FEATURES["bert/bf16"]
 
 
 @pytest.fixture(scope="module")
 def model() -> TransferModel:
-    return TransferModel().fit(load_reference(), accelerators=SPECS, published=ROWS)
+    return anchored_model()
 
 
 def _ratio(model: TransferModel, workload: WorkloadFeatures, name: str, anchor: str) -> float:
