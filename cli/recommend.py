@@ -124,27 +124,29 @@ def _table(rec: Recommendation, rows: Sequence[dict[str, str]], columns: Sequenc
     are never narrowed (their minimum width is their longest cell)."""
     table = Table(title=_title(rec), title_justify="left")
     for col in columns:
-        longest = max(cell_len(text) for text in (col.name, *(r[col.name] for r in rows)))
         table.add_column(col.name, justify="right" if col.numeric else "left", overflow="fold",
-                         no_wrap=not col.wraps, min_width=None if col.wraps else longest)
+                         no_wrap=not col.wraps,
+                         min_width=None if col.wraps else _narrowest(col, rows))
     for row in rows:
         table.add_row(*(Text(row[c.name]) for c in columns))
     return table
 
 
+def _narrowest(col: _Col, rows: Sequence[dict[str, str]]) -> int:
+    """The narrowest ``col`` may be: its longest cell or header, or where it wraps, its
+    longest word."""
+    texts = (col.name, *(r[col.name] for r in rows))
+    if col.wraps:
+        return max(cell_len(word) for text in texts for word in text.split())
+    return max(cell_len(line) for text in texts for line in text.splitlines())
+
+
 def _min_width(rows: Sequence[dict[str, str]], columns: Sequence[_Col]) -> int:
     """The narrowest ``_table`` of ``rows`` fits, as rich measures it (a test holds the two
-    equal), from the cells alone: a column that never wraps takes its longest cell or header,
-    one that wraps its longest word; each column adds its padding (one space either side)
-    and the box a rule between columns and at either edge. Measuring the rich table itself
-    renders every cell, for each set of columns tried."""
-    def need(col: _Col) -> int:
-        texts = (col.name, *(r[col.name] for r in rows))
-        if col.wraps:
-            return max(cell_len(word) for text in texts for word in text.split())
-        return max(cell_len(line) for text in texts for line in text.splitlines())
-
-    return sum(need(col) + 2 for col in columns) + len(columns) + 1
+    equal), from the cells alone: each column its ``_narrowest`` plus its padding (one space
+    either side), and the box a rule between columns and at either edge. Measuring the rich
+    table itself renders every cell, for each set of columns tried."""
+    return sum(_narrowest(col, rows) + 2 for col in columns) + len(columns) + 1
 
 
 def ranking_table(rec: Recommendation, top: int, *, width: int,
