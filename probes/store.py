@@ -15,7 +15,14 @@ from typing import Any
 
 from probes.errors import ProbeError
 from probes.types import ProbeResult, ProbeStatus
-from probes.urls import db_error_line, mask_secrets, shown_url, sqlalchemy_url, sqlite_problem
+from probes.urls import (
+    db_error_line,
+    mask_secrets,
+    shown_url,
+    sqlalchemy_url,
+    sqlite_database,
+    sqlite_problem,
+)
 
 __all__ = ["ProbeStore", "measured_throughput", "most_trustworthy", "workload_results"]
 
@@ -153,9 +160,12 @@ def workload_results(url: str, fingerprint: str) -> list[ProbeResult]:
     """``ProbeStore(url).list(fingerprint=fingerprint)``, only reading: a SQLite file is read
     with the standard library (``recommend`` reads the store on every run, and importing
     SQLAlchemy costs it a quarter of a second or more); other URLs through ``ProbeStore``. A
-    file without the table holds no results. ProbeError (one line) as ``ProbeStore`` gives."""
+    SQLite file that does not exist (none is created) or has no table holds no results.
+    ProbeError (one line) as ``ProbeStore`` gives."""
     path = _sqlite_path(url)
-    if path is None:
+    if path is not None and not path.exists():
+        return []  # no store yet: nothing measured, and none created
+    if path is None or not url.startswith("sqlite:///") or "?" in url:
         store = ProbeStore(url)
         try:
             return store.list(fingerprint=fingerprint)
@@ -176,13 +186,12 @@ def workload_results(url: str, fingerprint: str) -> list[ProbeResult]:
 
 
 def _sqlite_path(url: str) -> Path | None:
-    """The file of a plain ``sqlite:///path`` URL (relative, or absolute with four slashes);
-    None for other databases and for URLs with options or a ``file:`` URI (SQLAlchemy reads
-    those)."""
-    scheme, _, rest = url.partition("://")
-    if scheme != "sqlite" or not rest.startswith("/") or "?" in rest or rest[1:].startswith("file:"):
+    """The file a SQLite URL names (relative, or absolute with four slashes); None for other
+    databases, an in-memory one and a ``file:`` URI."""
+    database = sqlite_database(url)
+    if database is None or database in ("", ":memory:") or database.startswith("file:"):
         return None
-    return Path(rest[1:]).expanduser() if rest[1:] not in ("", ":memory:") else None
+    return Path(database).expanduser()
 
 
 def _store_problem(what: str, shown: str, exc: BaseException) -> str:

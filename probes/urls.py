@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-__all__ = ["MASK", "db_error_line", "mask_secrets", "shown_url", "sqlalchemy_url", "sqlite_problem",
-           "url_secrets"]
+__all__ = ["MASK", "db_error_line", "mask_secrets", "shown_url", "sqlalchemy_url", "sqlite_database",
+           "sqlite_problem", "url_secrets"]
 
 MASK = "***"
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -110,6 +110,15 @@ def sqlalchemy_url(url: str) -> str:
     return url
 
 
+def sqlite_database(url: str) -> str | None:
+    """The database a SQLite URL names, options cut (``sqlite:///rel.db`` -> ``rel.db``,
+    ``sqlite:////abs.db`` -> ``/abs.db``, ``sqlite://`` -> ``""``); None for other databases."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme.startswith("sqlite"):
+        return None
+    return (rest[1:] if rest.startswith("/") else rest).split("?")[0]
+
+
 def sqlite_problem(url: str) -> str | None:
     """Why the SQLite URL ``url`` cannot keep advisor's state, in one line; None when it can
     (or when ``url`` is not SQLite). Looks without opening: an in-memory database (gone when
@@ -117,10 +126,9 @@ def sqlite_problem(url: str) -> str | None:
     (which advisor names and never overwrites)."""
     from pathlib import Path
 
-    scheme, sep, rest = url.partition("://")
-    if not sep or not scheme.startswith("sqlite"):
+    database = sqlite_database(url)
+    if database is None:
         return None
-    database = rest[1:].split("?")[0] if rest.startswith("/") else rest.split("?")[0]
     if database in ("", ":memory:") or "mode=memory" in url:
         return (f"{url!r} is an in-memory SQLite database: it is gone when the command ends "
                 f"and each connection sees its own; give a file: {_URL_FORMS}")

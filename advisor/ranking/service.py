@@ -43,16 +43,12 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog, *,
     AdvisorError (one line, naming the store) when the store cannot be read: a missing
     folder, an in-memory or damaged SQLite file, a server that refuses the connection.
     """
-    from probes import ProbeError, sqlite_problem
+    from probes import ProbeError, sqlite_problem, workload_results
 
     url = default_storage_url()
     problem = sqlite_problem(url)
     if problem is not None:
         raise AdvisorError(f"recommend cannot read the probe store: {problem}")
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
-        return ProbeEvidence()
-    from probes import workload_results
-
     try:
         stored = workload_results(url, spec.fingerprint())
     except ProbeError as exc:

@@ -125,3 +125,10 @@ def test_workload_results_of_other_urls_go_through_the_store(tmp_path: Path) -> 
     url = f"sqlite:///{tmp_path / 'x.db'}?timeout=5"
     _filled(ProbeStore(url))
     assert [r.probe_id for r in workload_results(url, "other")] == ["o1"]
+
+
+def test_workload_results_of_a_store_not_yet_made_are_none_and_make_none(tmp_path: Path
+                                                                          ) -> None:
+    for url in (f"sqlite:///{tmp_path / 'x.db'}", f"sqlite:///{tmp_path / 'x.db'}?timeout=5"):
+        assert workload_results(url, "fp-tiny") == []
+    assert not (tmp_path / "x.db").exists()
