@@ -11,21 +11,29 @@ table does not know). A measurement is evidence only for that accelerator.
 - ``detect``: ``detect_device`` and ``DEVICE_KINDS``;
 - ``check``: ``checked``, ``rechecked``, ``result_accelerator``: results against their offers.
 
-torch and the accelerator runtimes are imported only when a device is opened.
+torch and the accelerator runtimes are imported only when a device is opened, and each
+module here only when one of its names is first read.
 """
 
-from probes.devices.check import (
-    checked,
-    device_mismatch,
-    offer_accelerator,
-    rechecked,
-    result_accelerator,
-)
-from probes.devices.cpu import CpuDevice
-from probes.devices.cuda import CudaDevice
-from probes.devices.detect import DEVICE_KINDS, detect_device
-from probes.devices.seam import Device
-from probes.devices.xla import HpuDevice, NeuronDevice, XlaDevice
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from probes._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from probes.devices.check import (
+        checked,
+        device_mismatch,
+        offer_accelerator,
+        rechecked,
+        result_accelerator,
+    )
+    from probes.devices.cpu import CpuDevice
+    from probes.devices.cuda import CudaDevice
+    from probes.devices.detect import DEVICE_KINDS, detect_device
+    from probes.devices.seam import Device
+    from probes.devices.xla import HpuDevice, NeuronDevice, XlaDevice
 
 __all__ = [
     "DEVICE_KINDS",
@@ -42,3 +50,11 @@ __all__ = [
     "rechecked",
     "result_accelerator",
 ]
+
+_HOME = {
+    "DEVICE_KINDS": "detect", "detect_device": "detect", "CpuDevice": "cpu", "CudaDevice": "cuda",
+    "Device": "seam", "HpuDevice": "xla", "NeuronDevice": "xla", "XlaDevice": "xla",
+    "checked": "check", "device_mismatch": "check", "offer_accelerator": "check",
+    "rechecked": "check", "result_accelerator": "check",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _HOME, globals(), __all__)

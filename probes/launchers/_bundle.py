@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import io
 import math
-import tarfile
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probes.errors import ProbeError
 from probes.launchers.runtimes import Runtime
 from probes.types import ProbeRequest
+
+if TYPE_CHECKING:
+    import tarfile
 
 __all__ = ["REMOTE_DIR", "boot_script", "make_bundle"]
 
@@ -34,6 +37,8 @@ def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
 
 def make_bundle(request: ProbeRequest) -> tuple[bytes, ProbeRequest]:
     """The tar.gz bytes and the request as the instance should read it."""
+    import tarfile  # with shutil, bz2 and lzma: only when a probe is launched
+
     root = Path(__file__).resolve().parents[2]
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
