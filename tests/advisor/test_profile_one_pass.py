@@ -49,7 +49,7 @@ def _spec(builtin: str, options: dict[str, Any], *, precision: str,
     # bf16 convolutions and batch norm at batches 2, 4 and 16, 32 (four steady steps); a
     # ResNet-18 (the builtin's depth option): the same layers, a third of ResNet-50's
     pytest.param(_spec("resnet50", {"image_size": 32, "num_classes": 10, "depth": 18},
-                       precision="bf16", batch_size=32), marks=pytest.mark.slow),
+                       precision="bf16", batch_size=8), marks=pytest.mark.slow),
 ], ids=["mlp-fp32", "gpt2-bf16", "resnet18-bf16"])
 def test_one_pass_equals_separate_traces(spec: WorkloadSpec) -> None:
     recipe = recipe_for(spec, samples_per_device=spec.batch_size)
