@@ -153,7 +153,9 @@ class OutageTolerantStorage(optuna.storages.RDBStorage):
         self.outage_s = outage_s
         self._missed_lock = threading.Lock()
         self._missed_since: dict[int, float] = {}  # trial id -> when its beats began to fail
-        super().__init__(url, **kwargs)
+        # RDBStorage reads the URL as a str.format template ({SCHEMA_VERSION}): a brace in a
+        # user name or password would fail there (IndexError) or change the URL
+        super().__init__(url.replace("{", "{{").replace("}", "}}"), **kwargs)
 
     def record_heartbeat(self, trial_id: int) -> None:
         """Record the trial's heartbeat; a beat the database cannot take is skipped (warned

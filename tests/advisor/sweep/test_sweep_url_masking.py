@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -120,6 +121,7 @@ def _open_probe_store(url: str) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(user=_USERS.filter(lambda u: "\x00" not in u), password=_PASSWORDS)
 @example(user="0", password="stor")  # part of "--storage": found once, not a leak
+@example(user="{", password="000}")  # Optuna formats the URL: a brace raised IndexError
 def test_the_password_never_shows_in_an_error_line(
         opener: Callable[[str], None], error: type[Exception], user: str, password: str) -> None:
     port = _closed_port()
@@ -138,3 +140,12 @@ def test_the_password_never_shows_in_an_error_line(
             line = str(info.value)
             assert "\n" not in line
             assert not any(s in line for s in secrets), line
+
+
+def test_braces_in_a_storage_url_are_the_url_s_own(tmp_path: Path) -> None:
+    """Optuna reads a storage URL as a str.format template: braces reach the database as
+    written (a file named with them), not as a template's fields."""
+    url = f"sqlite:///{tmp_path}/study{{SCHEMA_VERSION}}{{0}}.db"
+    storage = open_rdb_storage(url, origin="--storage")
+    assert storage.url == url
+    assert [p.name for p in tmp_path.iterdir()] == ["study{SCHEMA_VERSION}{0}.db"]
