@@ -1,13 +1,23 @@
 """Shared fixtures: every test gets its own ADVISOR_HOME, and no test reaches the network or
-sees cloud credentials, except those marked ``cloud`` (deselected by default)."""
+sees cloud credentials, except those marked ``cloud`` (deselected by default).
+
+Property tests (Hypothesis) draw fresh examples on a developer's machine; under CI (``CI``
+set) the same examples every run (``derandomize``), so a landing run fails only on a change,
+never on a draw: a counterexample found locally becomes an explicit ``@example``."""
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True)
