@@ -23,7 +23,7 @@ share folded in) fitted per accelerator on the reference rows whose parameters a
 step are known (``REFERENCE_PARAMS``), the median of the generation's parts of the same
 interconnect class (else of the class) for a part with no such rows, times a fitted factor
 per class and count (the topology the ring alone does not know). Held out by model on those
-rows it explains 25% of the log efficiencies' variance around each accelerator and count's
+rows it explains 24% of the log efficiencies' variance around each accelerator and count's
 median, where a loss per doubling moved by the load explained 12%. Those rows' held-out
 misses give the bounds of a workload whose load is known, one scale for both sides
 (``load_spread_``).
@@ -175,8 +175,8 @@ class ScalingModel:
 
     def fit_point(self, reference: Sequence[ReferenceRow],
                   accelerators: Mapping[str, AcceleratorSpec]) -> Self:
-        """The fitted efficiency alone: slopes per accelerator and class, their spread and
-        the load slope; returns self."""
+        """The fitted efficiency alone: slopes per accelerator and class, their spread, the
+        known-load bandwidths and the in-fit spreads; returns self."""
         singles = _one_device(reference)
         per_accelerator: dict[str, list[float]] = defaultdict(list)
         for row, _, efficiency in self._ratios(reference, singles, {}):
