@@ -16,11 +16,17 @@ workloads the 97.4th percentile of each tail, not the 92.3rd of the score).
 
 Workload-aware: each step all-reduces the gradients (``GRADIENT_BYTES_PER_PARAM`` per
 parameter) while one device computes for ``batch / samples_per_second`` seconds, so a
-workload's *communication load* is ``log(gradient bytes / step seconds)``. Per interconnect
-class, the loss per doubling moves by ``load_slope x (load - mean load)`` (fitted on the
-reference rows whose parameters and one-device step are known, ``REFERENCE_PARAMS``; never
-negative; the load clamped to the range fitted), and those rows' scores give the
-bounds of a workload whose load is known.
+workload's *communication load* is ``log(gradient bytes / step seconds)``. Where it is known,
+the efficiency is physical (``physical_efficiency``): the step's compute time plus a ring
+all-reduce's ``2 (N - 1) / N`` gradient bytes at an effective bandwidth (the non-overlapped
+share folded in) fitted per accelerator on the reference rows whose parameters and one-device
+step are known (``REFERENCE_PARAMS``), the median of the generation's parts of the same
+interconnect class (else of the class) for a part with no such rows, times a fitted factor
+per class and count (the topology the ring alone does not know). Held out by model on those
+rows it explains 24% of the log efficiencies' variance around each accelerator and count's
+median, where a loss per doubling moved by the load explained 12%. Those rows' held-out
+misses give the bounds of a workload whose load is known, one scale for both sides
+(``load_spread_``).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
 __all__ = ["FABRIC_INTERCONNECTS", "GRADIENT_BYTES_PER_PARAM", "REFERENCE_PARAMS", "ScalingModel",
-           "interconnect_class"]
+           "interconnect_class", "physical_efficiency"]
 
 # Interconnects with a dedicated device-to-device fabric (not the PCIe bus).
 FABRIC_INTERCONNECTS = frozenset({"nvlink", "sxm", "ici", "neuronlink", "roce"})
@@ -49,6 +55,8 @@ _MIN_BOUND_ROWS = 20  # reference rows a (class, count) needs for its own effici
 _COVERAGE = 0.9  # central share of held-out efficiencies the bounds hold
 _SPREAD_QUANTILE = 0.25  # the in-fit residuals' quartiles scale each side's score
 _MIN_SPREAD = 0.005  # log; below the table's own noise, so a side's scale is never zero
+# log bytes/s searched for an all-reduce bandwidth: 0.1 MB/s to 10 TB/s, steps of 1%
+_BANDWIDTH_GRID = tuple(math.log(1e5) + i * 0.01 for i in range(int(math.log(1e8) / 0.01) + 1))
 _PLAUSIBLE = (0.2, 1.5)  # efficiencies outside are data errors (e.g. ncf at 1e10 samples/s)
 # Data-parallel training all-reduces the gradients in the parameters' dtype: fp32 master
 # weights under autocast, so 4 bytes per parameter at every precision we train.
@@ -64,6 +72,33 @@ REFERENCE_PARAMS: dict[str, float] = {
     "resnet50": 25.6e6, "ssd": 22.9e6, "maskrcnn": 44.4e6, "bert_base_squad": 110e6,
     "bert_large_squad": 340e6, "ncf": 31.8e6,
 }
+
+
+def physical_efficiency(load: float, count: int, log_bandwidth: float) -> float:
+    """Data-parallel efficiency on ``count`` devices of a step whose one-device compute moves
+    ``exp(load)`` gradient bytes per second: the step takes its compute time plus a ring
+    all-reduce's ``2 (count - 1) / count`` gradient bytes at ``exp(log_bandwidth)`` bytes/s
+    (the non-overlapped share folded into the fitted bandwidth), so
+    ``1 / (1 + 2 (count - 1) / count x exp(load - log_bandwidth))``."""
+    if count <= 1:
+        return 1.0
+    return 1.0 / (1.0 + 2.0 * (count - 1) / count * math.exp(load - log_bandwidth))
+
+
+def _quartile_spread(residuals: Sequence[float]) -> tuple[float, float]:
+    """Magnitudes of the lower and upper quartiles of log residuals, at least ``_MIN_SPREAD``."""
+    return (max(-float(np.quantile(residuals, _SPREAD_QUANTILE)), _MIN_SPREAD),
+            max(float(np.quantile(residuals, 1 - _SPREAD_QUANTILE)), _MIN_SPREAD))
+
+
+def _fit_bandwidth(points: Sequence[tuple[float, int, float]]) -> float:
+    """The log bandwidth on ``_BANDWIDTH_GRID`` whose ``physical_efficiency`` misses the
+    (load, count, log efficiency) points least in sum of absolute log residuals."""
+    loads, counts, measured = (np.array(v, dtype=float) for v in zip(*points, strict=True))
+    ring = np.log(2.0 * (counts - 1) / counts) + loads
+    grid = np.asarray(_BANDWIDTH_GRID)
+    fitted = -np.log1p(np.exp(ring[None, :] - grid[:, None]))
+    return float(grid[int(np.argmin(np.abs(measured[None, :] - fitted).sum(axis=1)))])
 
 
 def interconnect_class(spec: AcceleratorSpec) -> str:
@@ -120,8 +155,11 @@ class ScalingModel:
                 worst[key] = min(worst.get(key, 1.0), efficiency)
                 load = self.row_load(row, singles[(row.generation, row.model, row.precision,
                                                    row.accelerator)])
-                low, high = without.spread_[key]
                 for with_load in (False, True) if load is not None else (False,):
+                    spreads = without.load_spread_ if with_load else without.spread_
+                    if key not in spreads:
+                        continue
+                    low, high = spreads[key]
                     fitted = without.efficiency(spec, row.accelerator_count,
                                                 load=load if with_load else None)
                     residual = math.log(efficiency / fitted)
@@ -137,8 +175,8 @@ class ScalingModel:
 
     def fit_point(self, reference: Sequence[ReferenceRow],
                   accelerators: Mapping[str, AcceleratorSpec]) -> Self:
-        """The fitted efficiency alone: slopes per accelerator and class, their spread and
-        the load slope; returns self."""
+        """The fitted efficiency alone: slopes per accelerator and class, their spread, the
+        known-load bandwidths and the in-fit spreads; returns self."""
         singles = _one_device(reference)
         per_accelerator: dict[str, list[float]] = defaultdict(list)
         for row, _, efficiency in self._ratios(reference, singles, {}):
@@ -164,20 +202,28 @@ class ScalingModel:
                     accelerators: Mapping[str, AcceleratorSpec]) -> None:
         """Per (interconnect class, count): how far the fitted efficiency misses its own rows
         below and above (the magnitudes of the in-fit log residuals' lower and upper
-        quartiles, at least ``_MIN_SPREAD``), the scales of a held-out score's two sides."""
-        residuals: dict[tuple[str, int], list[float]] = defaultdict(list)
+        quartiles, at least ``_MIN_SPREAD``), the scales of a held-out score's two sides:
+        ``spread_`` of every row as the fit predicts it (with its load where known),
+        ``load_spread_`` of the rows of known load alone, one scale for both sides (the larger
+        quartile's magnitude: ``physical_efficiency`` never passes 1, so its in-fit misses
+        above are a floor, 0.5-1% on fabric, and a score over them would take every held-out
+        miss above as a miss of tens of spreads)."""
+        residuals: dict[bool, dict[tuple[str, int], list[float]]] = {
+            False: defaultdict(list), True: defaultdict(list)}
         for row, spec, efficiency in self._ratios(reference, singles, accelerators):
             if spec is None:
                 continue
             load = self.row_load(row, singles[(row.generation, row.model, row.precision,
                                                row.accelerator)])
-            fitted = self.efficiency(spec, row.accelerator_count, load=load)
-            residuals[(interconnect_class(spec), row.accelerator_count)].append(
-                math.log(efficiency / fitted))
-        self.spread_ = {
-            key: (max(-float(np.quantile(found, _SPREAD_QUANTILE)), _MIN_SPREAD),
-                  max(float(np.quantile(found, 1 - _SPREAD_QUANTILE)), _MIN_SPREAD))
-            for key, found in residuals.items()}
+            residual = math.log(efficiency / self.efficiency(spec, row.accelerator_count,
+                                                             load=load))
+            key = (interconnect_class(spec), row.accelerator_count)
+            residuals[False][key].append(residual)
+            if load is not None:
+                residuals[True][key].append(residual)
+        self.spread_ = {key: _quartile_spread(found) for key, found in residuals[False].items()}
+        self.load_spread_ = {key: (max(spread), max(spread)) for key, found
+                             in residuals[True].items() for spread in [_quartile_spread(found)]}
 
     def _ratios(self, reference: Sequence[ReferenceRow], singles: Mapping[Key, ReferenceRow],
                 accelerators: Mapping[str, AcceleratorSpec],
@@ -214,36 +260,47 @@ class ScalingModel:
 
     def _fit_load(self, reference: Sequence[ReferenceRow], singles: Mapping[Key, ReferenceRow],
                   accelerators: Mapping[str, AcceleratorSpec]) -> None:
-        """Per interconnect class: the mean load, its fitted range and the load slope (least
-        squares of the per-accelerator fit's log residuals on -log2(n) x centred load)."""
-        self.load_fit_: dict[str, tuple[float, float, float, float]] = {}  # none while fitting
-        points: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        """The effective all-reduce bandwidth (log bytes/s) of each accelerator with
+        ``min_points`` known-load ratios (``_fit_bandwidth``), the median of those of each
+        (generation, interconnect class) and of each class (for accelerators with no such
+        rows: a part's fabric follows its generation), and per (class, count) the median log
+        miss of the fitted ``physical_efficiency`` (the topology at that count, which the ring
+        alone does not know)."""
+        points: dict[str, list[tuple[float, int, float]]] = defaultdict(list)
         for row, spec, efficiency in self._ratios(reference, singles, accelerators):
             load = self.row_load(row, singles[(row.generation, row.model, row.precision,
                                                row.accelerator)])
-            if load is None or spec is None:
+            if load is not None and spec is not None:
+                points[row.accelerator].append((load, row.accelerator_count,
+                                                math.log(efficiency)))
+        self.bandwidth_ = {name: _fit_bandwidth(found) for name, found in points.items()
+                           if len(found) >= self.min_points}
+        grouped: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for name, own in self.bandwidth_.items():
+            cls = interconnect_class(accelerators[name])
+            grouped[(accelerators[name].generation, cls)].append(own)
+            grouped[("", cls)].append(own)
+        self.group_bandwidth_ = {key: statistics.median(v) for key, v in grouped.items()}
+        self.count_offset_: dict[tuple[str, int], float] = {}  # none while fitting them
+        misses: dict[tuple[str, int], list[float]] = defaultdict(list)
+        for name, found in points.items():
+            bandwidth = self._bandwidth(accelerators[name])
+            if bandwidth is None:
                 continue
-            residual = math.log(efficiency / self.efficiency(spec, row.accelerator_count))
-            points[interconnect_class(spec)].append(
-                (load, math.log2(row.accelerator_count), residual))
-        for cls, found in points.items():
-            if len(found) < _MIN_BOUND_ROWS:
-                continue
-            mean = statistics.fmean(load for load, _, _ in found)
-            x = [-doublings * (load - mean) for load, doublings, _ in found]
-            slope = sum(xi * r for xi, (_, _, r) in zip(x, found, strict=True)) / sum(
-                xi * xi for xi in x)
-            self.load_fit_[cls] = (mean, max(slope, 0.0), min(load for load, _, _ in found),
-                                   max(load for load, _, _ in found))
+            for load, count, measured in found:
+                misses[(interconnect_class(accelerators[name]), count)].append(
+                    measured - math.log(physical_efficiency(load, count, bandwidth)))
+        self.count_offset_ = {key: statistics.median(v) for key, v in misses.items()}
 
-    def _load_shift(self, accelerator: AcceleratorSpec, load: float | None) -> float:
-        """Extra loss per doubling for a workload of communication ``load`` (0: unknown)."""
-        fits: dict[str, tuple[float, float, float, float]] = getattr(self, "load_fit_", {})
-        fit = fits.get(interconnect_class(accelerator))
-        if load is None or fit is None:
-            return 0.0
-        mean, slope, lowest, highest = fit
-        return slope * (min(max(load, lowest), highest) - mean)
+    def _bandwidth(self, accelerator: AcceleratorSpec) -> float | None:
+        """Fitted log all-reduce bandwidth of the accelerator, else of its generation and
+        interconnect class, else of its class (None: no known-load rows of its class)."""
+        own: dict[str, float] = getattr(self, "bandwidth_", {})
+        if accelerator.name in own:
+            return own[accelerator.name]
+        groups: dict[tuple[str, str], float] = getattr(self, "group_bandwidth_", {})
+        cls = interconnect_class(accelerator)
+        return groups.get((accelerator.generation, cls), groups.get(("", cls)))
 
     def efficiency_interval(self, accelerator: AcceleratorSpec, count: int, *,
                             load: float | None = None) -> tuple[float, float]:
@@ -257,16 +314,16 @@ class ScalingModel:
         if count <= 1:
             return point, point
         cls = interconnect_class(accelerator)
-        bounds = getattr(self, "efficiency_bounds_", {})
+        bounds, spreads = getattr(self, "efficiency_bounds_", {}), self.spread_
         if load is not None and any(c == cls for c, _ in getattr(self, "load_bounds_", {})):
-            bounds = self.load_bounds_
+            bounds, spreads = self.load_bounds_, self.load_spread_
         measured = sorted(n for c, n in bounds if c == cls)
         below = [n for n in measured if n <= count] or measured[:1]
         if not below:  # no multi-device rows of this class: the per-doubling spread
             spread = self.log_spread(accelerator, count)
             return point * math.exp(-spread), min(1.0, point * math.exp(spread))
         score, worst = bounds[(cls, below[-1])]
-        low, high = self.spread_[(cls, below[-1])]
+        low, high = spreads[(cls, below[-1])]
         stretch = math.log2(count) / math.log2(below[-1])
         return (max(point * math.exp(-score * low * stretch), min(worst, point)),
                 min(1.0, point * math.exp(score * high * stretch)))
@@ -280,11 +337,18 @@ class ScalingModel:
     def efficiency(self, accelerator: AcceleratorSpec, count: int, *,
                    load: float | None = None) -> float:
         """Fraction of linear speed-up kept on ``count`` devices (1.0 for one), for a
-        workload of communication ``load`` (``load``; None: a typical one)."""
+        workload of communication ``load`` (None: a typical one, the fitted slope; known:
+        ``physical_efficiency`` at the accelerator's or its class's fitted bandwidth)."""
         if count <= 1:
             return 1.0
+        bandwidth = None if load is None else self._bandwidth(accelerator)
+        if load is not None and bandwidth is not None:
+            offsets = getattr(self, "count_offset_", {})
+            cls = interconnect_class(accelerator)
+            below = [n for c, n in offsets if c == cls and n <= count]
+            offset = offsets[(cls, max(below))] if below else 0.0
+            return min(1.0, physical_efficiency(load, count, bandwidth) * math.exp(offset))
         slope, _ = self.slope(accelerator)
-        slope += self._load_shift(accelerator, load)
         return min(1.0, math.exp(-slope * math.log2(count)))
 
     def log_spread(self, accelerator: AcceleratorSpec, count: int) -> float:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from advisor.throughput.reference import ReferenceRow
-from advisor.throughput.scaling import ScalingModel
+from advisor.throughput.scaling import ScalingModel, physical_efficiency
 from pricing import load_accelerators
 
 SPECS = load_accelerators()
@@ -38,16 +38,16 @@ def test_unseen_accelerators_use_their_interconnect_class() -> None:
 
 
 def _loaded_rows(accelerator: str, params: dict[str, float], batch: int = 32,
-                 per_device: float = 100.0, loss_per_log: float = 0.05) -> list[ReferenceRow]:
-    """Models whose loss per doubling grows with their communication load: ``loss_per_log``
-    per unit of log gradient bytes per second above the lightest model's."""
-    lightest = min(params.values())
+                 per_device: float = 100.0, log_bandwidth: float = 23.0) -> list[ReferenceRow]:
+    """Models whose efficiency is the all-reduce of their gradients at ``exp(log_bandwidth)``
+    bytes/s after each step's compute (``physical_efficiency``)."""
     rows = []
     for model, count in params.items():
-        loss = loss_per_log * math.log(count / lightest)
+        load = ScalingModel.load(count, batch, per_device)
+        assert load is not None
         rows.append(ReferenceRow("g", model, "mixed", accelerator, 1, batch, per_device, "sample"))
         for n in (2, 4, 8):
-            eff = math.exp(-loss * math.log2(n))
+            eff = physical_efficiency(load, n, log_bandwidth)
             rows.append(ReferenceRow("g", model, "mixed", accelerator, n, batch,
                                      per_device * n * eff, "sample"))
     return rows
@@ -63,19 +63,59 @@ def test_load_is_log_gradient_bytes_per_second_of_compute() -> None:
     assert ScalingModel.load(10e6, None, 64.0) is None  # batch not known
 
 
+def test_physical_efficiency_is_compute_over_compute_plus_ring_all_reduce() -> None:
+    # a 1 s step of 1 GB of gradients on 4 devices at 1 GB/s: 2 x 3/4 GB more, 1.5 s
+    assert physical_efficiency(math.log(1e9), 4, math.log(1e9)) == pytest.approx(1 / 2.5)
+    assert physical_efficiency(math.log(1e9), 1, math.log(1e9)) == 1.0
+    # the ring's traffic per device approaches 2x the gradients as devices grow
+    assert physical_efficiency(math.log(1e9), 1024, math.log(1e9)) == pytest.approx(
+        1 / 3, rel=0.01)
+
+
 def test_a_heavier_communication_load_scales_worse() -> None:
     model = ScalingModel(params=PARAMS).fit(_loaded_rows("RTX-A6000", PARAMS), SPECS)
     spec = SPECS["RTX-A6000"]
     light = ScalingModel.load(PARAMS["m0"], 32, 100.0)
     heavy = ScalingModel.load(PARAMS["m23"], 32, 100.0)
+    assert light is not None and heavy is not None
     assert model.efficiency(spec, 8, load=heavy) < model.efficiency(spec, 8, load=light)
-    # the heaviest reference model's efficiency, recovered from its load
-    expected = math.exp(-0.05 * math.log(PARAMS["m23"] / PARAMS["m0"]) * 3)
-    assert model.efficiency(spec, 8, load=heavy) == pytest.approx(expected, rel=0.05)
-    # beyond the loads fitted, the efficiency stays at the edge's (no extrapolation)
-    assert model.efficiency(spec, 8, load=heavy + 5) == model.efficiency(spec, 8, load=heavy)
-    # an unknown load: the accelerator's typical efficiency
-    assert model.efficiency(spec, 8) == model.efficiency(spec, 8, load=None)
+    # the bandwidth is recovered (to the grid's 1%), so every model's efficiency is
+    assert model.bandwidth_["RTX-A6000"] == pytest.approx(23.0, abs=0.011)
+    for load in (light, heavy, heavy + 2):  # beyond the loads fitted too: the same physics
+        assert model.efficiency(spec, 8, load=load) == pytest.approx(
+            physical_efficiency(load, 8, 23.0), rel=0.02)
+    # an unknown load: the accelerator's typical efficiency, the fitted slope
+    slope, seen = model.slope(spec)
+    assert seen and model.efficiency(spec, 8) == pytest.approx(math.exp(-3 * slope))
+
+
+def test_an_unseen_accelerator_takes_its_class_bandwidth() -> None:
+    rows = (_loaded_rows("A100-40GB-SXM", PARAMS, log_bandwidth=25.0)
+            + _loaded_rows("RTX-A6000", PARAMS, log_bandwidth=21.0))
+    model = ScalingModel(params=PARAMS).fit_point(rows, SPECS)
+    load = ScalingModel.load(PARAMS["m12"], 32, 100.0)
+    assert load is not None
+    assert model.efficiency(SPECS["H100-SXM"], 8, load=load) == pytest.approx(
+        physical_efficiency(load, 8, 25.0), rel=0.02)  # nvlink, as the A100 SXM
+    assert model.efficiency(SPECS["L4"], 8, load=load) == pytest.approx(
+        physical_efficiency(load, 8, 21.0), rel=0.02)  # pcie, as the A6000
+
+
+def test_an_unseen_accelerator_takes_its_generations_fabric_first() -> None:
+    # three NVLink parts of three generations: the H200 (hopper, unseen) scales as the
+    # H100 SXM, not as the class's median part (the A100)
+    rows = (_loaded_rows("V100-16GB-SXM2", PARAMS, log_bandwidth=21.0)
+            + _loaded_rows("A100-40GB-SXM", PARAMS, log_bandwidth=23.0)
+            + _loaded_rows("H100-SXM", PARAMS, log_bandwidth=25.0))
+    model = ScalingModel(params=PARAMS).fit_point(rows, SPECS)
+    load = ScalingModel.load(PARAMS["m12"], 32, 100.0)
+    assert load is not None
+    assert model.efficiency(SPECS["H200"], 8, load=load) == pytest.approx(
+        physical_efficiency(load, 8, 25.0), rel=0.02)
+    # a pcie part borrows no fabric's bandwidth: with no pcie rows, its class's slope
+    slope, seen = model.slope(SPECS["RTX-A6000"])
+    assert not seen and model.efficiency(SPECS["RTX-A6000"], 8, load=load) == pytest.approx(
+        math.exp(-3 * slope))
 
 
 def test_a_known_load_narrows_the_efficiency_bounds_it_explains() -> None:
@@ -84,9 +124,8 @@ def test_a_known_load_narrows_the_efficiency_bounds_it_explains() -> None:
     load = ScalingModel.load(PARAMS["m12"], 32, 100.0)
     low, high = model.efficiency_interval(spec, 8, load=load)
     any_low, any_high = model.efficiency_interval(spec, 8)
-    # the load explains every model's efficiency but the lightest's and the heaviest's, which
-    # held out lie beyond the loads fitted; without it, the models' whole spread remains
-    assert high / low < 1.15 < any_high / any_low
+    # the load explains every model's efficiency; without it, the models' whole spread remains
+    assert high / low < 1.05 < 1.5 < any_high / any_low
 
 
 def _renamed(rows: list[ReferenceRow], model: str) -> list[ReferenceRow]:
