@@ -1,13 +1,14 @@
 """Issue 14's accelerator targets, measured in one run on this machine's accelerator.
 
-For the issue's configurations (ResNet-50 bf16 and strict fp32 at batch 256, BERT-base MLM
-bf16 at 256, GPT-2 small bf16 at 64: the built-in examples; the Hugging Face GPT-2 small bf16
-at 32), the probe harness measures samples/s and peak memory (``max_memory_allocated`` on
-CUDA) on the local device (``probes.devices.detect_device``), and the advisor predicts both
-with no probe for the accelerator the harness reports: throughput with the model
-``recommend`` uses (operator roofline prior), memory with the traced step (CUDA semantics;
-both count allocator blocks, neither the CUDA context). Targets: throughput within 20%,
-memory within 15%.
+For the issue's configurations (ResNet-50 bf16 and strict fp32 at batch 256, BERT-base MLM bf16
+at 256, GPT-2 small bf16 at 64: the built-in examples; the Hugging Face GPT-2 small bf16 at 32;
+issue 28's recurrent language models, an LSTM at fp32 and a GRU at bf16, batch 64, in
+``benchmarks/rnn_lm.py``'s medium size), the probe harness measures samples/s and peak memory
+(``max_memory_allocated`` on CUDA) on the local device (``probes.devices.detect_device``), and
+the advisor predicts both with no probe for the accelerator the harness reports: throughput
+with the model ``recommend`` uses (operator roofline prior), memory with the traced step (CUDA
+semantics; both count allocator blocks, neither the CUDA context). Targets: throughput within
+20%, memory within 15%.
 
 Two more ResNet-50 runs test why the no-probe figure misses ResNet-50 bf16: the same step
 with cuDNN autotuning on (``torch.backends.cudnn.benchmark``, which the reference runs had
@@ -16,7 +17,7 @@ on: NVIDIA's ConvNets script as Lambda ran it, NCHW, synthetic data; it ran fp16
 a static loss scale and SGD where the harness runs bf16 and AdamW, at the same tensor-core
 rate on Ampere and newer), whose Lambda H100-SXM figure is 2,786 samples/s (median).
 
-    python benchmarks/bench_gpu_targets.py [--time-box 60] [--batch-scale 1]
+    python benchmarks/bench_gpu_targets.py [--time-box 60] [--batch-scale 1] [--only LM,GPT-2]
 
 Writes ``benchmarks/results/gpu_targets_<accelerator>.md``. ``--batch-scale 0.02`` shrinks
 every batch for a dry run of the script on a CPU (its figures then mean nothing; the file is
@@ -45,7 +46,12 @@ from advisor.profiling import (  # noqa: E402
     recipe_for,
 )
 from advisor.ranking import workload_features  # noqa: E402
-from advisor.spec import Precision, WorkloadSpec, load_workload_spec  # noqa: E402
+from advisor.spec import (  # noqa: E402
+    Precision,
+    WorkloadSpec,
+    load_workload_spec,
+    parse_workload_spec,
+)
 from advisor.throughput import TransferModel, load_reference  # noqa: E402
 from pricing import load_accelerators  # noqa: E402
 from probes.devices import detect_device  # noqa: E402
@@ -70,6 +76,11 @@ class Job(NamedTuple):
     autotune: bool = False
 
 
+RNN_LSTM, RNN_GRU = (MemoryConfig(f"{cell} LM", entrypoint="rnn_lm:build",
+                                    options={"cell": cell, "size": "medium"})
+                       for cell in ("lstm", "gru"))
+
+
 JOBS = [
     Job("ResNet-50 bf16", "resnet50.yaml", None, 256, 2205, 11.1),
     Job("ResNet-50 bf16, cudnn.benchmark", "resnet50.yaml", None, 256, None, None, True),
@@ -79,12 +90,24 @@ JOBS = [
     Job("BERT-base MLM bf16", "bert.yaml", None, 256, 2654, None),
     Job("GPT-2 small bf16", "gpt2.yaml", None, 64, 227, 54.1),
     Job("GPT-2 small, Hugging Face bf16", HF_GPT2, Precision.BF16, 32, None, 45.6),
+    # issue 28: recurrent LMs (cuDNN's fused layers, their reserve space) in the shape of
+    # PyTorch's word_language_model example, WikiText-2 medium (benchmarks/rnn_lm.py)
+    Job("LSTM LM medium fp32", RNN_LSTM, Precision.FP32, 64, None, None),
+    Job("GRU LM medium bf16", RNN_GRU, Precision.BF16, 64, None, None),
 ]
 
 
-def _spec(example: str, precision: Precision | None, batch: int) -> WorkloadSpec:
-    spec = load_workload_spec(ROOT / "examples" / example)
-    return replace(spec, precision=precision or spec.precision, batch_size=batch)
+def _spec(source: str | MemoryConfig, precision: Precision | None, batch: int) -> WorkloadSpec:
+    """The example's spec, or an entrypoint configuration's as a model.yaml would give it."""
+    if isinstance(source, str):
+        spec = load_workload_spec(ROOT / "examples" / source)
+        return replace(spec, precision=precision or spec.precision, batch_size=batch)
+    spec = parse_workload_spec({"name": source.label.replace(" ", "-"),
+                                "precision": str(precision or Precision.BF16),
+                                "model": {"entrypoint": source.entrypoint,
+                                          "options": source.options},
+                                "batch_size": batch, "data": {"samples": 1000}})
+    return replace(spec, source_dir=str(Path(__file__).parent))
 
 
 def _measure(label: str, recipe: WorkloadRecipe, time_box_s: float, *,
@@ -113,25 +136,26 @@ def main() -> None:
     """Measure, predict and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time-box", type=float, default=60.0, help="seconds per harness run")
+    parser.add_argument("--only", help="run the configurations whose label contains one of "
+                                           "these comma-separated words (default: all)")
     parser.add_argument("--batch-scale", type=float, default=1.0,
                         help="multiply every batch (a CPU dry run: 0.02)")
     args = parser.parse_args()
     specs = load_accelerators()
     model = TransferModel(calibrate=False).fit(load_reference(), accelerators=specs)
     rows, device, accelerator = [], "unknown", None
-    for label, source, precision, batch, earlier_sps, earlier_gib, autotune in JOBS:
+    words = args.only.split(",") if args.only else [""]
+    jobs = [j for j in JOBS if any(w in j.label for w in words)]
+    for label, source, precision, batch, earlier_sps, earlier_gib, autotune in jobs:
         batch = max(2, round(batch * args.batch_scale))
-        if isinstance(source, str):
-            spec = _spec(source, precision, batch)
-            recipe = recipe_for(spec, samples_per_device=batch)
-        else:
-            spec, recipe = None, source.recipe(batch, str(precision))
+        spec = _spec(source, precision, batch)
+        recipe = recipe_for(spec, samples_per_device=batch)
         started = time.perf_counter()
         result = _measure(label, recipe, args.time_box, autotune=autotune)
         device, accelerator = result.device, result.accelerator or accelerator
         traced = _traced_gib(recipe, "cuda")
         predicted = "-"
-        if spec is not None and result.accelerator in specs:
+        if result.accelerator in specs:
             features = workload_features(spec, profile_workload(spec), op_mix_for_spec(spec))
             sps = model.estimate(features, specs[result.accelerator]).samples_per_second
             predicted = f"{sps:,.0f} {_error(sps, result.samples_per_second, 0.20)}"
@@ -157,8 +181,7 @@ def main() -> None:
              *("| " + " | ".join(row) + " |" for row in rows), "",
              "Targets: no-probe throughput within 20% of the measured samples/s; traced memory "
              "within 15% of the measured peak. The predicted column is empty where the device "
-             "is no catalog accelerator or the configuration is no example (the Hugging Face "
-             "GPT-2 is measured for memory only). Earlier H100 figures: issue 14's "
+             "is no catalog accelerator. Earlier H100 figures: issue 14's "
              "measurements; for the run at Lambda's batch, Lambda's H100-SXM reference row "
              "(the same step on NVIDIA's script, SGD instead of AdamW)."]
     name = (accelerator or device.split(":")[0]).replace(" ", "_").replace("/", "_")

@@ -2,7 +2,8 @@
 
 For each architecture of ``benchmarks/hf_zoo.py`` (23 Hugging Face transformers models,
 small configurations: causal, masked and sequence-to-sequence LMs, vision transformers,
-convolutional nets, a mixture of experts):
+convolutional nets, a mixture of experts) and of ``benchmarks/rnn_lm.py`` (LSTM and GRU
+language models in plain torch, fused recurrent layers):
 
 1. ``recommend``'s view: the profile (FLOPs), the memory trace with CUDA semantics and the
    operator mix, at the workload's batch, each ``ok`` or the first line of its error (a
@@ -14,9 +15,10 @@ convolutional nets, a mixture of experts):
 Then the same for common fine-tuning set-ups (``SETUPS``): activation checkpointing, only the
 head trained, the model cast to bf16 (pure-bf16 training).
 
-    python benchmarks/bench_trace_zoo.py [--time-box 8] [--only llama,t5]
+    python benchmarks/bench_trace_zoo.py [--time-box 8] [--only llama,t5 [--out NAME]]
 
-Needs ``pip install transformers`` (not a project dependency). Writes
+The Hugging Face rows need ``pip install transformers`` (not a project dependency;
+``--only lstm_lm,gru_lm`` runs without it). Writes
 benchmarks/results/trace_zoo.md.
 """
 
@@ -35,14 +37,26 @@ sys.path.insert(0, str(HERE))
 from _table import write_table  # noqa: E402
 from bench_memory import Config, _measure_in_child, _traced_gib  # noqa: E402
 from hf_zoo import ARCHITECTURES  # noqa: E402
+from rnn_lm import CELLS  # noqa: E402
 
 from advisor.profiling.op_profile import trace_op_mix  # noqa: E402
 from advisor.profiling.profile import MemoryBasis, profile_workload  # noqa: E402
 from advisor.spec import Precision, WorkloadSpec, parse_workload_spec  # noqa: E402
 
+# name -> (task, entrypoint, its options): the Hugging Face zoo and the recurrent LMs
+ZOO: dict[str, tuple[str, str, dict[str, object]]] = {
+    **{arch: (task, "hf_zoo:build", {"arch": arch}) for arch, (task, _) in ARCHITECTURES.items()},
+    **{f"{cell}_lm": ("rnn-lm", "rnn_lm:build", {"cell": cell}) for cell in CELLS},
+}
+
 
 def _batch(arch: str) -> int:
-    return 32 if ARCHITECTURES[arch][0] == "image" else 16
+    return 32 if ZOO[arch][0] == "image" else 16
+
+
+def _config(arch: str, options: dict[str, object]) -> Config:
+    _, entrypoint, base = ZOO[arch]
+    return Config(f"{entrypoint} {arch}", entrypoint=entrypoint, options={**base, **options})
 
 
 # (architecture, options): fine-tuning set-ups of hf_zoo.build
@@ -54,9 +68,10 @@ SETUPS: list[tuple[str, dict[str, object]]] = [
 
 
 def _spec(arch: str, options: dict[str, object], precision: str) -> WorkloadSpec:
-    spec = parse_workload_spec({"name": f"hf-{arch}", "precision": precision,
-                                "model": {"entrypoint": "hf_zoo:build",
-                                          "options": {"arch": arch, **options}},
+    config = _config(arch, options)
+    spec = parse_workload_spec({"name": f"zoo-{arch}", "precision": precision,
+                                "model": {"entrypoint": config.entrypoint,
+                                          "options": config.options},
                                 "batch_size": _batch(arch), "data": {"samples": 1000}})
     return WorkloadSpec(**{**spec.__dict__, "source_dir": str(HERE)})
 
@@ -73,8 +88,7 @@ def _recommend_view(arch: str, options: dict[str, object]) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - the table reports it
         flops, memory = f"failed: {type(exc).__name__}", "-"
     try:
-        trace_op_mix(Config("", entrypoint="hf_zoo:build", options={"arch": arch, **options})
-                     .recipe(_batch(arch), "bf16"), Precision.BF16)
+        trace_op_mix(_config(arch, options).recipe(_batch(arch), "bf16"), Precision.BF16)
         mix = "ok"
     except Exception as exc:  # noqa: BLE001
         mix = f"failed: {str(exc)[:90]}"
@@ -85,14 +99,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time-box", type=float, default=8.0, help="harness time box per CPU run")
     parser.add_argument("--only", help="comma-separated architectures (default: all)")
+    parser.add_argument("--out", default="trace_zoo",
+                        help="results file name under benchmarks/results (default: trace_zoo; "
+                             "give another with --only to keep the whole zoo's table)")
     args = parser.parse_args()
-    archs = args.only.split(",") if args.only else list(ARCHITECTURES)
+    archs = args.only.split(",") if args.only else list(ZOO)
     cases = [(arch, {}) for arch in archs] + [c for c in SETUPS if c[0] in archs]
     rows, errors = [], []
     for arch, options in cases:
         view = _recommend_view(arch, options)
-        config = Config(f"hf_zoo {arch}", entrypoint="hf_zoo:build",
-                        options={"arch": arch, **options})
+        config = _config(arch, options)
         cells = []
         for precision in ("fp32", "bf16"):
             measured = _measure_in_child(config, precision, _batch(arch), args.time_box)
@@ -109,12 +125,13 @@ def main() -> None:
             errors.append(error)
             cells.append(f"{peak * 1024:.0f} / {traced * 1024:.0f} MiB ({error:+.1%})")
         name = " ".join([arch, *(f"{k}={v}" for k, v in options.items())])
-        rows.append([name, ARCHITECTURES[arch][0], str(_batch(arch)), *view, *cells])
+        rows.append([name, ZOO[arch][0], str(_batch(arch)), *view, *cells])
         print(" | ".join(rows[-1]), flush=True)
     within = sum(abs(e) <= 0.15 for e in errors)
     notes = [
         f"Command: `python benchmarks/bench_trace_zoo.py --time-box {args.time_box:g}"
-        + (f" --only {args.only}" if args.only else "") + "`.",
+        + (f" --only {args.only}" if args.only else "")
+        + (f" --out {args.out}" if args.out != "trace_zoo" else "") + "`.",
         "GFLOPs/sample: the profile's forward + backward FLOPs per sample (bf16). Memory trace "
         "(CUDA) and op mix: what `recommend` uses; 'failed' means it falls back to the "
         "estimated sum and the FLOPs prior (and says so in a warning).",
@@ -125,7 +142,7 @@ def main() -> None:
          f"{statistics.median(abs(e) for e in errors):.1%}, worst {max(errors, key=abs):+.1%}."
          if errors else "No CPU run finished."),
     ]
-    write_table("trace_zoo", "Third-party architectures on fake tensors (Hugging Face zoo)",
+    write_table(args.out, "Third-party architectures on fake tensors (Hugging Face zoo, recurrent LMs)",
                 ["architecture", "task", "batch", "GFLOPs/sample", "memory trace (CUDA)",
                  "op mix", "trace s", "CPU fp32: measured / traced", "CPU bf16: measured / traced"],
                 rows, notes)
