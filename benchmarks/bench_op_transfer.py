@@ -17,11 +17,17 @@ predicts M on A at A's batch:
   by the two devices' anchors alone (``pair_shift=False``) or, as ``recommend`` does, by the
   pair shift (``advisor.throughput._pair_shift``: the anchors' difference moved toward the
   roofline's misses on A less those on B of the reference workloads alike in operator mix,
-  A's borrowed from its class peers where A has no rows). Every (cell, B) pair is a case.
+  A's borrowed from its class peers where A has no rows), carrying the probe's whole
+  no-probe miss on B, or, as ``recommend`` does, only the share the reference models'
+  held-out misses support (``advisor.throughput._probe_shrink``; also shown stack-blind).
+  Every (cell, B) pair is a case.
 
 A second block leaves the model out only (the target keeps its other models' rows: a catalog
 part in ``recommend``), and both blocks split the probe cases by whether B is of A's
 architecture class.
+
+The ceiling (``_ratio_oracle``): oracles that read the other models' measured ratio on the
+very pair (rows every method is denied), and the spread of that ratio over the models.
 
 Targets (issue 28): no probe within 20% for at least 75% of cases; after one probe within 10%
 for at least 80%. Named rows: the built-in examples measured on a real H100-SXM and H200
@@ -34,6 +40,7 @@ Run: nice python benchmarks/bench_op_transfer.py   (writes benchmarks/results/op
 
 from __future__ import annotations
 
+import copy
 import statistics
 import sys
 from collections import defaultdict
@@ -42,13 +49,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _ratio_oracle import ORACLES, oracle_cases, ratio_spreads  # noqa: E402
 from _table import write_table  # noqa: E402
 
 from advisor.profiling import OpMix, op_mix_for_spec, profile_workload, reference_op_mixes  # noqa: E402
 from advisor.ranking import workload_features  # noqa: E402
 from advisor.spec import load_workload_spec  # noqa: E402
 from advisor.throughput import Measurement, ReferenceRow, TransferModel, load_reference  # noqa: E402
-from advisor.throughput._no_probe import reference_features  # noqa: E402
+from advisor.throughput._no_probe import _precision_spread, reference_features  # noqa: E402
+from advisor.throughput._pair_shift import MIN_WIDTH  # noqa: E402
 from advisor.throughput._plain import PlainTransferModel  # noqa: E402
 from advisor.throughput.estimate import architecture_class  # noqa: E402
 from advisor.throughput.model_cache import cached_transfer_model  # noqa: E402
@@ -63,7 +72,8 @@ BUILTINS = (("resnet50", 2205.0, 2423.0), ("gpt2", 227.3, 245.0), ("bert", 2654.
 # traced: their cases are the same before and after, so their rows compare the two.
 FIRST_MIXES = frozenset({"resnet50", "bert_base_squad", "bert_large_squad"})
 LABELS = {"no_probe": "no probe", "one_ratio": "one ratio", "anchors": "anchors",
-          "per_op": "pair shift"}
+          "whole_miss": "pair shift", "stack_blind": "shrunk in-stack", "per_op": "shrunk"}
+PROBE_METHODS = ("one_ratio", "anchors", "whole_miss", "stack_blind", "per_op")
 
 
 @dataclass(frozen=True)
@@ -99,15 +109,25 @@ def cells(rows: Sequence[ReferenceRow], models: set[str],
     return out
 
 
-def methods(model: PlainTransferModel,
-            ) -> tuple[PlainTransferModel, PlainTransferModel, PlainTransferModel]:
+def methods(model: PlainTransferModel) -> tuple[PlainTransferModel, ...]:
     """(one ratio, per operator with the devices' anchors alone, per operator with the pair
-    shift): the fitted model with ``op_transfer`` off, then on without and with
-    ``pair_shift`` (the same fitted state, shared)."""
-    ratio, anchors, per_op = model.plain(), model.plain(), model.plain()
-    ratio.op_transfer, anchors.op_transfer, per_op.op_transfer = False, True, True
-    anchors.pair_shift, per_op.pair_shift = False, True
-    return ratio, anchors, per_op
+    shift carrying the probe's whole miss, the same with the probe's shrinkage for a step in
+    the reference's own stack (no stack variance), per operator with the pair shift and the
+    probe's shrinkage as ``recommend`` does): the fitted model with ``op_transfer`` off,
+    then on without and with ``pair_shift``, the third and fourth with the pair shift's
+    ``shrinkage`` removed or stack-blind (the same fitted state, shared)."""
+    ratio, anchors, whole_miss, stack_blind, per_op = (model.plain() for _ in range(5))
+    ratio.op_transfer = False
+    anchors.pair_shift = False
+    roofline = per_op.roofline()
+    shift = None if roofline is None else per_op._pair_shift(roofline)  # noqa: SLF001
+    if shift is not None and shift.shrinkage is not None:
+        whole_miss.pair_shift_ = copy.copy(shift)
+        whole_miss.pair_shift_.shrinkage = None
+        stack_blind.pair_shift_ = copy.copy(shift)
+        stack_blind.pair_shift_.shrinkage = copy.copy(shift.shrinkage)
+        stack_blind.pair_shift_.shrinkage.stack_variance = 0.0
+    return ratio, anchors, whole_miss, stack_blind, per_op
 
 
 @dataclass
@@ -118,6 +138,8 @@ class Errors:
     no_probe: list[float] = field(default_factory=list)
     one_ratio: list[float] = field(default_factory=list)
     anchors: list[float] = field(default_factory=list)
+    whole_miss: list[float] = field(default_factory=list)
+    stack_blind: list[float] = field(default_factory=list)
     per_op: list[float] = field(default_factory=list)
     alike: list[bool] = field(default_factory=list)
     no_probe_models: list[str] = field(default_factory=list)
@@ -149,7 +171,7 @@ def held_out(rows: Sequence[ReferenceRow], specs: dict[str, AcceleratorSpec],
     for n, (model_name, accelerator) in enumerate(groups, 1):
         train = [r for r in rows if r.model != model_name and r.accelerator != accelerator]
         fitted = TransferModel(calibrate=False).fit(train, accelerators=specs).plain()
-        ratio, anchors, per_op = methods(fitted)
+        ratio, anchors, whole_miss, stack_blind, per_op = methods(fitted)
         for cell in table:
             if cell.model != model_name or accelerator not in ("", cell.accelerator):
                 continue
@@ -165,7 +187,8 @@ def held_out(rows: Sequence[ReferenceRow], specs: dict[str, AcceleratorSpec],
                 shot = [Measurement(probe.accelerator, probe.samples_per_second,
                                     batch_size=probe.batch)]
                 for method, out in ((ratio, errors.one_ratio), (anchors, errors.anchors),
-                                    (per_op, errors.per_op)):
+                                    (whole_miss, errors.whole_miss),
+                                    (stack_blind, errors.stack_blind), (per_op, errors.per_op)):
                     predicted = method.estimate(features, target, measurements=shot)
                     out.append(predicted.samples_per_second / truth - 1)
                 errors.alike.append(architecture_class(spec) == architecture_class(target))
@@ -201,39 +224,72 @@ def protocol_rows(title: str, errors: Errors) -> list[list[str]]:
     for method, label in (("one_ratio", "one probe, one ratio (before issue 28)"),
                           ("anchors", "one probe, per operator class, the devices' anchors "
                                       "(before the pair shift)"),
-                          ("per_op", "one probe, per operator class, pair shift "
-                                     "(recommend now)")):
+                          ("whole_miss", "one probe, per operator class, pair shift, the "
+                                         "probe's whole miss (before the shrinkage)"),
+                          ("stack_blind", "one probe, per operator class, pair shift, the "
+                                          "probe's miss shrunk for a step in the reference "
+                                          "stack (no stack variance)"),
+                          ("per_op", "one probe, per operator class, pair shift, the probe's "
+                                     "miss shrunk, stack variance in (recommend now)")):
         out.append(summary(label, errors.of(method), PROBE_TARGET, PROBE_SHARE))
         for alike, where in ((True, "same"), (False, "another")):
             out.append(summary(f"&nbsp;&nbsp;probe of {where} architecture class",
                                errors.of(method, alike=alike), PROBE_TARGET, None))
     first = sorted(FIRST_MIXES & set(errors.no_probe_models))
-    out.append([f"&nbsp;&nbsp;the models with a mix before issue 28's additions ({', '.join(first)}): "
-                "no probe / one ratio / anchors / pair shift", "", "", "", ""])
-    for method, limit in (("no_probe", NO_PROBE_TARGET), ("one_ratio", PROBE_TARGET),
-                          ("anchors", PROBE_TARGET), ("per_op", PROBE_TARGET)):
+    methods_named = " / ".join(LABELS[m] for m in ("no_probe", *PROBE_METHODS))
+    out.append([f"&nbsp;&nbsp;the models with a mix before issue 28's additions "
+                f"({', '.join(first)}): {methods_named}", "", "", "", ""])
+    for method, limit in (("no_probe", NO_PROBE_TARGET),
+                          *((m, PROBE_TARGET) for m in PROBE_METHODS)):
         if not errors.of(method, models=FIRST_MIXES):
             continue
         out.append(summary(f"&nbsp;&nbsp;&nbsp;&nbsp;{LABELS[method]}",
                            errors.of(method, models=FIRST_MIXES), limit, None))
-    out.append(["&nbsp;&nbsp;per held-out model: within the limit, no probe / one ratio / "
-                "anchors / pair shift", "cases", "", "", ""])
+    out.append([f"&nbsp;&nbsp;per held-out model: within the limit, {methods_named}", "cases",
+                "", "", ""])
     for model in sorted(set(errors.no_probe_models)):
         one = frozenset({model})
         shares = [f"{100 * share(found, limit):.0f}%" if (found := errors.of(m, models=one))
                   else "-" for m, limit in (("no_probe", NO_PROBE_TARGET),
-                                            ("one_ratio", PROBE_TARGET),
-                                            ("anchors", PROBE_TARGET),
-                                            ("per_op", PROBE_TARGET))]
+                                            *((m, PROBE_TARGET) for m in PROBE_METHODS))]
         out.append([f"&nbsp;&nbsp;&nbsp;&nbsp;{model}",
                     f"{len(errors.of('no_probe', models=one))} / "
                     f"{len(errors.of('per_op', models=one))}", " / ".join(shares), "", ""])
     return out
 
 
+def oracle_rows(rows: Sequence[ReferenceRow], specs: dict[str, AcceleratorSpec],
+                mixes: dict[str, OpMix]) -> list[list[str]]:
+    """The ceiling (``_ratio_oracle``): each oracle over the probe cases, split by the probed
+    part's architecture class and by model; then the spread of the pair ratios."""
+    judged = {key.split("/")[0] for key in mixes}
+    table = cells(rows, {r.model for r in rows}, specs)
+    found = oracle_cases(table, judged, specs, mixes, max(_precision_spread(mixes), MIN_WIDTH))
+    out = [["**the ceiling: oracles that read the other models' measured ratio on the very "
+            "pair (held-out rows; a bound, not a method)**", "", "", "", ""]]
+    for oracle in ORACLES:
+        errors = [c for c in found if c.oracle == oracle]
+        out.append(summary(oracle, [c.error for c in errors], PROBE_TARGET, PROBE_SHARE))
+        for alike, where in ((True, "same"), (False, "another")):
+            out.append(summary(f"&nbsp;&nbsp;probe of {where} architecture class",
+                               [c.error for c in errors if c.alike == alike], PROBE_TARGET,
+                               None))
+        out.append(["&nbsp;&nbsp;per model: " + ", ".join(
+            f"{m} {100 * share([c.error for c in errors if c.model == m], PROBE_TARGET):.0f}%"
+            for m in sorted({c.model for c in errors})), "", "", "", ""])
+    for label, keep in (("every reference model", lambda _: True),
+                        ("the models with a mix", lambda m: m in judged)):
+        spreads = sorted(ratio_spreads(table, specs, keep))
+        quartiles = statistics.quantiles(spreads, n=4)
+        out.append([f"spread of log(A/B) over {label}, per generation, precision and pair "
+                    "(standard deviation): median (quartiles)", str(len(spreads)),
+                    f"{quartiles[1]:.3f} ({quartiles[0]:.3f}-{quartiles[2]:.3f})", "", ""])
+    return out
+
+
 def builtin_rows(specs: dict[str, AcceleratorSpec]) -> list[list[str]]:
     """The named built-in cases: H200 probe -> H100-SXM and H100-SXM probe -> H200."""
-    ratio, _, per_op = methods(cached_transfer_model(specs))
+    ratio, *_, per_op = methods(cached_transfer_model(specs))
     out = []
     for example, h100, h200 in BUILTINS:
         spec = load_workload_spec(ROOT / "examples" / f"{example}.yaml")
@@ -263,6 +319,7 @@ def main() -> None:
     rows += protocol_rows("held out: the model only (the target keeps its other models' rows, "
                           "as in recommend)", held_out(reference, specs, mixes,
                                                        leave_accelerator=False))
+    rows += oracle_rows(reference, specs, mixes)
     named = builtin_rows(specs)
     rows += [["**named case**", "measured", "no probe", "one ratio", "per operator"]]
     rows += named
@@ -356,9 +413,64 @@ def main() -> None:
                "ResNet-50 vs SSD) and the noisy mixed Transformer-XL rows; a probe of another "
                "architecture class is within 10% for 44% / 53% of cases (first / second "
                "block).",
+               "The ceiling (benchmarks/_ratio_oracle.py; the oracle rows above): each oracle "
+               "predicts the held-out model on A as the probe times a ratio A/B read off the "
+               "measured cells of the other models on that very pair, same generation and "
+               "precision (rows every method here is denied: a bound, not a method). The "
+               "ratio depends on the workload: over the models measured on a pair, log(A/B) "
+               "has a median standard deviation of 0.196 (0.167 over the eight models with a "
+               "mix; 288 pairs), twice the 10% band. So no workload-blind transfer gets near "
+               "80%: the median of the other models' exact ratios is within 10% for 39.1% "
+               "(median |error| 13.7%; probe of the same class 53.9%, of another 21.0%). "
+               "Weighting the other models by operator-mix similarity (the pair shift's "
+               "width rule) gives 55.3% (same class 63.6%, other 45.1%); the pair shift "
+               "already beats it in the model-only block (60.7%) because it adds the "
+               "roofline's workload-aware ratio to the alike models' residuals. The held-out "
+               "model's own ratio on the pair as Lambda's other table generation measured it "
+               "(another software stack, 840 cases) is within 10% for 74.3% (same class "
+               "88.9%, other class 45.0%): a pair's ratio moves between stacks by about the "
+               "band itself, so for a user's step (always in a stack of its own) 80% within "
+               "10% after one probe is not reachable from these tables by any transfer, "
+               "workload-aware or not; it is missed by the data, not only by the method. Only "
+               "the hindsight oracle (the single other model whose ratio lands nearest, "
+               "picked with the truth) passes, 88.6%: one sibling's ratio would do, but "
+               "nothing observable before the probe picks it (the mix-weighted pick: 55%). "
+               "What separates recommend from the 74% stack bound after part 2: the model x "
+               "GPU interaction of a model with no close sibling (NCF 30%, Transformer-XL "
+               "49-51% model only) and probes of another architecture class (60% vs 72%).",
+               "Probe shrinkage (advisor/throughput/_probe_shrink.py; issue 28's part 2): "
+               "before it the transfer carried the probe's whole no-probe miss on B to A, "
+               "though the misses of one model on two parts correlate 0.48 (model-only "
+               "cases). Now it carries beta of it: the least-squares regression, through "
+               "zero, of the reference models' model-held-out roofline misses on A on their "
+               "misses on B, per architecture-class pair and linear in the two parts' spec "
+               "distance (log peaks and bandwidth); on the full reference, Ampere <- Ampere "
+               "0.825 - 0.265 d. A user's stack moves a step on every part alike, so its "
+               "mean squared stack shift (0.033 in recommend; the reference generations "
+               "against the published suites) is added to the covariance and the variance: "
+               "H200 <- H100 0.73 -> 0.89, A100 <- V100 0.30 -> 0.62. The pair shift is kept "
+               "whole, the probed part keeps its measurement, the no-probe figures do not "
+               "move. Within 10% (pair shift -> shrunk, stack variance in): model and "
+               "accelerator held out 49.7% -> 51.5% (median |error| 10.1% -> 9.6%, p90 30.1% "
+               "-> 25.9%); model only 60.7% -> 66.6% (7.7% -> 6.7%, p90 25.5% -> 21.6%; same "
+               "class 67.1% -> 72.3%, other class 52.9% -> 59.8%; the three earlier models "
+               "68.6% -> 75.1%). Stack-blind (variance 0): 50.7% and 65.8%. Losses: "
+               "BERT-large model and accelerator held out 58% -> 52%, Transformer-XL large "
+               "36% -> 37% (in-stack 39%). The target stays missed (by 28.5 and 13.4 pt). "
+               "Disclosure, in order: (1) a constant beta was screened in hindsight on the "
+               "model-only judged cases (best 0.6: 65.7%; the learned constant per class pair "
+               "gave 64.4%); (2) that first version moved the named rows away from their "
+               "measurements (H100 -> H200 BERT -10.9%, ResNet-50 +12.5%), and a table of "
+               "per-pair betas against spec distance on the full reference (twins 0.87, "
+               "distance over 1.5 about 0.4) led to the distance line; (3) the stack term "
+               "was added after seeing those named rows. The named rows are therefore no "
+               "clean held-out evidence for the final form; the blocks are, up to the "
+               "choice among these three forms (each fitted, none tuned).",
                "Named rows: the model recommend uses (fitted on all reference rows); the "
                "built-ins' H100/H200 figures are in no fit. Columns there: measured samples/s, "
-               "then each method's figure (error). The per-device correction is each device's "
+               "then each method's figure (error); per operator is recommend's (pair shift "
+               "and shrinkage; before the shrinkage -4.1%, +4.2%, -1.5%, +1.5%, +2.4%, "
+               "-2.4%). The per-device correction is each device's "
                "no-probe prediction over the bare roofline (the H200, with no reference rows, "
                "is anchored to published runs); this choice was made after a first version "
                "that used the roofline's own borrowed anchors missed these rows (H200 -> H100 "

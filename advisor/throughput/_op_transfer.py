@@ -26,6 +26,11 @@ the reference workloads measured on each device, borrowed from its peers where i
 With ``pair_shift``, that difference is then moved toward how the roofline missed the
 reference workloads alike in operator mix measured on both devices
 (``advisor.throughput._pair_shift``): the pair's own evidence, where the reference has it.
+With the pair shift's ``shrinkage`` (``advisor.throughput._probe_shrink``), only the share
+``beta`` of the probe's own no-probe miss on B (its no-probe figure there over the probe) is
+carried: ``1 - beta`` of it is given back, so the figure is A's no-probe one moved by
+``beta`` of that miss plus the pair shift, ``beta`` learned per architecture-class pair from
+how the reference models' held-out misses on two parts move together.
 
 With a split in proportion to the roofline's own estimate this reduces to the probe times the
 ratio of the two devices' no-probe predictions; recorded class times make the split the step's
@@ -172,4 +177,10 @@ class OpTransfer:
             shift = self.pair_shift.shift(op_mix, precision_key(precision, target),
                                           target=target.name, probed=probed.name,
                                           prior_shift=shift, borrow=borrow)
-        return -math.log(seconds) + shift
+        value = -math.log(seconds) + shift
+        shrinkage = self.pair_shift.shrinkage if self.pair_shift is not None else None
+        beta = shrinkage.beta(target, probed) if shrinkage is not None else 1.0
+        if beta < 1:  # carry only beta of the probe's miss on B: (1 - beta) of it back
+            bare = prior.samples_per_second(op_mix, probed, batch_size=probed_batch, tf32=tf32)
+            value += (1 - beta) * (math.log(bare) + corrections[1] - probed_log_sps)
+        return value

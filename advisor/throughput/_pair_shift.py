@@ -40,6 +40,7 @@ import numpy as np
 from advisor.errors import AdvisorError
 from advisor.profiling import OpMix
 from advisor.throughput._no_probe import _precision_spread, mix_distance
+from advisor.throughput._probe_shrink import ProbeShrinkage
 from advisor.throughput.estimate import architecture_class
 from advisor.throughput.reference import ReferenceRow
 from advisor.throughput.roofline import RooflinePrior, _anchor_features, reference_samples
@@ -62,13 +63,15 @@ class PairShift:
     ``precision_weight`` the weight of a group of the other precision; ``pseudo_count`` the
     weight, in groups, of the prior shift; ``width`` the mix distance at which a group's
     weight falls to exp(-1) (None: by rule, see the module); ``specs`` the specs of the parts
-    with residuals and ``ridge`` the penalty, to borrow residuals for a part without any.
-    Immutable after construction (borrowed residuals are memoized per part)."""
+    with residuals and ``ridge`` the penalty, to borrow residuals for a part without any;
+    ``shrinkage`` (None: the probe's whole miss) how much of the probe's own no-probe miss
+    the transfer carries (``advisor.throughput._probe_shrink``). Immutable after
+    construction (borrowed residuals are memoized per part)."""
 
     def __init__(self, residuals: Residuals, mixes: Mapping[str, OpMix], *,
                  precision_weight: float = 0.3, pseudo_count: float = 1.0,
                  width: float | None = None, specs: Mapping[str, AcceleratorSpec] | None = None,
-                 ridge: float = 0.1) -> None:
+                 ridge: float = 0.1, shrinkage: ProbeShrinkage | None = None) -> None:
         if not 0 <= precision_weight <= 1:
             raise AdvisorError(f"precision_weight must be in [0, 1], got {precision_weight}")
         if pseudo_count <= 0:
@@ -79,6 +82,7 @@ class PairShift:
             raise AdvisorError(f"ridge must be > 0, got {ridge}")
         self.specs = {name: spec for name, spec in (specs or {}).items() if name in residuals}
         self.ridge = ridge
+        self.shrinkage = shrinkage
         self._borrowed: dict[str, dict[tuple[str, str], float]] = {}
         self.residuals = {name: dict(found) for name, found in residuals.items()}
         known = {group for found in self.residuals.values() for group, _ in found}
@@ -92,10 +96,11 @@ class PairShift:
     def from_reference(cls, reference: Sequence[ReferenceRow],
                        accelerators: Mapping[str, AcceleratorSpec], mixes: Mapping[str, OpMix],
                        roofline: RooflinePrior, *, precision_weight: float = 0.3,
-                       ridge: float = 0.1) -> Self:
+                       ridge: float = 0.1, shrinkage: ProbeShrinkage | None = None) -> Self:
         """The correction from ``roofline``'s log residuals on the single-device
         ``reference`` rows whose group has a mix (``reference_samples``, one generation at a
-        time; TF32 as there), the mean over a group's batches on one part."""
+        time; TF32 as there), the mean over a group's batches on one part; ``shrinkage`` as
+        in the constructor."""
         found: dict[tuple[str, str, str], list[float]] = defaultdict(list)
         for generation in sorted({r.generation for r in reference}):
             rows = [r for r in reference if r.generation == generation]
@@ -108,7 +113,7 @@ class PairShift:
         for (name, group, generation), values in found.items():
             residuals[name][(group, generation)] = statistics.mean(values)
         return cls(residuals, mixes, precision_weight=precision_weight, specs=accelerators,
-                   ridge=ridge)
+                   ridge=ridge, shrinkage=shrinkage)
 
     def _borrow(self, spec: AcceleratorSpec) -> dict[tuple[str, str], float]:
         """Per (group, generation), the residual regressed from the parts of ``spec``'s vendor

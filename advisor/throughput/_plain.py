@@ -62,6 +62,7 @@ from advisor.throughput._no_probe import (
 from advisor.throughput._op_transfer import OpTransfer
 from advisor.throughput._pair_shift import PairShift
 from advisor.throughput._params import check_hyper_parameters
+from advisor.throughput._probe_shrink import ProbeShrinkage, stack_variance
 from advisor.throughput._table import (
     FloatArray,
     ReferenceTable,
@@ -158,7 +159,9 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
     (``advisor.throughput._op_transfer``) instead of by the reference workloads' ratio
     (False: the ratio transfer always); ``pair_shift``: there, correct the probed pair by
     how the roofline missed the reference workloads alike in operator mix measured on both
-    devices (``advisor.throughput._pair_shift``; False: by the devices' anchors alone).
+    devices (``advisor.throughput._pair_shift``; False: by the devices' anchors alone) and
+    carry the share of the probe's own miss the reference models' held-out misses support
+    (``advisor.throughput._probe_shrink``).
     """
 
     def __init__(self, *, tau: float = 0.06, top_k: int = 8,
@@ -310,8 +313,19 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
             self.pair_shift_ = PairShift.from_reference(
                 self.reference_, self.specs_, reference_op_mixes(), roofline.roofline_,
                 precision_weight=roofline.precision_mismatch_weight,
-                ridge=roofline.anchor_ridge)
+                ridge=roofline.anchor_ridge, shrinkage=ProbeShrinkage.from_reference(
+                    self.reference_, self.specs_, reference_op_mixes(),
+                    refit=self._fitted_roofline,
+                    stack_variance=stack_variance(self.stack_shifts_.values())))
         return self.pair_shift_
+
+    def warm(self) -> None:
+        """Fit now what is otherwise fitted on first use (the roofline, and the pair shift
+        with the probe shrinkage, whose held-out refits take seconds), so a pickled model
+        holds it."""
+        roofline = self.roofline()
+        if roofline is not None:
+            self._pair_shift(roofline)
 
     # -- prediction ------------------------------------------------------------------------
 

@@ -142,7 +142,7 @@ def _fit(accelerators: Mapping[str, AcceleratorSpec], reference_path: Path) -> P
     published = [r for r in load_published() if r.accelerator in accelerators]
     model = TransferModel().fit(load_reference(reference_path), accelerators=accelerators,
                                 published=published).plain()
-    model.roofline()  # fitted on first use: fit it now so the cache holds it
+    model.warm()  # the roofline and pair shift are fitted on first use: now, for the cache
     return model
 
 
