@@ -16,6 +16,7 @@ from advisor._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from advisor.profiling._spec_files import recipe_for
+    from advisor.profiling.fake_step import preload_torch
     from advisor.profiling.memory_trace import trace_peak_bytes
     from advisor.profiling.op_names import step_op_names
     from advisor.profiling.op_profile import (
@@ -43,6 +44,7 @@ __all__ = [
     "op_mix_for_spec",
     "overhead_for_accelerator",
     "overhead_for_vendor",
+    "preload_torch",
     "profile_workload",
     "recipe_for",
     "reference_op_mixes",
@@ -63,6 +65,7 @@ _HOME = {
     "op_mix_for_spec": "op_profile",
     "overhead_for_accelerator": "runtime_overhead",
     "overhead_for_vendor": "runtime_overhead",
+    "preload_torch": "fake_step",
     "profile_workload": "profile",
     "recipe_for": "_spec_files",
     "reference_op_mixes": "op_profile",

@@ -12,7 +12,7 @@ op lists and attention kernels (``advisor.profiling._cuda_emulation``); ``"cpu"`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,7 +20,7 @@ from advisor.spec import Precision
 from probes import BuiltWorkload, WorkloadRecipe, build_workload
 
 __all__ = ["PHASES", "STEP_ERRORS", "FakeStep", "autocast_for", "fake_build",
-           "fake_grouped_mm", "run_fake_steps"]
+           "fake_grouped_mm", "preload_torch", "run_fake_steps"]
 
 # Errors torch raises when a model cannot run on the meta device or fake tensors.
 STEP_ERRORS = (RuntimeError, NotImplementedError, TypeError, ValueError, AttributeError,
@@ -28,6 +28,15 @@ STEP_ERRORS = (RuntimeError, NotImplementedError, TypeError, ValueError, Attribu
 
 # Phases, in order, for step 0 (set-up) and steps 1 and 2.
 PHASES = ("batch", "ready", "start", "forward", "backward", "optimizer step", "done")
+
+
+def preload_torch() -> None:
+    """Import torch, where installed, before a time limit on the user's code starts: its import
+    takes seconds on a cold machine and is not the model's work, and a timer that cut it off
+    would leave torch half-initialized for the rest of the process (the next import fails:
+    'cannot initialize type ... already defined')."""
+    with suppress(ImportError):  # the profiling that follows says how to install it
+        import torch  # noqa: F401
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from advisor._time_limit import time_limit
 from advisor.errors import AdvisorError
-from advisor.profiling.fake_step import FakeStep
+from advisor.profiling.fake_step import FakeStep, preload_torch
 from advisor.profiling.op_profile import trace_with
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
@@ -108,6 +108,7 @@ def step_op_names(spec: WorkloadSpec, *, use_cache: bool = True) -> frozenset[st
         _MEMO[key] = cached
         return cached
     limit = spec.profile.timeout_s
+    preload_torch()
     try:
         with time_limit(limit, f"tracing the step's operators took more than {limit:g} s"):
             names = trace_op_names(recipe_for(spec, samples_per_device=_TRACE_BATCH),

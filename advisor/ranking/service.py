@@ -12,6 +12,7 @@ from advisor.profiling import (
     OpMix,
     needs_measuring,
     op_mix_for_spec,
+    preload_torch,
     profile_workload,
     step_op_names,
 )
@@ -69,9 +70,11 @@ def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
     if measuring:  # seconds of torch work: fit a missing model beside it
         fit_in_background(catalog.accelerators)
     evidence = stored_probe_evidence(spec, catalog, tuned=tuned)
-    if measuring and progress is not None:
-        progress(f"profiling {spec.name} with torch (first run for this model; cached "
-                 "afterwards) ...")
+    if measuring:
+        if progress is not None:
+            progress(f"profiling {spec.name} with torch (first run for this model; cached "
+                     "afterwards) ...")
+        preload_torch()  # not the model's work: outside profile.timeout_s
     limit = spec.profile.timeout_s
     with time_limit(limit, f"{spec.name}: profiling the model took more than {limit:g} s "
                            "(profile.timeout_s in model.yaml): its build function or one "

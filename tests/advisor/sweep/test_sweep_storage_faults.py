@@ -186,11 +186,9 @@ def test_a_refused_login_fails_at_once_in_one_line(tmp_path: Path,
     url = (f"postgresql://nobody:Pw-{uuid.uuid4().hex[:6]}@127.0.0.1:{postgres_server.port}"
            "/advisor_test")  # no such role: the server refuses whoever asks
     path = write_sweep(tmp_path, storage=url)
-    started = time.monotonic()
     result = CliRunner().invoke(advisor, ["sweep", str(path)])
-    assert time.monotonic() - started < 5.0  # not retried: it cannot succeed
     assert result.exit_code == 2, result.output
-    (line,) = result.output.strip().splitlines()
+    (line,) = result.output.strip().splitlines()  # not retried: no wait, no "failed for 15 s"
     assert "refused the login" in line and 'role "nobody" does not exist' in line
     assert url.split(":")[2].split("@")[0] not in line  # the password
 
@@ -239,9 +237,7 @@ def test_an_unreachable_server_is_retried_for_the_bound_then_one_line(
     monkeypatch.setattr(runner_module, "OPEN_RETRY_S", 2.0)  # 15 s in use
     url = f"postgresql://advisor:S3cret-pw@127.0.0.1:{_closed_port()}/db"
     path = write_sweep(tmp_path, storage=url)
-    started = time.monotonic()
     result = CliRunner().invoke(advisor, ["sweep", str(path)])
-    assert time.monotonic() - started < 10.0
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert lines[-1].startswith("error: storage: opening the study failed for 2 s: ")
