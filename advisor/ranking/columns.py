@@ -71,7 +71,8 @@ class RankedOffers(LazyRows[CostEstimate]):
 
     def measured(self) -> np.ndarray:
         """Per row: whether a probe measured its throughput (basis measured or tuned)."""
-        return np.fromiter((b.is_measured for b in self.basis), dtype=bool, count=len(self))
+        rows: np.ndarray = np.isin(self.basis, [b for b in Basis if b.is_measured])
+        return rows
 
     def with_basis(self, basis: Basis) -> np.ndarray:
         """Per row: whether its basis is ``basis``."""

@@ -161,11 +161,12 @@ def _spot_bands(spec: WorkloadSpec, offers: OfferTable, rows: np.ndarray,
     bands: dict[object, int] = {}
     band_of_place = []
     firsts = rows[spot[first]]
+    clouds = {name: Cloud(name) for name in offers.cloud.values}
     for row, cloud, itype, region in zip(
             firsts.tolist(), offers.cloud.take(firsts).to_list(),
             offers.instance_type.take(firsts).to_list(), offers.region.take(firsts).to_list(),
             strict=True):
-        key = (cloud, data.risk(Cloud(cloud), itype, region))
+        key = (cloud, data.risk(clouds[cloud], itype, region))
         if key not in bands:  # no published band: the cloud's assumed one
             bands[key] = len(overheads)
             overheads.append(spot_overhead(offers[row], 0.0,
