@@ -35,15 +35,18 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Self
 
-import numpy as np
-
 from advisor.errors import AdvisorError
 from advisor.profiling import OpMix
 from advisor.throughput._no_probe import _precision_spread, mix_distance
 from advisor.throughput._probe_shrink import ProbeShrinkage
-from advisor.throughput.estimate import architecture_class
 from advisor.throughput.reference import ReferenceRow
-from advisor.throughput.roofline import RooflinePrior, _anchor_features, reference_samples
+from advisor.throughput.roofline import (
+    RooflinePrior,
+    anchor_features,
+    class_peers,
+    reference_samples_by_generation,
+    ridge_at,
+)
 from pricing import AcceleratorSpec
 
 __all__ = ["MIN_PEERS", "MIN_WIDTH", "PairShift", "Residuals"]
@@ -102,9 +105,9 @@ class PairShift:
         time; TF32 as there), the mean over a group's batches on one part; ``shrinkage`` as
         in the constructor."""
         found: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-        for generation in sorted({r.generation for r in reference}):
-            rows = [r for r in reference if r.generation == generation]
-            for s in reference_samples(rows, accelerators, mixes):
+        for generation, samples in reference_samples_by_generation(reference, accelerators,
+                                                                   mixes).items():
+            for s in samples:
                 predicted = roofline.samples_per_second(s.op_mix, s.accelerator,
                                                         batch_size=s.batch_size, tf32=s.tf32)
                 found[(s.accelerator.name, s.group, generation)].append(
@@ -118,26 +121,17 @@ class PairShift:
     def _borrow(self, spec: AcceleratorSpec) -> dict[tuple[str, str], float]:
         """Per (group, generation), the residual regressed from the parts of ``spec``'s vendor
         and architecture class that ran it (see the module); empty without its figures."""
-        ours = _anchor_features(spec)
+        ours = anchor_features(spec)
         if ours is None:
             return {}
-        peers = {name: figures for name, other in sorted(self.specs.items())
-                 if name != spec.name and other.vendor == spec.vendor
-                 and architecture_class(other) == architecture_class(spec)
-                 and (figures := _anchor_features(other)) is not None}
+        peers = class_peers(spec, self.specs)
         keys = sorted({key for name in peers for key in self.residuals[name]})
         out = {}
         for key in keys:
             ran = [name for name in peers if key in self.residuals[name]]
-            if len(ran) < MIN_PEERS:
-                continue
-            features = np.array([peers[name] for name in ran])
-            values = np.array([self.residuals[name][key] for name in ran])
-            center = features.mean(axis=0)
-            centered = features - center
-            coef = np.linalg.solve(centered.T @ centered + self.ridge * np.eye(len(center)),
-                                   centered.T @ (values - values.mean()))
-            out[key] = float(values.mean() + (np.asarray(ours) - center) @ coef)
+            if len(ran) >= MIN_PEERS:
+                out[key] = ridge_at([peers[name] for name in ran],
+                                    [self.residuals[name][key] for name in ran], ours, self.ridge)
         return out
 
     def _on(self, name: str, spec: AcceleratorSpec | None) -> Mapping[tuple[str, str], float]:

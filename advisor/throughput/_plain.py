@@ -310,12 +310,12 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         if not self.pair_shift:
             return None
         if "pair_shift_" not in self.__dict__:
+            mixes = reference_op_mixes()
             self.pair_shift_ = PairShift.from_reference(
-                self.reference_, self.specs_, reference_op_mixes(), roofline.roofline_,
+                self.reference_, self.specs_, mixes, roofline.roofline_,
                 precision_weight=roofline.precision_mismatch_weight,
                 ridge=roofline.anchor_ridge, shrinkage=ProbeShrinkage.from_reference(
-                    self.reference_, self.specs_, reference_op_mixes(),
-                    refit=self._fitted_roofline,
+                    self.reference_, self.specs_, mixes, refit=self._fitted_roofline,
                     stack_variance=stack_variance(self.stack_shifts_.values())))
         return self.pair_shift_
 
@@ -492,14 +492,14 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         # where the workload's operators are known, else the FLOPs prior's
         anchor_case = (roofline_case("roofline", accelerator) if workload.op_mix is not None
                        else "prior")
-        low, high = self.no_probe_interval(
-            workload, anchor_case if case == "published" else case,
-            quantiles=self.residual_quantiles_, foreign_widening=self.foreign_widening)
+        def interval(of: str) -> tuple[float, float]:
+            return self.no_probe_interval(workload, of, quantiles=self.residual_quantiles_,
+                                          foreign_widening=self.foreign_widening)
+
+        low, high = interval(anchor_case if case == "published" else case)
         if case == "published":  # the anchor's no-probe error and the ratio's spread (the
             # cross-suite rule's measured error, and the prior's share, for cross-suite anchors)
-            return self.published_bounds(workload, accelerator, (low, high), lambda c: (
-                self.no_probe_interval(workload, c, quantiles=self.residual_quantiles_,
-                                       foreign_widening=self.foreign_widening)))
+            return self.published_bounds(workload, accelerator, (low, high), interval)
         return low, high
 
     def predict(self, X: Sequence[ReferenceRow]) -> npt.NDArray[np.float64]:

@@ -52,8 +52,8 @@ from advisor.throughput.reference import ReferenceRow
 from advisor.throughput.roofline import (
     AnchoredRoofline,
     RooflineSample,
-    _anchor_features,
-    reference_samples,
+    anchor_features,
+    reference_samples_by_generation,
 )
 from pricing import AcceleratorSpec
 
@@ -78,9 +78,7 @@ def held_out_misses(reference: Sequence[ReferenceRow],
     of the single-device ``reference`` rows with a mix, predicted by ``refit`` (an anchored
     roofline fitted on the given samples) on every generation's samples except those of the
     group's model. Models whose removal leaves fewer than ten samples are skipped."""
-    by_generation = {generation: reference_samples(
-        [r for r in reference if r.generation == generation], accelerators, mixes)
-        for generation in sorted({r.generation for r in reference})}
+    by_generation = reference_samples_by_generation(reference, accelerators, mixes)
     everything = [s for samples in by_generation.values() for s in samples]
     found: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for model in sorted({s.group.partition("/")[0] for s in everything}):
@@ -197,7 +195,7 @@ def stack_variance(shifts: Iterable[float]) -> float:
 def spec_distance(a: AcceleratorSpec, b: AcceleratorSpec) -> float | None:
     """How far apart two parts' figures are: the Euclidean distance of their log peak
     FLOP/s (tensor and fp32) and log bandwidth (the anchors' features); None without them."""
-    ours, theirs = _anchor_features(a), _anchor_features(b)
+    ours, theirs = anchor_features(a), anchor_features(b)
     if ours is None or theirs is None:
         return None
     return math.dist(ours, theirs)

@@ -37,8 +37,9 @@ from advisor.throughput.kernel_efficiency import KernelPriors, shipped_kernel_pr
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
-__all__ = ["PATHS", "AnchoredRoofline", "RooflinePrior", "RooflineSample", "compute_path",
-           "reference_samples"]
+__all__ = ["AnchoredRoofline", "PATHS", "RooflinePrior", "RooflineSample", "anchor_features",
+           "class_peers", "compute_path", "reference_samples",
+           "reference_samples_by_generation", "ridge_at"]
 
 PATHS = ("tensor", "tf32", "simt")
 _HALF = ("bfloat16", "float16")
@@ -242,6 +243,17 @@ def reference_samples(reference: Sequence[ReferenceRow], accelerators: Mapping[s
             for (_, key, name, batch), values in sorted(groups.items())]
 
 
+def reference_samples_by_generation(reference: Sequence[ReferenceRow],
+                                    accelerators: Mapping[str, AcceleratorSpec],
+                                    mixes: Mapping[str, OpMix]) -> dict[str, list[RooflineSample]]:
+    """``reference_samples`` of each software generation apart, by generation (sorted): a
+    residual difference is only taken within one generation (the tables' two generations ran
+    one GPU about 10% apart)."""
+    return {generation: reference_samples([r for r in reference if r.generation == generation],
+                                          accelerators, mixes)
+            for generation in sorted({r.generation for r in reference})}
+
+
 class AnchoredRoofline:
     """The roofline prior corrected, per accelerator, by how far it missed the reference
     workloads measured there (their log residual, weighted by how alike they are).
@@ -317,29 +329,45 @@ class AnchoredRoofline:
                          precision_key: str) -> float:
         """The correction regressed from the anchored accelerators of its class (0 when
         fewer than ``_MIN_ANCHORED`` of them, or the figures are missing)."""
-        ours = _anchor_features(accelerator)
-        seen = {name: figures for name, spec in sorted(self.specs_.items())
-                if spec.vendor == accelerator.vendor
-                and architecture_class(spec) == architecture_class(accelerator)
-                and (figures := _anchor_features(spec)) is not None}
+        ours = anchor_features(accelerator)
+        seen = class_peers(accelerator, self.specs_)
         if ours is None or len(seen) < _MIN_ANCHORED:
             return 0.0
-        features = np.array(list(seen.values()))
-        anchors = np.array([self._anchor(name, conv_fraction, precision_key) for name in seen])
-        center = features.mean(axis=0)
-        centered = features - center
-        coef = np.linalg.solve(centered.T @ centered + self.anchor_ridge * np.eye(len(center)),
-                               centered.T @ (anchors - anchors.mean()))
-        return float(anchors.mean() + (np.asarray(ours) - center) @ coef)
+        return ridge_at(list(seen.values()),
+                        [self._anchor(name, conv_fraction, precision_key) for name in seen],
+                        ours, self.anchor_ridge)
 
 
 _MIN_ANCHORED = 3  # anchored accelerators of a class needed to regress an unseen one's
 
 
-def _anchor_features(spec: AcceleratorSpec) -> tuple[float, float, float] | None:
+def anchor_features(spec: AcceleratorSpec) -> tuple[float, float, float] | None:
     """Logs of peak tensor (bf16/fp16) and fp32 FLOP/s and memory bandwidth; None when the
     datasheet lacks one."""
     if not (spec.bf16_tflops and spec.fp32_tflops and spec.memory_bandwidth_gbs > 0):
         return None
     return (math.log(spec.bf16_tflops), math.log(spec.fp32_tflops),
             math.log(spec.memory_bandwidth_gbs))
+
+
+
+def class_peers(spec: AcceleratorSpec, specs: Mapping[str, AcceleratorSpec]
+                ) -> dict[str, tuple[float, float, float]]:
+    """The parts of ``specs`` (by name, sorted) of ``spec``'s vendor and architecture class,
+    other than ``spec`` itself, that have ``anchor_features``, with them."""
+    return {name: figures for name, other in sorted(specs.items())
+            if name != spec.name and other.vendor == spec.vendor
+            and architecture_class(other) == architecture_class(spec)
+            and (figures := anchor_features(other)) is not None}
+
+
+def ridge_at(features: Sequence[Sequence[float]], values: Sequence[float],
+             at: Sequence[float], ridge: float) -> float:
+    """A ridge regression of ``values`` on ``features`` (both centred, penalty ``ridge``),
+    evaluated at ``at``: how an unseen part's figure is borrowed from its class's parts."""
+    x, y = np.array(features), np.array(values)
+    center = x.mean(axis=0)
+    centered = x - center
+    coef = np.linalg.solve(centered.T @ centered + ridge * np.eye(len(center)),
+                           centered.T @ (y - y.mean()))
+    return float(y.mean() + (np.asarray(at) - center) @ coef)
