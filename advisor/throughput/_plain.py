@@ -333,13 +333,18 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         """Fraction of linear speed-up kept on ``count`` devices, from the scaling fit."""
         return self.scaling_.efficiency(accelerator, count)
 
-    def _per_device_probes(self, measurements: Sequence[Measurement]) -> dict[str, float]:
-        """Log samples/s per single device of each measured accelerator."""
+    def _per_device_probes(self, workload: WorkloadFeatures,
+                           measurements: Sequence[Measurement]) -> dict[str, float]:
+        """Log samples/s per single device of each measured accelerator (a probe on N
+        devices through the scaling efficiency at the step's communication load)."""
         logs: dict[str, list[float]] = {}
         for m in measurements:
             spec = self.specs_.get(m.accelerator)
-            efficiency = self.scaling_efficiency(spec, m.accelerator_count) if spec else 1.0
-            per_device = m.samples_per_second / (m.accelerator_count * efficiency)
+            per_device = m.samples_per_second / m.accelerator_count
+            if spec is not None:
+                per_device = self.scaling_.one_device(
+                    m.samples_per_second, spec, m.accelerator_count, params=workload.params,
+                    batch_size_per_device=m.batch_size or workload.batch_size_per_device)
             logs.setdefault(m.accelerator, []).append(math.log(per_device))
         return {a: sum(v) / len(v) for a, v in logs.items()}
 
@@ -529,7 +534,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         measurements: Sequence[Measurement] = (),
     ) -> ThroughputEstimate:
         """Samples/s on ``count`` devices; measured where probed, with a residual interval."""
-        probes = self._per_device_probes(measurements)
+        probes = self._per_device_probes(workload, measurements)
         own = [m for m in measurements if m.accelerator == accelerator.name]
         exact = [m for m in own if m.accelerator_count == count]
         tuned = any(m.basis is Basis.TUNED for m in own)

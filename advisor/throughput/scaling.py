@@ -57,6 +57,7 @@ _SPREAD_QUANTILE = 0.25  # the in-fit residuals' quartiles scale each side's sco
 _MIN_SPREAD = 0.005  # log; below the table's own noise, so a side's scale is never zero
 # log bytes/s searched for an all-reduce bandwidth: 0.1 MB/s to 10 TB/s, steps of 1%
 _BANDWIDTH_GRID = tuple(math.log(1e5) + i * 0.01 for i in range(int(math.log(1e8) / 0.01) + 1))
+_ONE_DEVICE_STEPS = 200  # fixed-point steps of one_device (at efficiency 0.2: 1e-9 in ~100)
 _PLAUSIBLE = (0.2, 1.5)  # efficiencies outside are data errors (e.g. ncf at 1e10 samples/s)
 # Data-parallel training all-reduces the gradients in the parameters' dtype: fp32 master
 # weights under autocast, so 4 bytes per parameter at every precision we train.
@@ -350,6 +351,25 @@ class ScalingModel:
             return min(1.0, physical_efficiency(load, count, bandwidth) * math.exp(offset))
         slope, _ = self.slope(accelerator)
         return min(1.0, math.exp(-slope * math.log2(count)))
+
+    def one_device(self, samples_per_second: float, accelerator: AcceleratorSpec, count: int,
+                   *, params: float | None = None,
+                   batch_size_per_device: int | None = None) -> float:
+        """The one-device samples/s that ``samples_per_second`` measured on ``count`` devices
+        implies: ``samples_per_second / (count x efficiency)``, the efficiency at the load
+        of that one device (parameters and per-device batch known), so that ``efficiency``
+        carries it back to the measurement. The load grows with the one-device figure: the
+        fixed point, from the per-device measurement up (each step shrinks the gap by
+        ``1 - efficiency``)."""
+        single = samples_per_second / max(count, 1)
+        for _ in range(_ONE_DEVICE_STEPS):
+            load = self.load(params, batch_size_per_device, single)
+            implied = samples_per_second / (count * self.efficiency(accelerator, count,
+                                                                    load=load))
+            if load is None or abs(implied - single) <= 1e-9 * implied:
+                return implied
+            single = implied
+        return single
 
     def log_spread(self, accelerator: AcceleratorSpec, count: int) -> float:
         """Extra log-space half-width of the throughput interval caused by scaling."""

@@ -89,6 +89,27 @@ def test_a_heavier_communication_load_scales_worse() -> None:
     assert seen and model.efficiency(spec, 8) == pytest.approx(math.exp(-3 * slope))
 
 
+@pytest.mark.parametrize("name", [
+    "m4",   # light: 4 M parameters, efficiency near 1
+    "m20",  # heavy: 1 G parameters, the all-reduce takes a large share of the step
+])
+def test_a_probe_on_n_devices_converts_to_one_at_its_own_load(name: str) -> None:
+    model = ScalingModel(params=PARAMS).fit(_loaded_rows("RTX-A6000", PARAMS), SPECS)
+    spec = SPECS["RTX-A6000"]
+    # 8 devices of a model measured as the fit's physics has it: 100/s per device alone
+    load = ScalingModel.load(PARAMS[name], 32, 100.0)
+    assert load is not None
+    measured = 100.0 * 8 * physical_efficiency(load, 8, 23.0)
+    single = model.one_device(measured, spec, 8, params=PARAMS[name], batch_size_per_device=32)
+    assert single == pytest.approx(100.0, rel=0.02)
+    # and carried back at its own load, the measurement itself
+    back = model.efficiency(spec, 8, load=ScalingModel.load(PARAMS[name], 32, single))
+    assert single * 8 * back == pytest.approx(measured, rel=1e-6)
+    # without the load, the typical efficiency (the old conversion) is the fallback
+    assert model.one_device(measured, spec, 8) == pytest.approx(
+        measured / (8 * model.efficiency(spec, 8)))
+
+
 def test_an_unseen_accelerator_takes_its_class_bandwidth() -> None:
     rows = (_loaded_rows("A100-40GB-SXM", PARAMS, log_bandwidth=25.0)
             + _loaded_rows("RTX-A6000", PARAMS, log_bandwidth=21.0))
