@@ -26,12 +26,6 @@ from advisor.throughput._calibration import (
     interval,
     weighted_conformal_half_width,
 )
-from advisor.throughput._difficulty import (
-    HeldOutResidual,
-    difficulty_scale,
-    normalized_scores,
-    scale_at,
-)
 from advisor.throughput._table import FloatArray, ReferenceTable, ridge_predict, spec_features
 from advisor.throughput.estimate import (
     WorkloadFeatures,
@@ -137,26 +131,17 @@ def _novelty_weights_of(mix: OpMix, groups: frozenset[str]) -> dict[str, float]:
 
 
 @functools.lru_cache(maxsize=256)  # a ranking asks it of one mix per residual case
-def _mix_quantile_of(mix: OpMix, found: tuple[HeldOutResidual, ...], coverage: float) -> float:
-    """The weighted conformal quantile, by ``novelty_weights``, of held-out residuals'
-    ``normalized_scores`` (``found``: group, log residual, memory-bound share); inf where
-    too little weight is alike."""
-    weights = _novelty_weights_of(mix, frozenset(g for g, _, _ in found))
-    return weighted_conformal_half_width(normalized_scores(found),
-                                         [weights.get(g, 0.0) for g, _, _ in found], coverage)
-
-
-def _mix_half_of(mix: OpMix, found: tuple[HeldOutResidual, ...], pooled: float,
-                 coverage: float, share: float) -> float:
-    """``NoProbePrior._mix_half`` of held-out residuals ``found``: the novelty-weighted
-    conformal quantile of the normalized scores times the difficulty scale at the
-    workload's memory-bound ``share`` (``advisor.throughput._difficulty``); where too little
+def _mix_half_of(mix: OpMix, found: tuple[tuple[str, float], ...], pooled: float,
+                  coverage: float) -> float:
+    """``NoProbePrior._mix_half`` of held-out residuals ``found`` (group, log residual): the
+    weighted conformal quantile of the |residuals| by ``novelty_weights``; where too little
     weight is alike (a workload further from every reference than any held-out one was), the
     widest held-out miss and at least ``pooled``."""
-    quantile = _mix_quantile_of(mix, found, coverage)
-    if math.isinf(quantile):
-        return max(pooled, max(abs(r) for _, r, _ in found))
-    return quantile * scale_at(difficulty_scale(found), share)
+    weights = _novelty_weights_of(mix, frozenset(g for g, _ in found))
+    scores = [abs(r) for _, r in found]
+    half = weighted_conformal_half_width(scores, [weights.get(g, 0.0) for g, _ in found],
+                                         coverage)
+    return max(pooled, max(scores)) if math.isinf(half) else half
 
 
 class NoProbePrior:
@@ -233,11 +218,11 @@ class NoProbePrior:
 
     def _held_out_roofline(self, samples: list[RooflineSample],
                            folds: Sequence[tuple[str, str]],
-                           ) -> list[tuple[RooflineSample, float, float]]:
-        """Each sample's log residual and memory-bound share, predicted by the roofline
-        refitted without every sample that shares its model or its accelerator fold
-        (``folds``: per sample, its (model, accelerator fold); "" leaves none out on that
-        side); held-out sets leaving too few samples to fit are skipped."""
+                           ) -> list[tuple[RooflineSample, float]]:
+        """Each sample's log residual, predicted by the roofline refitted without every
+        sample that shares its model or its accelerator fold (``folds``: per sample, its
+        (model, accelerator fold); "" leaves none out on that side); held-out sets leaving
+        too few samples to fit are skipped."""
         found = []
         for model, accelerators in sorted(set(folds)):
             rest = [s for s, (m, a) in zip(samples, folds, strict=True)
@@ -250,9 +235,7 @@ class NoProbePrior:
                     predicted = fitted.predict_log(
                         s.op_mix, s.accelerator, batch_size=s.batch_size, tf32=s.tf32,
                         precision_key=s.group.split("/")[-1])
-                    share = fitted.memory_bound_share(s.op_mix, s.accelerator,
-                                                      batch_size=s.batch_size, tf32=s.tf32)
-                    found.append((s, math.log(s.samples_per_second) - predicted, share))
+                    found.append((s, math.log(s.samples_per_second) - predicted))
         return found
 
     def roofline_bounds(self, coverage: float) -> dict[str, tuple[float, float]]:
@@ -274,18 +257,17 @@ class NoProbePrior:
         names = sorted({s.accelerator.name for s in samples})
         folds = {name: str(i % _UNSEEN_FOLDS) for i, name in enumerate(names)}
         bounds: dict[str, float] = {}
-        self.roofline_residuals_: dict[str, tuple[HeldOutResidual, ...]] = {}
+        self.roofline_residuals_: dict[str, tuple[tuple[str, float], ...]] = {}
         for case, held_out in (
                 ("roofline", [(s.group.split("/")[0], "") for s in samples]),
                 ("roofline_unseen", [("", folds[s.accelerator.name]) for s in samples])):
             found = self._held_out_roofline(samples, held_out)
-            by_case: dict[str, list[float]] = {case: [r for _, r, _ in found]}
-            kept: dict[str, list[HeldOutResidual]] = {
-                case: [(s.group, r, share) for s, r, share in found]}
-            for s, residual, share in found:
+            by_case: dict[str, list[float]] = {case: [r for _, r in found]}
+            kept: dict[str, list[tuple[str, float]]] = {case: [(s.group, r) for s, r in found]}
+            for s, residual in found:
                 by_case.setdefault(roofline_case(case, s.accelerator), []).append(residual)
                 kept.setdefault(roofline_case(case, s.accelerator), []).append(
-                    (s.group, residual, share))
+                    (s.group, residual))
             self.roofline_residuals_.update({k: tuple(v) for k, v in kept.items()})
             for name, residuals in by_case.items():
                 if len(residuals) >= (_MIN_ROOFLINE_SAMPLES if name == case
@@ -298,62 +280,39 @@ class NoProbePrior:
         return {name: (-half, half) for name, half in bounds.items()}
 
     def no_probe_interval(self, workload: WorkloadFeatures, case: str, *,
-                          accelerator: AcceleratorSpec,
                           quantiles: Mapping[str, tuple[float, float]],
                           foreign_widening: float) -> tuple[float, float]:
         """Log (low, high) of a residual case (``interval``); a roofline case of a workload
-        with an operator mix is judged by the held-out misses of references as novel as it,
-        scaled by how much of its predicted time on ``accelerator`` is memory-bound
+        with an operator mix is judged by the held-out misses of references as novel as it
         (``mix_half_width``)."""
         pooled = interval(quantiles, case, foreign_widening=foreign_widening)
         if not case.startswith("roofline") or workload.op_mix is None:
             return pooled
-        half = self.mix_half_width(workload.op_mix, case, pooled=max(-pooled[0], pooled[1]),
-                                   share=self._memory_bound_share(workload, accelerator))
+        half = self.mix_half_width(workload.op_mix, case, pooled=max(-pooled[0], pooled[1]))
         return pooled if half is None else (-half, half)
 
-    def _memory_bound_share(self, workload: WorkloadFeatures,
-                            accelerator: AcceleratorSpec) -> float:
-        """The fitted roofline's memory-bound share of the workload's predicted time on
-        ``accelerator``; 1 (the hardest) where it cannot say."""
-        fitted = self.roofline()
-        if fitted is None or workload.op_mix is None:
-            return 1.0
-        try:
-            return fitted.memory_bound_share(
-                workload.op_mix, accelerator,
-                batch_size=workload.batch_size_per_device or _DEFAULT_BATCH,
-                tf32=workload.precision is Precision.TF32)
-        except AdvisorError:  # a part with no bandwidth or TFLOPS figure
-            return 1.0
-
-    def mix_half_width(self, mix: OpMix, case: str, *, pooled: float,
-                       share: float) -> float | None:
-        """Half-width of a roofline case for a workload of operator mix ``mix`` whose
-        predicted time is ``share`` memory-bound: the weighted conformal quantile of the
-        held-out residuals' normalized scores (``normalized_scores``: |residual| over the
-        difficulty scale of the other models' residuals), each weighted by how alike its
+    def mix_half_width(self, mix: OpMix, case: str, *, pooled: float) -> float | None:
+        """Half-width of a roofline case for a workload of operator mix ``mix``: the weighted
+        conformal quantile of the held-out |residuals|, each weighted by how alike its
         reference's novelty (distance to the nearest other model's mix) is to the
-        workload's (``novelty_weights``), times the workload's own difficulty scale at
-        ``share``; where the alike residuals are too few, the widest held-out miss and at
-        least ``pooled``.
+        workload's (``novelty_weights``); where the alike residuals are too few, the widest
+        held-out miss and at least ``pooled``.
         ``roofline_unseen`` takes the wider of its folds' and the model-held-out figure, as
         ``roofline_bounds`` does. None when no residuals were kept (an older fit)."""
         kept = getattr(self, "roofline_residuals_", {})
         base, _, _ = case.partition("@")
         names = [case, "roofline" + case[len(base):]] if base == "roofline_unseen" else [case]
-        halves = [h for name in names
-                  if (h := self._mix_half(mix, kept, name, pooled, share))]
+        halves = [h for name in names if (h := self._mix_half(mix, kept, name, pooled))]
         return max(halves) if halves else None
 
-    def _mix_half(self, mix: OpMix, kept: Mapping[str, tuple[HeldOutResidual, ...]],
-                  case: str, pooled: float, share: float) -> float | None:
+    def _mix_half(self, mix: OpMix, kept: Mapping[str, tuple[tuple[str, float], ...]],
+                   case: str, pooled: float) -> float | None:
         found = kept.get(case, ())
         if len(found) < _MIN_CLASS_RESIDUALS:
             found = kept.get(case.partition("@")[0], ())
         if not found:
             return None
-        return _mix_half_of(mix, tuple(found), pooled, self.interval_coverage, share)
+        return _mix_half_of(mix, tuple(found), pooled, self.interval_coverage)
 
     def _prior(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                key: str | None) -> float:

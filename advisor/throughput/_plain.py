@@ -493,8 +493,7 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         anchor_case = (roofline_case("roofline", accelerator) if workload.op_mix is not None
                        else "prior")
         def interval(of: str) -> tuple[float, float]:
-            return self.no_probe_interval(workload, of, accelerator=accelerator,
-                                          quantiles=self.residual_quantiles_,
+            return self.no_probe_interval(workload, of, quantiles=self.residual_quantiles_,
                                           foreign_widening=self.foreign_widening)
 
         low, high = interval(anchor_case if case == "published" else case)

@@ -224,20 +224,6 @@ class RooflinePrior:
         return 1.0 / self.seconds_per_sample(op_mix, accelerator, batch_size=batch_size,
                                              tf32=tf32)
 
-    def memory_bound_share(self, op_mix: OpMix, accelerator: AcceleratorSpec, *,
-                           batch_size: int, tf32: bool) -> float:
-        """The share (0-1) of the predicted seconds per sample that no compute peak bounds:
-        kernel launch overhead and every term whose bytes take at least as long as its
-        FLOPs at the learned efficiencies (all of the non-matmul-like classes)."""
-        efficiency = 1.0 / (1.0 + np.exp(-getattr(self, "theta_", self._prior_theta())))
-        terms, overhead = self._terms(op_mix.at_batch(batch_size), accelerator, tf32=tf32)
-        memory = total = overhead
-        for f, fi, b, bi in terms:
-            compute_s, bytes_s = f / float(efficiency[fi]), b / float(efficiency[bi])
-            total += max(compute_s, bytes_s)
-            memory += bytes_s if bytes_s >= compute_s else 0.0
-        return memory / total if total > 0 else 0.0
-
 
 def reference_samples(reference: Sequence[ReferenceRow], accelerators: Mapping[str, AcceleratorSpec],
                       mixes: Mapping[str, OpMix]) -> list[RooflineSample]:
@@ -324,12 +310,6 @@ class AnchoredRoofline:
         if accelerator.name in self.residuals_:
             return base + self._anchor(accelerator.name, conv, precision_key)
         return base + self._borrowed_anchor(accelerator, conv, precision_key)
-
-    def memory_bound_share(self, op_mix: OpMix, accelerator: AcceleratorSpec, *,
-                           batch_size: int, tf32: bool) -> float:
-        """``RooflinePrior.memory_bound_share`` of the fitted roofline (no anchor moves it)."""
-        return self.roofline_.memory_bound_share(op_mix, accelerator, batch_size=batch_size,
-                                                 tf32=tf32)
 
     def _anchor(self, name: str, conv_fraction: float, precision_key: str) -> float:
         """``name``'s weighted mean residual over the reference workloads run on it."""

@@ -27,11 +27,9 @@ UNUSUAL = OpMix(per_sample=(OpCost(OpClass.EMBEDDING, "float32", 1e6, 1e9),
                             OpCost(OpClass.REDUCTION, "float32", 1e8, 1e6)), per_step=())
 
 
-def _residuals(spread: dict[str, float], share: float = 0.5,
-               ) -> tuple[tuple[str, float, float], ...]:
-    # (group, held-out log residual, memory-bound share of the prediction that missed it)
+def _residuals(spread: dict[str, float]) -> tuple[tuple[str, float], ...]:
     rng = np.random.default_rng(0)
-    return tuple((group, float(rng.uniform(-1, 1) * spread[group.partition("/")[0]]), share)
+    return tuple((group, float(rng.uniform(-1, 1) * spread[group.partition("/")[0]]))
                  for group in sorted(MIXES) for _ in range(15))
 
 
@@ -43,7 +41,7 @@ def _prior(spread: dict[str, float] = SPREAD) -> NoProbePrior:
 
 
 def _pooled(prior: NoProbePrior) -> float:
-    low, high = conformal_bounds([r for _, r, _ in prior.roofline_residuals_["roofline"]], 0.9)
+    low, high = conformal_bounds([r for _, r in prior.roofline_residuals_["roofline"]], 0.9)
     return max(-low, high)
 
 
@@ -86,7 +84,7 @@ def test_a_workload_as_near_a_reference_as_the_references_are_to_each_other_take
     # of references with a sibling as near (ResNet/SSD, the two BERTs, the Transformer-XLs),
     # not the pooled misses of every model
     prior = _prior()
-    half = prior.mix_half_width(MIXES["resnet50/mixed"], "roofline", pooled=_pooled(prior), share=0.5)
+    half = prior.mix_half_width(MIXES["resnet50/mixed"], "roofline", pooled=_pooled(prior))
     assert half is not None
     assert half < 0.75 * _pooled(prior)
 
@@ -107,7 +105,7 @@ def test_an_encoder_takes_its_kinds_spread_and_some_of_its_neighbours(group: str
     # the weight it sees, past the 10% tail): its bound reaches into their misses, never to the
     # pooled bounds, and never below its own kind's
     prior = _prior()
-    half = prior.mix_half_width(MIXES[group], "roofline", pooled=_pooled(prior), share=0.5)
+    half = prior.mix_half_width(MIXES[group], "roofline", pooled=_pooled(prior))
     assert half is not None
     assert max(SPREAD["bert_base_squad"], SPREAD["bert_large_squad"]) * 0.7 <= half
     assert half < 0.75 * _pooled(prior)
@@ -115,22 +113,22 @@ def test_an_encoder_takes_its_kinds_spread_and_some_of_its_neighbours(group: str
 
 def test_a_workload_unlike_all_gets_at_least_the_pooled_bounds() -> None:
     prior = _prior()
-    half = prior.mix_half_width(UNUSUAL, "roofline", pooled=_pooled(prior), share=0.5)
+    half = prior.mix_half_width(UNUSUAL, "roofline", pooled=_pooled(prior))
     assert half is not None and half >= _pooled(prior)
 
 
 def test_a_class_with_too_few_residuals_takes_the_cases() -> None:
     prior = _prior()
-    prior.roofline_residuals_["roofline@simt"] = (("gnmt/fp32", 0.01, 0.5),) * 5
+    prior.roofline_residuals_["roofline@simt"] = (("gnmt/fp32", 0.01),) * 5
     mix = MIXES["resnet50/mixed"]
-    assert prior.mix_half_width(mix, "roofline@simt", pooled=1.0, share=0.5) == prior.mix_half_width(
-        mix, "roofline", pooled=1.0, share=0.5)
+    assert prior.mix_half_width(mix, "roofline@simt", pooled=1.0) == prior.mix_half_width(
+        mix, "roofline", pooled=1.0)
 
 
 def test_no_kept_residuals_leave_the_pooled_bounds() -> None:
     prior = NoProbePrior()
     prior.interval_coverage = 0.9
-    assert prior.mix_half_width(MIXES["resnet50/mixed"], "roofline", pooled=0.5, share=0.5) is None
+    assert prior.mix_half_width(MIXES["resnet50/mixed"], "roofline", pooled=0.5) is None
 
 
 def test_the_unseen_case_is_never_narrower_than_the_seen_one() -> None:
@@ -138,31 +136,25 @@ def test_the_unseen_case_is_never_narrower_than_the_seen_one() -> None:
     prior.roofline_residuals_["roofline_unseen"] = _residuals(
         {m: s / 2 for m, s in SPREAD.items()})
     mix = MIXES["resnet50/mixed"]
-    seen = prior.mix_half_width(mix, "roofline", pooled=_pooled(prior), share=0.5)
-    unseen = prior.mix_half_width(mix, "roofline_unseen", pooled=_pooled(prior), share=0.5)
+    seen = prior.mix_half_width(mix, "roofline", pooled=_pooled(prior))
+    unseen = prior.mix_half_width(mix, "roofline_unseen", pooled=_pooled(prior))
     assert seen is not None and unseen is not None and unseen >= seen
 
 
 def test_a_roofline_case_of_a_workload_with_a_mix_takes_its_kinds_bounds() -> None:
     from advisor.throughput.estimate import WorkloadFeatures
-    from pricing import load_accelerators
 
-    h100 = load_accelerators()["H100-SXM"]
     prior = _prior()
-    prior.roofline_ = None  # no fitted roofline: its share cannot be said, the hardest taken
     quantiles = {"roofline": (-0.6, 0.6), "seen1": (-0.2, 0.25)}
     mix = MIXES["resnet50/mixed"]
     low, high = prior.no_probe_interval(WorkloadFeatures(None, op_mix=mix), "roofline",
-                                        accelerator=h100, quantiles=quantiles,
-                                        foreign_widening=2.0)
-    assert high == -low == prior.mix_half_width(mix, "roofline", pooled=0.6, share=1.0)
+                                        quantiles=quantiles, foreign_widening=2.0)
+    assert high == -low == prior.mix_half_width(mix, "roofline", pooled=0.6)
     # no mix, or a case other than the roofline's: the case's bounds
-    assert prior.no_probe_interval(WorkloadFeatures(None), "roofline", accelerator=h100,
-                                   quantiles=quantiles,
+    assert prior.no_probe_interval(WorkloadFeatures(None), "roofline", quantiles=quantiles,
                                    foreign_widening=2.0) == (-0.6, 0.6)
     assert prior.no_probe_interval(WorkloadFeatures(None, op_mix=mix), "seen1",
-                                   accelerator=h100, quantiles=quantiles,
-                                   foreign_widening=2.0) == (-0.2, 0.25)
+                                   quantiles=quantiles, foreign_widening=2.0) == (-0.2, 0.25)
 
 
 @pytest.fixture(scope="module")
@@ -191,54 +183,3 @@ def test_a_probe_elsewhere_never_widens_a_workload_with_a_mix(model, target: str
     after = model.estimate(workload, specs[target], measurements=[Measurement(probed, 900.0)])
     width = before.samples_per_second_high / before.samples_per_second_low
     assert after.samples_per_second_high / after.samples_per_second_low <= width * (1 + 1e-9)
-
-
-def _by_share(slope: float) -> tuple[tuple[str, float, float], ...]:
-    # held-out misses that grow with the memory-bound share of their prediction: each
-    # reference group at its own share, |residual| about 0.05 + slope x share
-    rng = np.random.default_rng(1)
-    groups = sorted(MIXES)
-    return tuple((g, float(rng.choice([-1, 1]) * (0.05 + slope * share) * rng.uniform(0.5, 1.5)),
-                  share)
-                 for i, g in enumerate(groups) for share in [i / (len(groups) - 1)] * 15)
-
-
-def test_a_more_memory_bound_workload_gets_a_wider_interval() -> None:
-    prior = _prior()
-    prior.roofline_residuals_ = {"roofline": _by_share(0.6)}
-    mix = MIXES["bert_base_squad/mixed"]
-    halves = [prior.mix_half_width(mix, "roofline", pooled=1.0, share=s)
-              for s in (0.0, 0.3, 0.6, 0.9)]
-    assert all(h is not None for h in halves)
-    assert halves == sorted(halves) and halves[-1] > 2 * halves[0]
-
-
-def test_misses_that_do_not_follow_the_share_give_one_width() -> None:
-    # no slope: the scale is flat, every share gets the same half-width
-    prior = _prior()
-    prior.roofline_residuals_ = {"roofline": _by_share(0.0)}
-    mix = MIXES["bert_base_squad/mixed"]
-    low = prior.mix_half_width(mix, "roofline", pooled=1.0, share=0.0)
-    high = prior.mix_half_width(mix, "roofline", pooled=1.0, share=1.0)
-    assert low is not None and high is not None and high <= low * 1.25
-
-
-def test_a_models_own_misses_never_set_the_scale_they_are_judged_by() -> None:
-    from advisor.throughput._difficulty import normalized_scores
-
-    found = _by_share(0.6)
-    louder = tuple((g, r * 10 if g.startswith("ncf/") else r, s) for g, r, s in found)
-    before, after = normalized_scores(found), normalized_scores(louder)
-    for (g, _, _), b, a in zip(found, before, after, strict=True):
-        if g.startswith("ncf/"):  # its scale came from the other models alone
-            assert a == pytest.approx(10 * b)
-
-
-def test_the_difficulty_scale_is_never_below_its_floor_nor_decreasing() -> None:
-    from advisor.throughput._difficulty import difficulty_scale, scale_at
-
-    # misses that shrink as the share grows: a non-negative slope cannot follow them
-    found = tuple((g, 0.5 - 0.4 * s, s) for g, _, s in _by_share(0.0))
-    a, b, floor = scale = difficulty_scale(found)
-    assert b >= 0 and floor > 0
-    assert scale_at(scale, 1.0) >= scale_at(scale, 0.0) >= floor

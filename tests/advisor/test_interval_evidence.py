@@ -88,7 +88,6 @@ def test_no_probe_roofline_predictions_carry_their_own_held_out_bounds(model) ->
     # judged by its kind's held-out misses (ResNet-like: SSD's and ResNet-50's), within the
     # class's pooled bounds (test_calibration_kind.py)
     kind_low, kind_high = model.no_probe_interval(with_ops, case,
-                                                  accelerator=SPECS["H100-SXM"],
                                                   quantiles=model.residual_quantiles_,
                                                   foreign_widening=model.foreign_widening)
     assert kind_high - kind_low <= high - low
@@ -144,13 +143,11 @@ def test_a_part_with_no_reference_rows_takes_the_held_out_bounds_of_its_class(mo
     est = model.estimate(with_ops, SPECS["L4"])  # no reference rows, nothing published
     assert est.basis is Basis.PRIOR
     low, high = model.no_probe_interval(with_ops, "roofline_unseen@tc-bf16",
-                                        accelerator=SPECS["L4"],
                                         quantiles=model.residual_quantiles_,
                                         foreign_widening=model.foreign_widening)
     floor = model.stack_half_width_  # its kind's unseen bounds, at least the stack spread
     assert math.log(_width(est)) == pytest.approx(max(high, floor) - min(low, -floor))
     seen_low, seen_high = model.no_probe_interval(with_ops, "roofline@tc-bf16",
-                                                  accelerator=SPECS["L4"],
                                                   quantiles=model.residual_quantiles_,
                                                   foreign_widening=model.foreign_widening)
     assert high - low >= seen_high - seen_low  # never narrower than a part with rows
