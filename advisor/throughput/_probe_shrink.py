@@ -144,11 +144,6 @@ class ProbeShrinkage:
             if line is not None:
                 self.lines[key] = line
 
-    @property
-    def betas(self) -> dict[ClassPair, float]:
-        """Per class pair (and per vendor, pooled), the share whatever the distance."""
-        return {key: min(1.0, max(0.0, level)) for key, level in self.levels.items()}
-
     @classmethod
     def from_reference(cls, reference: Sequence[ReferenceRow],
                        accelerators: Mapping[str, AcceleratorSpec], mixes: Mapping[str, OpMix],

@@ -172,7 +172,8 @@ def test_near_parts_carry_more_of_the_miss_than_far_ones() -> None:
     shrinkage = ProbeShrinkage(misses, SPECS)
     assert shrinkage.beta(SPECS[twins[0]], SPECS[twins[1]]) == pytest.approx(1.0)
     assert shrinkage.beta(SPECS[twins[0]], SPECS[far]) == pytest.approx(0.0, abs=1e-9)
-    assert shrinkage.betas[("NVIDIA", (True, True), (True, True))] == pytest.approx(1 / 3)
+    # the class pair's share whatever the distance: the twins' pairs carry all, the A10's none
+    assert shrinkage.levels[("NVIDIA", (True, True), (True, True))] == pytest.approx(1 / 3)
 
 
 def test_a_user_stacks_shared_miss_moves_beta_toward_one() -> None:
