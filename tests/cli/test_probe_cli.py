@@ -53,10 +53,11 @@ def test_probe_local_json_is_ok_and_stored(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_find_batch_under_a_memory_cap_searches_to_the_limit() -> None:
     code, out, err = _run("probe", str(ROOT / "examples" / "mlp.yaml"), "--on", "local",
-                          "--find-batch", "--memory-limit-gib", "0.25", "--time-box", "30",
+                          "--find-batch", "--memory-limit-gib", "0.25", "--time-box", "20",
                           "--no-input-check", "--json")
     # The search ends when its bracket is tight (a few seconds on an idle machine, about 10 s
-    # with the two cores shared by four processes); its box has to outlast a busy machine.
+    # with the two cores shared by four processes); its box, as long as the measurement's,
+    # has to outlast a busy machine. The measurement need not settle here (exit 3).
     assert code in (0, 3), err  # 3: ok, not settled in the box
     (row,) = json.loads(out)["probes"]
     fits, failed = row["largest_batch_that_fits"], row["smallest_batch_that_failed"]
