@@ -4,7 +4,9 @@ The figures are the probe harness's own on real GPUs (shared/data/gpu/builtins-h
 H100 80GB HBM3 SXM on 2026-11-24, H200 on 2026-11-26); the model never saw them. Per example
 and GPU: the measured samples/s, `recommend`'s no-probe figure for one device with its 90%
 interval and basis, the error, whether the measurement is inside, the interval's width (high /
-low), and the predicted H200/H100 ratio against the measured one.
+low), and the predicted H200/H100 ratio against the measured one. Below the table it keeps the
+dated diagnosis of the misses (``gpu_ranges_diagnosis.md`` beside this script, written by hand
+from ``benchmarks/diagnose_gpu_ranges.py``), so a rerun does not drop it.
 
 Run: python benchmarks/bench_gpu_ranges.py   (writes benchmarks/results/gpu_ranges.md)
 """
@@ -25,6 +27,7 @@ from advisor.spec import load_workload_spec  # noqa: E402
 from pricing import shipped_catalog  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+DIAGNOSIS = Path(__file__).with_name("gpu_ranges_diagnosis.md")
 # example: (H100-SXM, H200) samples/s measured by the probe harness
 MEASURED = {"resnet50": (2205.0, 2423.0), "gpt2": (227.3, 245.0), "bert": (2654.0, 2979.0)}
 
@@ -59,7 +62,8 @@ def main() -> None:
                  f"inside: {inside} of {len(rows)}; median |error| "
                  f"{statistics.median(errors):.0%}; median width {statistics.median(widths):.2f}",
                  "measured: the probe harness on real GPUs (shared/data/gpu/builtins-h100-h200.md),"
-                 " never seen by the model"])
+                 " never seen by the model"],
+                appendix=DIAGNOSIS.read_text() if DIAGNOSIS.is_file() else "")
 
 
 if __name__ == "__main__":
