@@ -49,24 +49,25 @@ EXAMPLES = {"resnet50": ("resnet50/mixed", 2205.0), "bert": ("bert_base_squad/mi
 TIMM_RTX3090_RESNET50 = {"NCHW": 826.06, "channels-last": 1218.01}
 # (name, accelerator, devices, options, batch, published workload and precision in
 # published_training.csv, its suite)
+_LARGE = {"hidden": 1024, "layers": 24, "heads": 16}  # BERT-large
 PUBLIC_BERT = [
     ("BERT-large MLM seq 128 (DLE phase 1)", "A100-80GB-SXM", 1,
-     {"hidden": 1024, "layers": 24, "heads": 16, "seq_len": 128}, 256,
+     {**_LARGE, "seq_len": 128}, 256,
      "bert_large_pretrain_phase1", "fp16", "nvidia_dle_pytorch_bert"),
     ("BERT-large MLM seq 512 (DLE phase 2)", "A100-80GB-SXM", 1,
-     {"hidden": 1024, "layers": 24, "heads": 16, "seq_len": 512}, 32,
+     {**_LARGE, "seq_len": 512}, 32,
      "bert_large_pretrain_phase2", "fp16", "nvidia_dle_pytorch_bert"),
     ("BERT-large MLM seq 384 (DLE SQuAD)", "A100-80GB-SXM", 1,
-     {"hidden": 1024, "layers": 24, "heads": 16, "seq_len": 384}, 32,
+     {**_LARGE, "seq_len": 384}, 32,
      "bert_large_squad", "fp16", "nvidia_dle_pytorch_bert"),
     ("BERT-large MLM seq 128 (DLE phase 1, b64 assumed)", "V100-32GB-SXM2", 1,
-     {"hidden": 1024, "layers": 24, "heads": 16, "seq_len": 128}, 64,
+     {**_LARGE, "seq_len": 128}, 64,
      "bert_large_pretrain_phase1", "fp16", "nvidia_dle_pytorch_bert"),
     ("BERT-large MLM seq 512 (DLE phase 2, b8 assumed)", "V100-32GB-SXM2", 1,
-     {"hidden": 1024, "layers": 24, "heads": 16, "seq_len": 512}, 8,
+     {**_LARGE, "seq_len": 512}, 8,
      "bert_large_pretrain_phase2", "fp16", "nvidia_dle_pytorch_bert"),
     ("BERT-large MLM seq 384 (DLE SQuAD)", "V100-32GB-SXM2", 1,
-     {"hidden": 1024, "layers": 24, "heads": 16, "seq_len": 384}, 16,
+     {**_LARGE, "seq_len": 384}, 16,
      "bert_large_squad", "fp16", "nvidia_dle_pytorch_bert"),
     ("BERT-base MLM seq 512 (HF Trainer), b32", "A100-80GB-SXM", 8,
      {"seq_len": 512}, 32, "bert_base_pretrain_hf", "fp16", "hf_blog_gaudi2_vs_a100_bert_base_2022"),
