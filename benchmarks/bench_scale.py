@@ -32,6 +32,10 @@ from _table import write_table  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 ADVISOR = [sys.executable, "-m", "cli"]
 EXAMPLES = ("resnet50", "bert", "gpt2", "mlp", "custom/model")  # custom: a user's own model
+# What every run pays before advisor's own code: the interpreter and the third-party modules
+# the answer needs. Its time says how fast this machine is at the moment (it moves by tens of
+# percent within minutes on a shared VM): compare runs and machines against it.
+FLOOR = [sys.executable, "-c", "import numpy, click, rich.console, rich.table, yaml"]
 
 
 def _write_catalog(home: Path, factor: int) -> int:
@@ -111,7 +115,8 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="advisor-scale-"))
     env = {**os.environ, "ADVISOR_HOME": str(home), "COLUMNS": "160"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package runs from its bytecode
-    rows = []
+    floor = _measure(FLOOR, env, home, cold=False, repeats=args.repeats)
+    rows = [["import floor", "-", "-", f"{floor[0]:.2f}", f"{floor[1]:.0f}"]]
     try:
         for factor in (int(f) for f in args.factors.split(",")):
             offers = _write_catalog(home, factor)
@@ -148,6 +153,9 @@ def main() -> None:
                  "on its first run)",
                  "targets (issue 30), warm: 100,000 offers < 1 s (table), < 2 s (--json), "
                  "peak < 300 MiB; 874 offers < 0.3 s; cold first run of each example < 4 s",
+                 "import floor: `python -c 'import numpy, click, rich.console, rich.table, "
+                 "yaml'`, what any run pays before advisor's own modules (this machine's speed "
+                 "at the moment: compare rows against it, not across runs)",
                  f"machine: {os.cpu_count()} CPUs; the load from other processes is not "
                  "controlled: read medians, not single runs"])
 
