@@ -23,7 +23,8 @@ from _table import write_table  # noqa: E402
 from advisor.profiling import profile_workload  # noqa: E402
 from advisor.ranking.recommend import default_throughput_model, workload_features  # noqa: E402
 from advisor.ranking.service import traced_op_mix  # noqa: E402
-from advisor.spec import load_workload_spec  # noqa: E402
+from advisor.spec import WorkloadSpec, load_workload_spec  # noqa: E402
+from advisor.throughput.estimate import WorkloadFeatures  # noqa: E402
 from pricing import shipped_catalog  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,13 +33,18 @@ DIAGNOSIS = Path(__file__).with_name("gpu_ranges_diagnosis.md")
 MEASURED = {"resnet50": (2205.0, 2423.0), "gpt2": (227.3, 245.0), "bert": (2654.0, 2979.0)}
 
 
+def example_features(spec: WorkloadSpec) -> WorkloadFeatures:
+    """What ``recommend`` predicts a built-in example from: its profile and traced mix."""
+    return workload_features(spec, profile_workload(spec), traced_op_mix(spec))
+
+
 def main() -> None:
     catalog = shipped_catalog()
     model = default_throughput_model(catalog)
     rows, inside, widths, errors = [], 0, [], []
     for example, measured in MEASURED.items():
         spec = load_workload_spec(ROOT / "examples" / f"{example}.yaml")
-        features = workload_features(spec, profile_workload(spec), traced_op_mix(spec))
+        features = example_features(spec)
         predicted = {}
         for name, value in zip(("H100-SXM", "H200"), measured, strict=True):
             est = model.estimate(features, catalog.accelerators[name], count=1)

@@ -30,19 +30,19 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
-from advisor.profiling import OpClass, profile_workload, reference_op_mixes
-from advisor.ranking.recommend import default_throughput_model, workload_features
-from advisor.ranking.service import traced_op_mix
-from advisor.spec import Precision, WorkloadSpec, load_workload_spec
+from bench_gpu_ranges import MEASURED, example_features
+
+from advisor.profiling import OpClass, reference_op_mixes
+from advisor.ranking.recommend import default_throughput_model
+from advisor.spec import Precision, load_workload_spec
 from advisor.throughput import ThroughputModel
-from advisor.throughput.estimate import WorkloadFeatures
 from advisor.throughput.reference import load_reference
 from pricing import Catalog, shipped_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
-# example: (reference model/precision that anchors it on the H100, measured H100 samples/s)
-EXAMPLES = {"resnet50": ("resnet50/mixed", 2205.0), "bert": ("bert_base_squad/mixed", 2654.0),
-            "gpt2": ("bert_base_squad/mixed", 227.3)}
+# example: the reference model/precision that anchors it on the H100
+ANCHORED_BY = {"resnet50": "resnet50/mixed", "bert": "bert_base_squad/mixed",
+               "gpt2": "bert_base_squad/mixed"}
 # timm results/benchmark-train-amp-{nchw,nhwc}-pt112-cu113-rtx3090.csv (huggingface/
 # pytorch-image-models @ c865028c34fc05cc7deea8e753b30d8cd1952591, 2022-07-27), resnet50 rows:
 # train_samples_per_sec at train_batch_size 512, PyTorch 1.12 + CUDA 11.3, AMP (fp16)
@@ -76,10 +76,6 @@ PUBLIC_BERT = [
 ]
 
 
-def _features(spec: WorkloadSpec) -> WorkloadFeatures:
-    return workload_features(spec, profile_workload(spec), traced_op_mix(spec))
-
-
 def _reference_median(model: str, precision: str, accelerator: str) -> tuple[float, int]:
     """Median single-device samples/s of the shipped reference rows (the newest generation
     that has any) and their batch."""
@@ -95,21 +91,15 @@ def decompose(catalog: Catalog, model: ThroughputModel) -> None:
     anchored = model.roofline()  # type: ignore[attr-defined]
     roofline, mixes = anchored.roofline_, reference_op_mixes()
     h100, h200 = catalog.accelerators["H100-SXM"], catalog.accelerators["H200"]
-    for example, (group, measured) in EXAMPLES.items():
-        features = _features(load_workload_spec(ROOT / "examples" / f"{example}.yaml"))
+    for example, group in ANCHORED_BY.items():
+        measured = MEASURED[example][0]  # the H100's
+        features = example_features(load_workload_spec(ROOT / "examples" / f"{example}.yaml"))
         mix, batch = features.op_mix, features.batch_size_per_device
         assert mix is not None and batch is not None
         bare = roofline.samples_per_second(mix, h100, batch_size=batch, tf32=False)
         conv = mix.flops_fraction(OpClass.CONVOLUTION) or 0.0
-        terms = []
-        for other, residual in anchored.residuals_["H100-SXM"]:
-            name, _, precision = other.partition("/")
-            theirs = anchored.conv_fractions.get(name)
-            distance = 0.5 if theirs is None else abs(theirs - conv)
-            weight = math.exp(-((distance / anchored.kind_width) ** 2))
-            weight *= 1.0 if precision == "mixed" else anchored.precision_mismatch_weight
-            terms.append((other, residual, weight))
-        anchor = sum(r * w for _, r, w in terms) / max(sum(w for *_, w in terms), 1.0)
+        terms = anchored.anchor_terms("H100-SXM", conv, "mixed")  # a bf16 step: mixed rows
+        anchor = anchored.anchor("H100-SXM", conv, "mixed")
         own = dict((g, r) for g, r, _ in terms)[group]
         predicted = model.estimate(features, h100).samples_per_second
         h200_ratio = model.estimate(features, h200).samples_per_second / predicted
@@ -138,7 +128,7 @@ def public_checks(catalog: Catalog, model: ThroughputModel) -> None:
     print("\nResNet-50 on the RTX-3090, batch 512 (no probe):")
     for half in (Precision.FP16, Precision.BF16):
         spec = replace(base, precision=half, batch_size=512)
-        value = model.estimate(_features(spec), rtx).samples_per_second
+        value = model.estimate(example_features(spec), rtx).samples_per_second
         print(f"  model {half.value}: {value:,.0f}")
     for layout, value in TIMM_RTX3090_RESNET50.items():
         print(f"  timm plain eager AMP {layout}: {value:,.0f}")
@@ -155,7 +145,7 @@ def public_checks(catalog: Catalog, model: ThroughputModel) -> None:
     for name, part, devices, options, batch, workload, precision, suite in PUBLIC_BERT:
         spec = replace(bert, model=replace(bert.model, options={**bert.model.options, **options}),
                        batch_size=batch, precision=Precision.FP16)
-        value = model.estimate(_features(spec), catalog.accelerators[part],
+        value = model.estimate(example_features(spec), catalog.accelerators[part],
                                count=devices).samples_per_second / devices
         figure = next(p.samples_per_second_per_chip for p in published
                       if p.accelerator == part and p.workload == workload and p.chips == devices

@@ -308,12 +308,15 @@ class AnchoredRoofline:
                                                           batch_size=batch_size, tf32=tf32))
         conv = op_mix.flops_fraction(OpClass.CONVOLUTION) or 0.0
         if accelerator.name in self.residuals_:
-            return base + self._anchor(accelerator.name, conv, precision_key)
+            return base + self.anchor(accelerator.name, conv, precision_key)
         return base + self._borrowed_anchor(accelerator, conv, precision_key)
 
-    def _anchor(self, name: str, conv_fraction: float, precision_key: str) -> float:
-        """``name``'s weighted mean residual over the reference workloads run on it."""
-        total = weights = 0.0
+    def anchor_terms(self, name: str, conv_fraction: float,
+                     precision_key: str) -> list[tuple[str, float, float]]:
+        """(group, log residual, weight) of each reference workload run on ``name``: the
+        weight falls with how far its convolution share is from ``conv_fraction``, and by
+        ``precision_mismatch_weight`` for another precision than ``precision_key``."""
+        terms = []
         for group, residual in self.residuals_[name]:
             model, _, precision = group.partition("/")
             theirs = self.conv_fractions.get(model)
@@ -321,9 +324,13 @@ class AnchoredRoofline:
             weight = math.exp(-((distance / self.kind_width) ** 2))
             if precision != precision_key:
                 weight *= self.precision_mismatch_weight
-            total += weight * residual
-            weights += weight
-        return total / max(weights, 1.0)
+            terms.append((group, residual, weight))
+        return terms
+
+    def anchor(self, name: str, conv_fraction: float, precision_key: str) -> float:
+        """``name``'s weighted mean residual over the reference workloads run on it."""
+        terms = self.anchor_terms(name, conv_fraction, precision_key)
+        return sum(w * r for _, r, w in terms) / max(sum(w for *_, w in terms), 1.0)
 
     def _borrowed_anchor(self, accelerator: AcceleratorSpec, conv_fraction: float,
                          precision_key: str) -> float:
@@ -334,7 +341,7 @@ class AnchoredRoofline:
         if ours is None or len(seen) < _MIN_ANCHORED:
             return 0.0
         return ridge_at(list(seen.values()),
-                        [self._anchor(name, conv_fraction, precision_key) for name in seen],
+                        [self.anchor(name, conv_fraction, precision_key) for name in seen],
                         ours, self.anchor_ridge)
 
 
@@ -348,7 +355,6 @@ def anchor_features(spec: AcceleratorSpec) -> tuple[float, float, float] | None:
         return None
     return (math.log(spec.bf16_tflops), math.log(spec.fp32_tflops),
             math.log(spec.memory_bandwidth_gbs))
-
 
 
 def class_peers(spec: AcceleratorSpec, specs: Mapping[str, AcceleratorSpec]
