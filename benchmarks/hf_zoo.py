@@ -56,6 +56,9 @@ ARCHITECTURES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "t5": ("seq2seq", lambda t: t.T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS,
                                            d_ff=FFN, num_layers=LAYERS, num_heads=HEADS,
                                            decoder_start_token_id=0, pad_token_id=0)),
+    # the released t5-small's shape (transformers' T5Config defaults: d_model 512, 6 + 6 layers,
+    # 8 heads, d_ff 2048, 32,128-token vocabulary), not the zoo's small size: issue 28's case
+    "t5_small": ("seq2seq", lambda t: t.T5Config(decoder_start_token_id=0, pad_token_id=0)),
     "bart": ("seq2seq", lambda t: t.BartConfig(vocab_size=VOCAB, d_model=HIDDEN,
                                                encoder_layers=LAYERS, decoder_layers=LAYERS,
                                                encoder_attention_heads=HEADS,
