@@ -24,9 +24,10 @@ def write_table(name: str, title: str, header: list[str], rows: list[list[str]],
     return write_result(name, "\n".join(lines) + "\n")
 
 
-def write_result(name: str, text: str) -> str:
-    """Print ``text`` and write it to ``benchmarks/results/<name>.md``; returns it."""
+def write_result(name: str, text: str, directory: Path = RESULTS) -> str:
+    """Print ``text`` and write it to ``<directory>/<name>.md`` (by default
+    ``benchmarks/results``); returns it."""
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{name}.md").write_text(text)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.md").write_text(text)
     return text

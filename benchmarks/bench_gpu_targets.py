@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _table import write_result  # noqa: E402
+from _table import RESULTS, write_result  # noqa: E402
 from bench_memory import HF_GPT2, _traced_gib  # noqa: E402
 from bench_memory import Config as MemoryConfig  # noqa: E402
 
@@ -62,7 +62,7 @@ from advisor.spec import (  # noqa: E402
     parse_workload_spec,
 )
 from advisor.throughput import TransferModel, load_reference  # noqa: E402
-from pricing import load_accelerators  # noqa: E402
+from pricing import AcceleratorSpec, load_accelerators  # noqa: E402
 from probes.devices import detect_device  # noqa: E402
 from probes.harness import Harness  # noqa: E402
 from probes.types import ProbeRequest, ProbeResult  # noqa: E402
@@ -174,6 +174,29 @@ def _error(predicted: float, measured: float | None, limit: float) -> str:
     return f"{error:+.1%} ({'met' if abs(error) <= limit else 'missed'})"
 
 
+def _row(job: Job, args: argparse.Namespace, model: TransferModel,
+         specs: dict[str, AcceleratorSpec]) -> tuple[list[str], ProbeResult]:
+    """One job measured, predicted and traced: its table cells (but the wall time)."""
+    batch = max(2, round(job.batch * args.batch_scale))
+    spec = _spec(job.source, job.precision, batch)
+    recipe = recipe_for(spec, samples_per_device=batch)
+    result = _measure(job.label, recipe, args.time_box, autotune=job.autotune)
+    traced = _traced_gib(recipe, "cuda")
+    predicted = "-"
+    if result.accelerator in specs:
+        features = workload_features(spec, profile_workload(spec), op_mix_for_spec(spec))
+        sps = model.estimate(features, specs[result.accelerator]).samples_per_second
+        predicted = f"{sps:,.0f} {_error(sps, result.samples_per_second, 0.20)}"
+    measured_sps, measured_gib = result.samples_per_second, result.peak_memory_gib
+    return [job.label, str(batch), str(result.status),
+            f"{measured_sps:,.1f}" if measured_sps else result.error[:80] or "-",
+            predicted, f"{job.earlier_sps:,.0f}" if job.earlier_sps else "-",
+            f"{measured_gib:.2f}" if measured_gib else "-",
+            f"{traced:.2f} {_error(traced, measured_gib, 0.15)}",
+            f"{job.earlier_gib:.1f}" if job.earlier_gib else "-",
+            _attention_kernels(recipe)], result
+
+
 def main() -> None:
     """Measure, predict and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -182,35 +205,23 @@ def main() -> None:
                                            "these comma-separated words (default: all)")
     parser.add_argument("--batch-scale", type=float, default=1.0,
                         help="multiply every batch (a CPU dry run: 0.02)")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS,
+                        help="where the table is written (default: benchmarks/results)")
     args = parser.parse_args()
     specs = load_accelerators()
     model = TransferModel(calibrate=False).fit(load_reference(), accelerators=specs)
     rows, device, accelerator = [], "unknown", None
     words = args.only.split(",") if args.only else [""]
     jobs = [j for j in JOBS if any(w in j.label for w in words)]
-    for label, source, precision, batch, earlier_sps, earlier_gib, autotune in jobs:
-        batch = max(2, round(batch * args.batch_scale))
-        spec = _spec(source, precision, batch)
-        recipe = recipe_for(spec, samples_per_device=batch)
+    for job in jobs:
         started = time.perf_counter()
-        result = _measure(label, recipe, args.time_box, autotune=autotune)
-        device, accelerator = result.device, result.accelerator or accelerator
-        traced = _traced_gib(recipe, "cuda")
-        predicted = "-"
-        if result.accelerator in specs:
-            features = workload_features(spec, profile_workload(spec), op_mix_for_spec(spec))
-            sps = model.estimate(features, specs[result.accelerator]).samples_per_second
-            predicted = f"{sps:,.0f} {_error(sps, result.samples_per_second, 0.20)}"
-        measured_sps = result.samples_per_second
-        measured_gib = result.peak_memory_gib
-        rows.append([label, str(batch), str(result.status),
-                     f"{measured_sps:,.1f}" if measured_sps else result.error[:80] or "-",
-                     predicted, f"{earlier_sps:,.0f}" if earlier_sps else "-",
-                     f"{measured_gib:.2f}" if measured_gib else "-",
-                     f"{traced:.2f} {_error(traced, measured_gib, 0.15)}",
-                     f"{earlier_gib:.1f}" if earlier_gib else "-",
-                     _attention_kernels(recipe),
-                     f"{time.perf_counter() - started:.0f}"])
+        try:
+            row, result = _row(job, args, model, specs)
+            device, accelerator = result.device, result.accelerator or accelerator
+        except Exception as exc:  # noqa: BLE001 - one job failing (a missing library) keeps the rest
+            row = [job.label, "-", "error", f"{type(exc).__name__}: {exc}"[:120],
+                   *["-"] * 6]
+        rows.append([*row, f"{time.perf_counter() - started:.0f}"])
         print(" | ".join(rows[-1]), flush=True)
     header = ["configuration", "batch", "status", "measured samples/s",
               "predicted, no probe (error)", "earlier H100 samples/s", "measured peak GiB",
@@ -228,7 +239,7 @@ def main() -> None:
              "measurements; for the run at Lambda's batch, Lambda's H100-SXM reference row "
              "(the same step on NVIDIA's script, SGD instead of AdamW)."]
     name = (accelerator or device.split(":")[0]).replace(" ", "_").replace("/", "_")
-    write_result(f"gpu_targets_{name}", "\n".join(lines) + "\n")
+    write_result(f"gpu_targets_{name}", "\n".join(lines) + "\n", args.out_dir)
 
 
 if __name__ == "__main__":
