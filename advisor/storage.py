@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from advisor.errors import AdvisorError
+
 # the masking lives in the lower layer (the probe store shows URLs too): one implementation
 from probes import MASK, db_error_line, mask_secrets, shown_url, sqlalchemy_url, url_secrets
 
@@ -21,7 +23,8 @@ __all__ = ["MASK", "data_dir", "db_error_line", "default_storage_url", "is_postg
 
 
 def data_dir() -> Path:
-    """The user data directory (created on first use)."""
+    """The user data directory (created on first use); AdvisorError, naming ADVISOR_HOME,
+    when it is a file or cannot be created."""
     override = os.environ.get("ADVISOR_HOME")
     if override:
         path = Path(override).expanduser()
@@ -29,7 +32,14 @@ def data_dir() -> Path:
         from platformdirs import user_data_dir
 
         path = Path(user_data_dir("advisor", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        where = f"ADVISOR_HOME {path}" if override else f"advisor's data folder {path}"
+        problem = ("is a file, not a folder" if path.exists() and not path.is_dir()
+                   else f"cannot be created ({exc.strerror or exc})")
+        raise AdvisorError(f"{where} {problem}; set ADVISOR_HOME to a folder advisor may "
+                           "write (it is created if missing)") from None
     return path
 
 

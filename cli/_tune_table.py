@@ -88,8 +88,9 @@ def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
         lines.append(f"held back, they change the numerics: {shown}; check convergence with "
                      "them, then tune again with --allow-numerics")
     if not any(r.kind is RowKind.COMBINATION for r in report.rows):
-        lines.append("tuned: no knob that keeps the numerics beat the baseline beyond the "
-                     "noise; keep the step as it is")
+        keep = ("; keep the step as it is" if report.baseline.status is RowStatus.MEASURED
+                else "")
+        lines.append(f"tuned: {report.untuned_because}{keep}")
     if batch_line:
         lines.append(batch_line)
     profile = report.profile

@@ -210,12 +210,13 @@ def _exit_if_any_failed(results: list[ProbeResult]) -> None:
         click.get_current_context().exit(1)
     unsettled = [r for r in results if not r.stable]
     if unsettled:
-        which = ", ".join(
-            f"{r.probe_id} ±{r.rel_halfwidth:.1%}" if r.rel_halfwidth is not None
-            else r.probe_id for r in unsettled)
+        which = "; ".join(
+            f"{r.probe_id}: samples/s ±{r.rel_halfwidth:.1%} at 95%"
+            if r.rel_halfwidth is not None
+            else f"{r.probe_id}: too few measured steps for an interval" for r in unsettled)
         click.echo(f"{len(unsettled)} of {len(results)} probes measured but did not settle "
-                   f"({which} samples/s at 95%); stored with their wide intervals; a longer "
-                   "--time-box settles them", err=True)
+                   f"({which}); stored with their wide intervals; a longer --time-box "
+                   "settles them", err=True)
         click.get_current_context().exit(_EXIT_UNSETTLED)
 
 

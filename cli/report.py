@@ -23,10 +23,13 @@ _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print the written paths as one JSON object.")
 
 
-def _done(files: ReportFiles, as_json: bool, *, savings: dict[str, object] | None = None) -> None:
+def _done(files: ReportFiles, as_json: bool, *, savings: dict[str, object] | None = None,
+          no_saving: str | None = None) -> None:
     paths = {k: str(v) for k, v in asdict(files).items() if v is not None}
     if as_json:
-        click.echo(json.dumps({**paths, **({"savings": savings} if savings else {})}, indent=2))
+        extra = ({"savings": savings} if savings else
+                 {"savings": None, "no_saving_because": no_saving} if no_saving else {})
+        click.echo(json.dumps({**paths, **extra}, indent=2))
         return
     for kind, path in paths.items():
         click.echo(f"wrote {kind:<7} {path}")
@@ -96,7 +99,10 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None,
         click.echo(f"baseline {base.offer.key} ({base.chosen_by})", err=True)
     if saved is not None:
         click.echo(f"the top pick {saved.describe()}", err=True)
-    _done(files, as_json, savings=saved.to_dict() if saved is not None else None)
+    elif base is not None and base.no_saving_because is not None:
+        click.echo(f"no saving against the baseline: {base.no_saving_because}", err=True)
+    _done(files, as_json, savings=saved.to_dict() if saved is not None else None,
+          no_saving=base.no_saving_because if base is not None and saved is None else None)
 
 
 @report.command("sweep")

@@ -197,17 +197,35 @@ def snapshot_status(directory: Path, *, now: datetime | None = None) -> list[Sna
                 age_days=(now - captured) / timedelta(days=1),
             ))
         for path in _complete_snapshots(directory, cloud):
-            meta = _read_meta(path)
-            captured = datetime.fromisoformat(str(meta["captured_at"]))
-            by_market = meta.get("rows_by_market")
-            regions = meta.get("regions")
-            infos.append(SnapshotInfo(
-                cloud=cloud, path=path, captured_at=captured, rows=int(str(meta["rows"])),
-                rows_by_market=dict(by_market) if isinstance(by_market, dict) else {},
-                flagged_rows=int(str(meta.get("flagged_rows", 0))),
-                regions=tuple(regions) if isinstance(regions, list) else (),
-                skipped=int(str(meta.get("skipped", 0))), shipped=False,
-                in_use=newest.get(cloud) == path,
-                age_days=(now - captured) / timedelta(days=1),
-            ))
+            infos.append(_snapshot_info(cloud, path, in_use=newest.get(cloud) == path, now=now))
     return infos
+
+
+def _snapshot_info(cloud: Cloud, path: Path, *, in_use: bool, now: datetime) -> SnapshotInfo:
+    """The listing of one refreshed snapshot from its meta file; SnapshotError naming the
+    file and the field when the meta lacks one or holds a value of the wrong kind."""
+    meta = _read_meta(path)
+    field = "captured_at"
+    try:
+        captured = datetime.fromisoformat(str(meta["captured_at"]))
+        if captured.tzinfo is None:  # written in UTC; a hand-edited date without a zone
+            captured = captured.replace(tzinfo=UTC)
+        by_market = meta.get("rows_by_market")
+        regions = meta.get("regions")
+        counts: dict[str, int] = {}
+        for field in ("rows", "flagged_rows", "skipped"):
+            counts[field] = int(str(meta[field] if field == "rows" else meta.get(field, 0)))
+    except (KeyError, ValueError) as exc:
+        problem = "is missing" if isinstance(exc, KeyError) else f"is not valid ({exc})"
+        raise SnapshotError(
+            f"{path.with_suffix('.json')}: snapshot meta field {field} {problem}; move this "
+            "snapshot's .csv and .json out of the folder (advisor leaves them as they are)"
+        ) from None
+    return SnapshotInfo(
+        cloud=cloud, path=path, captured_at=captured, rows=counts["rows"],
+        rows_by_market=dict(by_market) if isinstance(by_market, dict) else {},
+        flagged_rows=counts["flagged_rows"],
+        regions=tuple(regions) if isinstance(regions, list) else (),
+        skipped=counts["skipped"], shipped=False, in_use=in_use,
+        age_days=(now - captured) / timedelta(days=1),
+    )

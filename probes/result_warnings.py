@@ -24,7 +24,8 @@ def _status(result: ProbeResult) -> str:
 def _unsettled(result: ProbeResult) -> str:
     if result.status is not ProbeStatus.OK or result.stable:
         return ""
-    width = f" (±{result.rel_halfwidth:.1%} at 95%)" if result.rel_halfwidth is not None else ""
+    width = (f" (±{result.rel_halfwidth:.1%} at 95%)" if result.rel_halfwidth is not None
+             else " (too few measured steps for an interval)")
     return (f"samples/s did not settle{width} in the time box; it is stored and used with its "
             "wide interval; a longer --time-box settles it")
 

@@ -56,6 +56,15 @@ class Baseline:
     chosen_by: str
 
     @property
+    def no_saving_because(self) -> str | None:
+        """Why no saving is measured against this baseline, as the report's HTML says it
+        (None when it has an estimate)."""
+        if self.estimate is not None:
+            return None
+        return (f"it was rejected ({self.rejected_because}), so it has no cost estimate to "
+                "compare with")
+
+    @property
     def estimate_basis(self) -> Basis | None:
         """The basis of the baseline's throughput (None when it was rejected)."""
         return self.estimate.throughput.basis if self.estimate is not None else None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from advisor.errors import AdvisorError
+from advisor.formatting import fmt_money
 from advisor.ranking.columns import RankedOffers
 from advisor.ranking.offers import CostEstimate, Recommendation
 from pricing.billing import usd
@@ -70,7 +71,7 @@ class ProbeSuggestion:
 
     def describe(self) -> str:
         """One line for the terminal."""
-        saving = (f", expected saving ${self.expected_saving_usd:,.2f} on the run"
+        saving = (f", expected saving {fmt_money(self.expected_saving_usd)} on the run"
                   if self.expected_saving_usd is not None else "")
         return (f"probe {self.accelerator} on {self.offer_key}: {quote_text(self.probe_cost_usd)}, "
                 f"expected regret cut {self.expected_regret_cut_pct:.1f}%{saving}")

@@ -169,6 +169,15 @@ class TuneReport(Record):
         return tuple(r for r in self.rows if r.kind is RowKind.TRIAL and r.knob in chosen
                      and knob_spec(r.knob).changes_numerics and r.config == chosen[r.knob])
 
+    @property
+    def untuned_because(self) -> str:
+        """Why no combination is tuned, for a report that has none: the baseline was not
+        measured (nothing could be compared), or no knob beat it beyond the noise."""
+        if self.baseline.status is not RowStatus.MEASURED:
+            return ("nothing compared: the baseline was not measured inside the time box; "
+                    "give a longer --time-box")
+        return "no knob that keeps the numerics beat the baseline beyond the noise"
+
     def not_measured(self) -> tuple[TuneRow, ...]:
         """Rows the time box left unmeasured."""
         return tuple(r for r in self.rows if r.status is RowStatus.NOT_MEASURED)

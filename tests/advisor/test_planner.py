@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.ranking.planner import Candidate, knowledge_gradient, plan
+from advisor.formatting import fmt_money
+from advisor.ranking.planner import Candidate, ProbeSuggestion, knowledge_gradient, plan
 
 
 def _c(name: str, value: float, sigma: float, price: float = 1.0) -> Candidate:
@@ -53,3 +54,17 @@ def test_bad_inputs_are_rejected() -> None:
         _c("x", -1, 0.1)
     with pytest.raises(AdvisorError):
         plan([_c("a", 1, 0.1)], 1, probe_minutes=0)
+
+
+@pytest.mark.parametrize("saving_usd", [
+    0.00105,   # a cheap run's saving: '$0.00' hid it
+    0.0456,
+    12.5,
+    1234.5,
+])
+def test_a_suggestion_states_its_saving_as_every_other_dollar_figure(saving_usd: float) -> None:
+    line = ProbeSuggestion(offer_key="aws:g4dn.xlarge:us-east-1:spot", accelerator="T4",
+                           probe_cost_usd=0.01, expected_regret_cut_pct=6.5,
+                           expected_saving_usd=saving_usd).describe()
+    assert line.endswith(f", expected saving {fmt_money(saving_usd)} on the run")
+    assert "$0.00 " not in line

@@ -89,15 +89,17 @@ def test_probe_whose_step_raises_exits_1_and_is_stored(tmp_path: Path) -> None:
 
 
 def _fake_runs(monkeypatch: pytest.MonkeyPatch, statuses: list[ProbeStatus],
-               width: float = 0.01) -> None:
+               width: float | None = 0.01) -> None:
     """Replace running the probes: the n-th request ends with statuses[n] (and is stored);
-    an ok one measured to ``width`` (relative 95% half-width; settled under 2%)."""
+    an ok one measured to ``width`` (relative 95% half-width; settled under 2%; None: too
+    few steps for an interval, unsettled)."""
 
     def run(requests: list[ProbeRequest], _launcher_for: Any, **_kw: Any) -> list[ProbeResult]:
         results = []
         for request, status in zip(requests, statuses, strict=True):
             extra: dict[str, Any] = ({"samples_per_second": 100.0, "measured_steps": 5,
-                                      "rel_halfwidth": width, "stable": width < 0.02}
+                                      "rel_halfwidth": width,
+                                      "stable": width is not None and width < 0.02}
                                      if status is ProbeStatus.OK else {})
             results.append(ProbeResult.failure(request, status, f"ended {status}", **extra)
                            if status is not ProbeStatus.OK else
@@ -155,6 +157,20 @@ def test_a_probe_that_did_not_settle_says_so_and_exits_3(
     else:
         assert "ok unsettled" in out
     assert len(ProbeStore(default_storage_url()).list()) == 1  # stored all the same
+
+
+def test_a_probe_too_short_for_an_interval_says_so_and_exits_3(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a 5 s box measured 14 steps, fewer than an interval needs: the line read
+    # "(5c56848ec578 samples/s at 95%)", a width with no figure
+    _fake_runs(monkeypatch, [ProbeStatus.OK], width=None)
+    code, out, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
+    assert code == 3, err
+    (probe_id,) = [r.probe_id for r in ProbeStore(default_storage_url()).list()]
+    assert f"did not settle ({probe_id}: too few measured steps for an interval);" in err
+    assert "samples/s at 95%" not in err
+    assert ("did not settle (too few measured steps for an interval) in the time box"
+            in " ".join(out.split()))  # the warning wraps at the console's width
 
 
 def test_probe_refuses_when_over_max_usd(tmp_path: Path) -> None:

@@ -146,3 +146,41 @@ def test_every_warning_the_cli_prints_for_a_probe_is_in_its_html(tmp_path: Path)
     page = html.unescape((tmp_path / "probe.html").read_text())
     for warning in warnings:
         assert warning.replace("warning: drift0001: ", "warning: ") in page, warning
+
+
+def _unmeasured_baseline_sample() -> ProbeResult:
+    """A tune whose time box ended before its baseline was measured (a 40 s box on a CPU)."""
+    note = "its first steps took its whole share of the box (4 s); give a longer --time-box"
+    rows = (_row(RowKind.BASELINE, None, BASE, None, status=RowStatus.NOT_MEASURED, note=note),)
+    report = TuneReport(rows, (), allow_numerics=False, time_box_s=40.0, elapsed_s=21.0)
+    return ProbeResult(probe_id="nobase001", offer_key="local", workload_fingerprint="fp",
+                       status=ProbeStatus.TIMEOUT, batch_size=16, device="cpu", error=note,
+                       tuning=report)
+
+
+def test_a_tune_without_a_measured_baseline_claims_no_comparison(tmp_path: Path) -> None:
+    # it said "no knob ... beat the baseline beyond the noise; keep the step as it is", a
+    # finding drawn from nothing measured
+    ProbeStore(default_storage_url()).record(_unmeasured_baseline_sample())
+    shown = CliRunner().invoke(advisor, ["probes", "show", "nobase"], env={"COLUMNS": "400"})
+    assert shown.exit_code == 0, shown.output
+    assert ("tuned: nothing compared: the baseline was not measured inside the time box; give "
+            "a longer --time-box\n") in shown.output
+    assert "beat the baseline" not in shown.output and "keep the step" not in shown.output
+    done = CliRunner().invoke(advisor, ["report", "probe", "nobase", "--out", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    page = html.unescape((tmp_path / "probe.html").read_text())
+    assert "nothing compared: the baseline was not measured" in page
+    assert "beat the baseline" not in page and "1.00x" not in page
+
+
+def test_a_tune_whose_knobs_lost_says_to_keep_the_step(tmp_path: Path) -> None:
+    sample = tuned_sample("lost0001")
+    assert sample.tuning is not None
+    rows = tuple(r for r in sample.tuning.rows if r.kind is not RowKind.COMBINATION)
+    ProbeStore(default_storage_url()).record(
+        replace(sample, tuning=replace(sample.tuning, rows=rows)))
+    shown = CliRunner().invoke(advisor, ["probes", "show", "lost"], env={"COLUMNS": "400"})
+    assert shown.exit_code == 0, shown.output
+    assert ("tuned: no knob that keeps the numerics beat the baseline beyond the noise; keep "
+            "the step as it is") in shown.output

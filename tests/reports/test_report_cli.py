@@ -86,6 +86,23 @@ def test_baseline_without_market_is_on_demand_and_said(fake_recommend: None,
             in html)
 
 
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_rejected_baseline_says_why_there_is_no_saving_everywhere(
+        fake_recommend: None, tmp_path: Path, as_json: bool) -> None:
+    # the HTML said it; stderr and --json were silent, as if the saving had been forgotten
+    code, out, err = _run("report", "recommend", "model.yaml", "--out", str(tmp_path),
+                          "--baseline", "aws:g4dn.xlarge", *(["--json"] if as_json else []))
+    assert code == 0, err
+    why = "it was rejected (needs 21.5 GiB per device at batch 256"
+    assert f"no saving against the baseline: {why}" in err
+    assert "the top pick saves" not in err
+    html = (tmp_path / "recommendation.html").read_text()
+    assert "It was rejected (needs 21.5 GiB per device" in html
+    if as_json:
+        doc = json.loads(out)
+        assert doc["savings"] is None and doc["no_saving_because"].startswith(why)
+
+
 def test_recommend_html_option(fake_recommend: None, tmp_path: Path) -> None:
     target = tmp_path / "rank.html"
     code, _, err = _run("recommend", "model.yaml", "--html", str(target), "--json")
