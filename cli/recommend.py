@@ -197,9 +197,8 @@ def _hanging(out: Console, text: str, *, lead: str = "", hang: int = 4, lead_sty
         out.print(Text(line, style=text_style), soft_wrap=True)
 
 
-def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
-            out: Console | None = None) -> None:
-    out = out or console()
+def _render(rec: Recommendation, top: int, *, all_regions: bool = False) -> None:
+    out = console()
     _hanging(out, headline(rec), hang=6, text_style="bold")
     table, dropped = ranking_table(rec, top, width=out.width, all_regions=all_regions)
     out.print(table)

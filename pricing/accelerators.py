@@ -103,12 +103,10 @@ def _names(known: Iterable[str] | None) -> list[str]:
     return list(known) if known is not None else list(load_accelerators())
 
 
-def canonical_accelerator_name(
-    name: str, known: Iterable[str] | None = None, *, field: str | None = None,
-) -> str:
+def canonical_accelerator_name(name: str, known: Iterable[str] | None = None) -> str:
     """Resolve a user's accelerator name (``a100``, ``H100``, ``tpu-v5e``) to ONE catalog name.
 
-    Raises UnknownNameError (prefixed by ``field``) with close matches when nothing fits.
+    Raises UnknownNameError with close matches when nothing fits.
     """
     names = _names(known)
     by_squash = {_squash(n): n for n in names}
@@ -117,7 +115,7 @@ def canonical_accelerator_name(
         return by_squash[squashed]
     if squashed in _ALIASES and _ALIASES[squashed] in names:
         return _ALIASES[squashed]
-    raise _unknown(name, names, field)
+    raise _unknown(name, names, None)
 
 
 def matching_accelerators(

@@ -176,11 +176,9 @@ class Catalog:
         """The oldest capture date among the clouds in the catalog."""
         return min(self.captured_at.values())
 
-    def regions(self, cloud: Cloud | None = None) -> list[str]:
+    def regions(self) -> list[str]:
         """Sorted regions that have at least one offer."""
-        regions = (self.offers.region if cloud is None
-                   else self.offers.region.take(self.offers.cloud.equals(str(cloud))))
-        return sorted(regions.present())
+        return sorted(self.offers.region.present())
 
     def accelerator(self, name: str) -> AcceleratorSpec:
         """The spec of an accelerator by canonical name or alias."""

@@ -106,16 +106,6 @@ class SpotRisk:
     source: str
     captured: date
 
-    @property
-    def low_fraction_per_month(self) -> float:
-        """The band's lower bound: fraction of instances interrupted per month."""
-        return self.bucket.low_fraction
-
-    @property
-    def high_fraction_per_month(self) -> float | None:
-        """The band's upper bound per month (None for the open ``>20%`` band)."""
-        return self.bucket.high_fraction
-
 
 @dataclass(frozen=True, slots=True)
 class SpotTerms:

@@ -24,7 +24,7 @@ from probes.urls import (
     sqlite_problem,
 )
 
-__all__ = ["ProbeStore", "measured_throughput", "most_trustworthy", "workload_results"]
+__all__ = ["ProbeStore", "most_trustworthy", "workload_results"]
 
 _TABLE = "advisor_probe_results"
 _DRIVER_HINT = "; install the PostgreSQL driver: pip install 'advisor[postgres]'"
@@ -206,11 +206,6 @@ def _store_problem(what: str, shown: str, exc: BaseException) -> str:
                 "folder writable or set ADVISOR_STORAGE_URL to a writable database")
     return (f"{what} the probe store at {shown}: {line}; check the URL "
             "(ADVISOR_STORAGE_URL), the server and your access to it")
-
-
-def measured_throughput(store: ProbeStore, fingerprint: str) -> list[ProbeResult]:
-    """``most_trustworthy`` of the workload's stored ``ok`` results."""
-    return most_trustworthy(store.list(fingerprint=fingerprint, status=ProbeStatus.OK))
 
 
 def most_trustworthy(results: Iterable[ProbeResult]) -> list[ProbeResult]:

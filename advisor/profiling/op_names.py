@@ -96,14 +96,14 @@ def trace_op_names(recipe: WorkloadRecipe, precision: Precision) -> frozenset[st
                       (_TRACE_BATCH,), device="cpu", foreach=False).result()
 
 
-def step_op_names(spec: WorkloadSpec, *, use_cache: bool = True) -> frozenset[str] | None:
+def step_op_names(spec: WorkloadSpec) -> frozenset[str] | None:
     """The aten operator names one training step of ``spec`` calls, cached by its fingerprint
     (or shipped); None when torch is missing, the step does not trace, or tracing takes longer
     than ``profile.timeout_s`` (nothing is cached then). A process traces each spec once."""
     from advisor.profiling._spec_files import recipe_for
 
     key = (spec.fingerprint(), spec.source_dir)
-    cached = (_MEMO.get(key) or cached_step_op_names(spec)) if use_cache else None
+    cached = _MEMO.get(key) or cached_step_op_names(spec)
     if cached is not None:
         _MEMO[key] = cached
         return cached

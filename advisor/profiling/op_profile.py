@@ -286,7 +286,7 @@ def _mix(low_totals: Mapping[tuple[OpClass, str], list[float]],
     return OpMix(tuple(per_sample), tuple(per_step))
 
 
-def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
+def op_mix_for_spec(spec: WorkloadSpec) -> OpMix:
     """The operator mix of ``spec`` at its precision, cached by the spec's fingerprint (the
     cold ``profile_workload`` stores it too, from the same fake pass) or shipped.
 
@@ -294,7 +294,7 @@ def op_mix_for_spec(spec: WorkloadSpec, *, use_cache: bool = True) -> OpMix:
     """
     from advisor.profiling._spec_files import recipe_for
 
-    cached = cached_op_mix(spec) if use_cache else None
+    cached = cached_op_mix(spec)
     if cached is not None:
         return cached
     mix = trace_op_mix(recipe_for(spec, samples_per_device=TRACE_BATCHES[0]), spec.precision)

@@ -172,12 +172,11 @@ def per_unit(mix: OpMix, units: int) -> OpMix:
     return OpMix(scaled(mix.per_sample), scaled(mix.per_step))
 
 
-def write_reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON,
-                             models: Mapping[str, ReferenceRecipe] | None = None) -> None:
-    """Trace every ``REFERENCE_RECIPES`` model (or ``models``) at both reference precisions
-    into ``path``; raises AdvisorError when one does not trace."""
+def write_reference_op_mixes(path: Path = REFERENCE_OP_MIX_JSON) -> None:
+    """Trace every ``REFERENCE_RECIPES`` model at both reference precisions into ``path``;
+    raises AdvisorError when one does not trace."""
     mixes = {}
-    for model, recipe in sorted((models or REFERENCE_RECIPES).items()):
+    for model, recipe in sorted(REFERENCE_RECIPES.items()):
         traced = {"fp32": trace_op_mix(recipe.recipe(Precision.FP32), Precision.FP32),
                   "mixed": recipe.mixed_mix()}
         for key, mix in traced.items():

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from advisor.ranking.portability import Portability, portability_of
     from advisor.ranking.probe_plan import (
         ProbeOptions,
-        billed_probe_minutes,
         offer_price,
         prepare_probes,
         probe_target,
@@ -63,7 +62,6 @@ __all__ = [
     "RejectionKind",
     "SpotRiskBasis",
     "TunedPolicy",
-    "billed_probe_minutes",
     "could_be_better",
     "current_catalog",
     "describe_opportunity",
@@ -103,7 +101,6 @@ _HOME = {
     "RejectionKind": "rejections",
     "SpotRiskBasis": "spot_risk",
     "TunedPolicy": "evidence",
-    "billed_probe_minutes": "probe_plan",
     "could_be_better": "decision",
     "current_catalog": "service",
     "describe_opportunity": "decision",

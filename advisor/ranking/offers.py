@@ -283,11 +283,6 @@ class MemoryNeed:
     basis: str
     rejection: Rejection | None
 
-    @property
-    def reason(self) -> str | None:
-        """Why it does not fit, in one line (None when it fits)."""
-        return self.rejection.reason if self.rejection is not None else None
-
 
 def memory_need(spec: WorkloadSpec, profile: WorkloadProfile, offer: InstanceOffer,
                 assumptions: CostAssumptions,

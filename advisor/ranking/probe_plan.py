@@ -22,12 +22,11 @@ from probes import (
     check_cost,
     fmt_usd_small,
     launcher_for_offer,
-    quote_probe,
     quote_request,
 )
 
-__all__ = ["ProbeBatch", "ProbeOptions", "ProbeTarget", "billed_probe_minutes", "offer_price",
-           "prepare_probes", "probe_target"]
+__all__ = ["ProbeBatch", "ProbeOptions", "ProbeTarget", "offer_price", "prepare_probes",
+           "probe_target"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +75,6 @@ class ProbeBatch:
     def describe_estimate(self) -> str:
         """The estimate as the probe table's title shows it."""
         return fmt_usd_small(self.estimate_usd)
-
-
-def billed_probe_minutes(offer_key: str, time_box_s: float) -> float:
-    """Minutes a probe of ``offer_key`` is billed (``probes.launchers.quote.quote_probe``: its
-    launcher's boot time for the family plus the time box, at least the billing minimum)."""
-    return quote_probe(offer_key, price_usd_per_hour=0.0, time_box_s=time_box_s,
-                       launcher=launcher_for_offer(offer_key) or "aws").billed_s / 60.0
 
 
 def offer_price(offer_key: str) -> float:

@@ -107,16 +107,15 @@ def worker_command(spec_path: str | Path, *, storage_url: str | None = None) -> 
 
 
 def spawn_local_workers(spec_path: str | Path, workers: int, *,
-                        storage_url: str | None = None,
-                        env: dict[str, str] | None = None) -> list[subprocess.Popen[bytes]]:
+                        storage_url: str | None = None) -> list[subprocess.Popen[bytes]]:
     """Start ``workers`` local worker processes; the caller waits for (or kills) them.
 
     Their standard output (the "worker done" line, the objective's prints) goes to this
     process's standard error: standard output is the sweep's own (its table, or its JSON).
     """
     return [subprocess.Popen(worker_command(spec_path, storage_url=storage_url),
-                             env={**os.environ, **(env or {})}, stdout=sys.stderr.fileno()
-                             if _has_fileno(sys.stderr) else subprocess.DEVNULL)
+                             stdout=sys.stderr.fileno() if _has_fileno(sys.stderr)
+                             else subprocess.DEVNULL)
             for _ in range(workers)]
 
 

@@ -1,4 +1,4 @@
-"""A fake Azure Retail Prices API for tests and demos, and a fixed clock for any fake.
+"""A fake Azure Retail Prices API for tests and demos.
 
 ``FakeRetailPricesServer`` is a local HTTP server (127.0.0.1) paging Retail Prices items
 with NextPageLink; ``azure_items`` turns catalog offers into those items. The AWS fake is
@@ -11,13 +11,12 @@ import json
 import threading
 import urllib.parse
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from pricing.types import Cloud, InstanceOffer, Market
 
-__all__ = ["FakeRetailPricesServer", "azure_items", "fixed_clock"]
+__all__ = ["FakeRetailPricesServer", "azure_items"]
 
 
 def azure_items(offers: Iterable[InstanceOffer]) -> list[dict[str, Any]]:
@@ -107,9 +106,3 @@ class FakeRetailPricesServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join()
-
-
-def fixed_clock(when: datetime | None = None) -> Any:
-    """A clock that always says ``when`` (default 2025-07-01 12:00 UTC)."""
-    moment = when or datetime(2025, 7, 1, 12, 0, tzinfo=UTC)
-    return lambda: moment

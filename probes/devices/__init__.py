@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from probes.devices.check import (
         checked,
         device_mismatch,
-        offer_accelerator,
         rechecked,
         result_accelerator,
     )
@@ -46,7 +45,6 @@ __all__ = [
     "checked",
     "detect_device",
     "device_mismatch",
-    "offer_accelerator",
     "rechecked",
     "result_accelerator",
 ]
@@ -54,7 +52,7 @@ __all__ = [
 _HOME = {
     "DEVICE_KINDS": "detect", "detect_device": "detect", "CpuDevice": "cpu", "CudaDevice": "cuda",
     "Device": "seam", "HpuDevice": "xla", "NeuronDevice": "xla", "XlaDevice": "xla",
-    "checked": "check", "device_mismatch": "check", "offer_accelerator": "check",
-    "rechecked": "check", "result_accelerator": "check",
+    "checked": "check", "device_mismatch": "check", "rechecked": "check",
+    "result_accelerator": "check",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _HOME, globals(), __all__)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pricing import Catalog, accelerator_for_device
 from probes.types import ProbeResult, ProbeStatus
 
-__all__ = ["checked", "device_mismatch", "offer_accelerator", "rechecked", "result_accelerator"]
+__all__ = ["checked", "device_mismatch", "rechecked", "result_accelerator"]
 
 # Statuses that say something about the device they ran on (a launcher's timeout or error
 # result never saw a device).
@@ -67,12 +67,6 @@ def _accelerators_by_type(catalog: Catalog) -> dict[tuple[str, str], str]:
 def _lookup(offer_key: str, by_type: dict[tuple[str, str], str]) -> str | None:
     cloud, sep, rest = offer_key.partition(":")
     return by_type.get((cloud, rest.split(":", 1)[0])) if sep else None
-
-
-def offer_accelerator(offer_key: str, catalog: Catalog) -> str | None:
-    """The accelerator of an offer key's instance type (any region or market), None for
-    ``local`` and instance types the catalog does not sell."""
-    return _lookup(offer_key, _accelerators_by_type(catalog))
 
 
 def rechecked(results: Iterable[ProbeResult], catalog: Catalog) -> list[ProbeResult]:

@@ -34,9 +34,8 @@ from probes.launchers.base import (
 from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup, Runtime, RuntimeTable, aws_family
 from probes.types import ProbeRequest, ProbeResult
 
-__all__ = ["CAPACITY_ERRORS", "DEFAULT_AMI_PARAMETER", "AwsLauncher"]
+__all__ = ["CAPACITY_ERRORS", "AwsLauncher"]
 
-DEFAULT_AMI_PARAMETER = AWS_RUNTIMES.for_instance("g5.xlarge").image   # the NVIDIA PyTorch DLAMI
 CAPACITY_ERRORS = frozenset({
     "InsufficientInstanceCapacity", "SpotMaxPriceTooLow", "Unsupported",
     "InsufficientCapacity", "InsufficientHostCapacity", "MaxSpotInstanceCountExceeded",

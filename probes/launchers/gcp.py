@@ -23,9 +23,8 @@ from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, Launc
 from probes.launchers.runtimes import GCP_GPU_RUNTIMES, Runtime, RuntimeTable, gcp_family
 from probes.types import ProbeRequest
 
-__all__ = ["DEFAULT_IMAGE", "GcpLauncher", "split_machine_type"]
+__all__ = ["GcpLauncher", "split_machine_type"]
 
-DEFAULT_IMAGE = GCP_GPU_RUNTIMES.for_instance("a2-highgpu-1g").image   # the Deep Learning VM family
 _GPU_TYPES = {"T4": "nvidia-tesla-t4", "V100": "nvidia-tesla-v100", "P100": "nvidia-tesla-p100",
               "P4": "nvidia-tesla-p4", "K80": "nvidia-tesla-k80"}
 _ALIVE = ("PROVISIONING", "STAGING", "RUNNING")

@@ -22,15 +22,9 @@ from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, Launc
 from probes.launchers.runtimes import GCP_TPU_RUNTIMES, Runtime, RuntimeTable, tpu_family
 from probes.types import ProbeRequest
 
-__all__ = ["GcpTpuLauncher", "runtime_version_for"]
+__all__ = ["GcpTpuLauncher"]
 
 _ALIVE = ("CREATING", "STARTING", "READY", "RESTARTING")
-
-
-def runtime_version_for(accelerator_type: str) -> str:
-    """The TPU VM software version for an accelerator type (``v4-8`` -> tpu-ubuntu2204-base);
-    LaunchFailed names an unknown TPU generation."""
-    return GCP_TPU_RUNTIMES.for_instance(accelerator_type).image
 
 
 def _default_tpu_client() -> Any:

@@ -72,11 +72,6 @@ class Runtime:
             raise ProbeError(f"Runtime {self.image!r}: owner is required for an AMI name "
                              "lookup (an account id, 'amazon' or 'self')")
 
-    @property
-    def verified(self) -> bool:
-        """False when ``source`` admits that something could not be checked."""
-        return "unverified" not in self.source
-
 
 @dataclass(frozen=True)
 class RuntimeTable:

@@ -101,12 +101,14 @@ def test_runtime_overhead_is_the_vendors() -> None:
     # NVIDIA: 0.5 GiB context + 0.0625 GiB cuBLAS workspaces + 3% of the step's 34 GiB
     cuda = memory_need(spec(), TRACED, offer(memory=80.0), CostAssumptions())
     assert cuda.overhead_gib == pytest.approx(0.5625 + 0.03 * 34)
-    assert cuda.gib == pytest.approx(34 + 0.5625 + 0.03 * 34) and cuda.reason is None
+    assert cuda.gib == pytest.approx(34 + 0.5625 + 0.03 * 34) and cuda.rejection is None
     tpu = memory_need(spec(), TRACED, offer(accel="TPU-v5e", memory=16.0), CostAssumptions())
     assert tpu.overhead_gib == pytest.approx(1.0)
-    assert tpu.reason is not None and "GiB TPU runtime), TPU-v5e has 16.0 GiB" in tpu.reason
+    assert tpu.rejection is not None
+    assert "GiB TPU runtime), TPU-v5e has 16.0 GiB" in tpu.rejection.reason
     short = memory_need(spec(), TRACED, offer(memory=24.0), CostAssumptions())
-    assert short.reason is not None and "GiB CUDA runtime), A10G has 24.0 GiB" in short.reason
+    assert short.rejection is not None
+    assert "GiB CUDA runtime), A10G has 24.0 GiB" in short.rejection.reason
 
 
 def test_probe_measurement_is_the_basis_where_it_measured() -> None:
@@ -114,7 +116,7 @@ def test_probe_measurement_is_the_basis_where_it_measured() -> None:
     need = memory_need(spec(), TRACED, offer(), FLAT, probed)
     # 20 GiB at batch 96, down the traced line to 64: 20 - 32 * 0.5 = 4 GiB, but never below
     # proportional scaling (20 * 64 / 96)
-    assert need.step_gib == pytest.approx(20.0 * 64 / 96) and need.reason is None
+    assert need.step_gib == pytest.approx(20.0 * 64 / 96) and need.rejection is None
     assert need.basis == "measured by probe p1: 20.0 GiB at batch 96, moved to batch 64"
     elsewhere = memory_need(spec(), TRACED, offer(accel="L4"), FLAT, probed)
     assert elsewhere.basis == "traced step"
@@ -125,9 +127,10 @@ def test_probe_peak_moves_up_the_traced_line_above_the_measured_batch() -> None:
     need = memory_need(spec(), TRACED, offer(), FLAT, probed)
     # 12 GiB at 32, plus 32 more samples at 0.5 GiB: 28 GiB + 1 > 22.35
     assert need.step_gib == pytest.approx(28.0)
-    assert need.reason == ("needs 29.0 GiB per device at batch 64 (measured by probe p2: 12.0 GiB "
-                           "at batch 32, moved to batch 64 28.0 GiB + 1.0 GiB runtime overhead), "
-                           "A10G has 22.4 GiB: 6.6 GiB short")
+    assert need.rejection is not None
+    assert need.rejection.reason == (
+        "needs 29.0 GiB per device at batch 64 (measured by probe p2: 12.0 GiB at batch 32, "
+        "moved to batch 64 28.0 GiB + 1.0 GiB runtime overhead), A10G has 22.4 GiB: 6.6 GiB short")
 
 
 @pytest.mark.parametrize(("memory", "samples"), [

@@ -16,7 +16,7 @@ from probe_gcp_fakes import FakeInstances, FakeStorage, FakeTpu
 from probe_helpers import FakeClock, make_request, ok_result
 
 from probes.launchers import Launcher, LaunchHandle
-from probes.launchers.aws import DEFAULT_AMI_PARAMETER, AwsLauncher
+from probes.launchers.aws import AwsLauncher
 from probes.launchers.fake import FakeBehaviour, FakeLauncher, FakeOutcome
 from probes.launchers.gcp import GcpLauncher
 from probes.launchers.gcp_tpu import GcpTpuLauncher
@@ -30,7 +30,7 @@ AWS_OFFER = "aws:g5.xlarge:us-east-1"
 # moto reserves /aws/service/...: each public SSM parameter of the runtime table gets a test name
 AWS_TEST_IMAGES = {image: "/advisor-test" + image.removeprefix("/aws/service")
                    for image in AWS_RUNTIMES.images() if image.startswith("/aws/service/")}
-AMI_PARAMETER = AWS_TEST_IMAGES[DEFAULT_AMI_PARAMETER]       # stands for the NVIDIA DLAMI
+AMI_PARAMETER = AWS_TEST_IMAGES[AWS_RUNTIMES.for_instance("g5.xlarge").image]  # NVIDIA DLAMI
 AWS_TEST_RUNTIMES = AWS_RUNTIMES.with_images(AWS_TEST_IMAGES, owner="self")
 # the AMI id each SSM parameter holds under moto, by the device of its runtime
 SSM_AMI_IDS = {DeviceKind.CUDA: "ami-12c6146b", DeviceKind.NEURON: "ami-0a1b2c3d4e5f60718"}

@@ -11,10 +11,15 @@ import pytest
 from probe_helpers import make_request, ok_result
 
 from probes.errors import ProbeError
-from probes.store import ProbeStore, measured_throughput, workload_results
+from probes.store import ProbeStore, most_trustworthy, workload_results
 from probes.types import ProbeResult, ProbeStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def measured_throughput(store: ProbeStore, fingerprint: str) -> list[ProbeResult]:
+    """``most_trustworthy`` of the workload's stored ``ok`` results (what ``recommend`` uses)."""
+    return most_trustworthy(store.list(fingerprint=fingerprint, status=ProbeStatus.OK))
 
 
 def _filled(store: ProbeStore) -> None:

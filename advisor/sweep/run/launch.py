@@ -85,16 +85,14 @@ def _password_lines(parameter: str | None, region: str | None) -> list[str]:
 
 
 def worker_boot_script(*, fetch: list[str], python: str, sweep_yaml_name: str,
-                       shutdown_after_s: float, packages: Sequence[str] | None = None,
-                       password_parameter: str | None = None, region: str | None = None,
-                       worker_id: str = "") -> str:
+                       shutdown_after_s: float, password_parameter: str | None = None,
+                       region: str | None = None, worker_id: str = "") -> str:
     """Bash: arm the dead-man's switch, fetch the bundle, install the client's pinned
-    ``packages``, read the database password from SSM into ``PGPASSWORD`` (when the storage
+    packages (``worker_packages``), read the database password from SSM into ``PGPASSWORD`` (when the storage
     has one), run one sweep worker (named ``worker_id`` on its trials), power off."""
     minutes = max(1, math.ceil(shutdown_after_s / 60.0))
     named = f" --worker-id {shlex.quote(worker_id)}" if worker_id else ""
-    pins = " ".join(shlex.quote(p) for p in (packages if packages is not None
-                                              else worker_packages()))
+    pins = " ".join(shlex.quote(p) for p in worker_packages())
     return "\n".join([
         "#!/bin/bash",
         f"shutdown -h +{minutes}  # dead-man's switch: power off (and terminate) regardless",
