@@ -216,9 +216,11 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False,
     for kind, n in rec.rejected.kind_counts().most_common(6):
         example = rec.rejected.first_of(kind)
         assert example is not None  # counted, so there is one
-        which = (f"e.g. {example.offer.key}; --json lists each" if n > 1
-                 else example.offer.key)
-        _hanging(out, f"  rejected {n:>4}: {example.reason} ({which})", hang=17)
+        # the reason is the example's own (its region, accelerator, figures), never the N's
+        line = (f"  rejected {n:>4}, e.g. {example.offer.key}: {example.reason} (--json lists "
+                "each)" if n > 1 else f"  rejected {n:>4}: {example.reason} "
+                f"({example.offer.key})")
+        _hanging(out, line, hang=17)
     if rec.could_be_better:
         out.print("could be better (the optimistic end beats the pick; a probe settles it):")
         for opp in rec.could_be_better:

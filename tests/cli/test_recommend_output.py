@@ -185,6 +185,25 @@ def test_left_out_columns_are_named(calls: list[Path]) -> None:
     assert "left out to fit 135 columns; --json or --csv has every column" in out
 
 
+def test_a_rejection_count_quotes_its_example_as_an_example(calls: list[Path],
+                                                            mlp_rec: Recommendation) -> None:
+    # "rejected 667: region us-west-2 not in constraints.regions (e.g. ...)" read as if all
+    # 667 offers were in us-west-2: the reason is the example offer's own
+    code, out, err = _run("recommend", str(MLP_YAML), env={"COLUMNS": "400"})
+    assert code == 0, err
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("rejected ")]
+    counts = mlp_rec.rejected.kind_counts().most_common(6)
+    assert len(lines) == len(counts) and any(n > 1 for _, n in counts)
+    for line, (kind, n) in zip(lines, counts, strict=True):
+        example = mlp_rec.rejected.first_of(kind)
+        assert example is not None
+        if n > 1:
+            assert line == (f"rejected {n:>4}, e.g. {example.offer.key}: {example.reason} "
+                            "(--json lists each)")
+        else:
+            assert line == f"rejected {n:>4}: {example.reason} ({example.offer.key})"
+
+
 # --- progress (defect 4) ---------------------------------------------------------------------
 
 @pytest.fixture()
