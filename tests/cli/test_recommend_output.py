@@ -157,6 +157,31 @@ def test_every_line_fits_and_the_key_cells_stay_whole(calls: list[Path],
         assert est.offer.region in out  # text columns wrap between words, not inside one
 
 
+@pytest.mark.parametrize("width", [
+    133,  # about the narrowest the table takes (samples/s and samples/$ left out)
+    140,  # piped without COLUMNS
+    150,  # samples/s left out
+    162,  # every column, the text ones wrapped
+    200,  # room for every cell on one line
+])
+def test_text_columns_wrap_between_words_never_inside_one(calls: list[Path],
+                                                          mlp_rec: Recommendation,
+                                                          width: int) -> None:
+    # rich, left to narrow the wrapping columns itself, folded words ('V100-16GB-SX' over
+    # 'M2') though the table had room for each word whole
+    code, out, err = _run("recommend", str(MLP_YAML), "--top", "15",
+                          env={"COLUMNS": str(width)})
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= width and "┃" in out  # a table
+    cells = [c.strip() for line in out.splitlines() if line.startswith(("│", "┃"))
+             for c in line.strip("│┃").split("│" if line.startswith("│") else "┃")]
+    words = {word for cell in cells for word in cell.split()}
+    assert "accelerators" in words  # the header
+    for group in group_regions(mlp_rec.ranked)[:15]:
+        est = group.best
+        assert est.offer.accelerator in words and est.offer.region in words
+
+
 @pytest.mark.parametrize("all_regions", [False, True])
 @pytest.mark.parametrize("top", [1, 10, 40])
 def test_the_table_is_measured_as_rich_measures_it(mlp_rec: Recommendation, top: int,
