@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,24 @@ def test_probe_exits_1_when_any_probe_did_not_end_ok(
     else:
         assert all(str(s) in out for s in statuses)                       # all printed
     assert ("did not end ok" in err) == (code == 1) and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("cost_usd", "title"), [
+    (0.0, "(spent $0.00 of an estimated $0.00)"),        # was "$0.0000 of an estimated $0.00"
+    (0.0755, "(spent $0.0755 of an estimated $0.00)"),
+])
+def test_the_table_title_writes_spent_and_estimate_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cost_usd: float, title: str) -> None:
+    _fake_runs(monkeypatch, [ProbeStatus.OK])
+    original = cli.probe._run_with_progress
+
+    def charged(*args: Any, **kwargs: Any) -> list[ProbeResult]:
+        return [replace(r, cost_usd=cost_usd) for r in original(*args, **kwargs)]
+
+    monkeypatch.setattr(cli.probe, "_run_with_progress", charged)
+    code, out, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
+    assert code == 0, err
+    assert title in " ".join(out.split())
 
 
 def test_probe_help_documents_the_exit_status() -> None:
