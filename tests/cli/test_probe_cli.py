@@ -163,6 +163,18 @@ def test_probe_help_documents_the_exit_status() -> None:
     assert "3  every probe ended ok, but one did not settle" in out
 
 
+def test_the_readme_names_every_exit_status_probe_help_documents() -> None:
+    # the README's exit codes stopped at 2 and 130: a script reading it took 3 for a crash
+    code, out, _ = _run("probe", "--help")
+    assert code == 0
+    statuses = re.findall(r"^\s+(\d+)  ", out.split("Exit status")[1], flags=re.M)
+    assert statuses == ["0", "1", "3", "2", "130"]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    exit_codes = readme.split("Exit codes: ")[1].split(". ")[0]
+    for status in statuses:
+        assert f" {status} " in f" {exit_codes}", status
+
+
 @pytest.mark.parametrize("as_json", [False, True])
 def test_a_probe_that_did_not_settle_says_so_and_exits_3(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_json: bool) -> None:
