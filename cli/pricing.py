@@ -11,7 +11,7 @@ from rich.text import Text
 from advisor.storage import data_dir
 from cli.errors import handle_errors
 from cli.options import json_option
-from cli.render import console, echo_json, printable
+from cli.render import console, echo_json, fmt_usd, printable
 from pricing import Catalog, Cloud, InstanceOffer, Market
 
 __all__ = ["pricing"]
@@ -118,8 +118,8 @@ def _render_offers(offers: list[InstanceOffer], catalog: Catalog, *, why: bool) 
         table.add_row(*(Text(printable(cell)) for cell in (
             o.cloud.value, where, o.instance_type,
             f"{o.accelerator_count}x {o.accelerator}",
-            o.market.value, f"{o.price_usd_per_hour:,.2f}",
-            f"{o.price_usd_per_accelerator_hour:,.3f}",
+            o.market.value, fmt_usd(o.price_usd_per_hour),
+            fmt_usd(o.price_usd_per_accelerator_hour),
             o.flagged if why else ("!" if o.flagged else ""),
         )))
     out.print(table)

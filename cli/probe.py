@@ -21,6 +21,7 @@ from probes import (
     ProbeResult,
     ProbeStatus,
     check_settings,
+    fmt_usd_pair,
     launcher_options,
 )
 
@@ -187,8 +188,9 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
                    "estimated_usd": round(batch.estimate_usd, 4), "spent_usd": round(spent, 4),
                    "probes": rows})
     else:
-        probe_table(rows, f"probes of {spec.name} (spent ${spent:.4f} of an estimated "
-                          f"${batch.describe_estimate()})", warnings_follow=True)
+        spent_text, estimate_text = fmt_usd_pair(spent, batch.estimate_usd)
+        probe_table(rows, f"probes of {spec.name} (spent ${spent_text} of an estimated "
+                          f"${estimate_text})", warnings_follow=True)
         for target, result in zip(targets, results, strict=True):
             print_tuning(result, price_usd_per_hour=target.price_usd_per_hour)
         for result in results:

@@ -119,13 +119,37 @@ def _offer_list(rec: Recommendation, rows: Sequence[dict[str, str]]) -> Group:
     return Group(Text(_title(rec)), grid)
 
 
-def _table(rec: Recommendation, rows: Sequence[dict[str, str]], columns: Sequence[_Col]) -> Table:
-    """The rows as a rich table: rich wraps the text columns to fit the console; the others
-    are never narrowed (their minimum width is their longest cell)."""
+def _widest(col: _Col, rows: Sequence[dict[str, str]]) -> int:
+    """The width ``col`` takes unwrapped: its longest cell or header line."""
+    return max(cell_len(line) for text in (col.name, *(r[col.name] for r in rows))
+               for line in text.splitlines())
+
+
+def _wrap_widths(rows: Sequence[dict[str, str]], columns: Sequence[_Col],
+                 width: int) -> dict[str, int]:
+    """Widths of the wrapping columns for a table ``width`` wide: each at least its longest
+    word (rich, left to narrow them, folds words: 'V100-16GB-SX' over 'M2'), the room left
+    given first to the columns that need the least to stop wrapping."""
+    wrapping = [c for c in columns if c.wraps]
+    widths = {c.name: _narrowest(c, rows) for c in wrapping}
+    room = width - _min_width(rows, columns)
+    for col in sorted(wrapping, key=lambda c: _widest(c, rows) - widths[c.name]):
+        grow = max(0, min(room, _widest(col, rows) - widths[col.name]))
+        widths[col.name] += grow
+        room -= grow
+    return widths
+
+
+def _table(rec: Recommendation, rows: Sequence[dict[str, str]], columns: Sequence[_Col],
+           *, width: int | None = None) -> Table:
+    """The rows as a rich table: the text columns wrap between words to fit ``width`` (None:
+    rich wraps them as it likes); the others are never narrowed (their minimum width is
+    their longest cell)."""
     table = Table(title=_title(rec), title_justify="left")
+    fixed = _wrap_widths(rows, columns, width) if width is not None else {}
     for col in columns:
         table.add_column(col.name, justify="right" if col.numeric else "left", overflow="fold",
-                         no_wrap=not col.wraps,
+                         no_wrap=not col.wraps, width=fixed.get(col.name),
                          min_width=None if col.wraps else _narrowest(col, rows))
     for row in rows:
         table.add_row(*(Text(row[c.name]) for c in columns))
@@ -163,7 +187,7 @@ def ranking_table(rec: Recommendation, top: int, *, width: int,
     for n in range(len(optional) + 1):
         columns = [c for c in _COLUMNS if c.name not in optional[:n]]
         if _min_width(rows, columns) <= width:
-            return _table(rec, rows, columns), list(optional[:n])
+            return _table(rec, rows, columns, width=width), list(optional[:n])
     return _offer_list(rec, rows), []
 
 
@@ -215,9 +239,11 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False) -> None
     for kind, n in rec.rejected.kind_counts().most_common(6):
         example = rec.rejected.first_of(kind)
         assert example is not None  # counted, so there is one
-        which = (f"e.g. {example.offer.key}; --json lists each" if n > 1
-                 else example.offer.key)
-        _hanging(out, f"  rejected {n:>4}: {example.reason} ({which})", hang=17)
+        # the reason is the example's own (its region, accelerator, figures), never the N's
+        line = (f"  rejected {n:>4}, e.g. {example.offer.key}: {example.reason} (--json lists "
+                "each)" if n > 1 else f"  rejected {n:>4}: {example.reason} "
+                f"({example.offer.key})")
+        _hanging(out, line, hang=17)
     if rec.could_be_better:
         out.print("could be better (the optimistic end beats the pick; a probe settles it):")
         for opp in rec.could_be_better:

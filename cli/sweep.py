@@ -80,7 +80,10 @@ def sweep(ctx: click.Context) -> None:
 
 
 def _money(usd: float) -> str:
-    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+    """Dollars as every output writes them (the sweep's HTML report too)."""
+    from cli.render import fmt_money
+
+    return fmt_money(usd)
 
 
 def _render_status(status: SweepStatus) -> None:

@@ -91,7 +91,10 @@ class Savings(JsonView):
 
     The range is the baseline's point run cost times the fraction saved at both ends of both
     intervals (as if their errors were independent: a wide, cautious range), so it never
-    claims more than the baseline's whole run cost.
+    claims more than the baseline's whole run cost; where both sides carry one throughput
+    estimate (the same accelerator and device count) their errors are one, and the range
+    takes both sides at the same end (the same instance in another region saves its price
+    difference, not a guess of its speed).
     """
 
     baseline: Baseline
@@ -138,13 +141,19 @@ class Savings(JsonView):
         return (f"; the baseline's spot discount takes {fmt_money(-share)} off it "
                 "(--compare-market any counts it)")
 
+    @property
+    def range_text(self) -> str:
+        """The saving's range, ``$1.00 to $2.00``; one figure where both ends read alike (both
+        sides carry one throughput estimate: the same hardware in another region or market)."""
+        low, high = fmt_money(self.run_saved_usd_low), fmt_money(self.run_saved_usd_high)
+        return low if low == high else f"{low} to {high}"
+
     def describe(self) -> str:
         """The saving as a range, the markets compared, the spot discount's share apart, and
         the basis of both sides, in one line (the report's headline, HTML and CSV say this)."""
         t, b = self.top.throughput.basis, self.baseline.estimate_basis
         base = f"{b} ({BASIS_LABEL[b]})" if b is not None else "not estimated"
-        return (f"saves {fmt_money(self.run_saved_usd_low)} to "
-                f"{fmt_money(self.run_saved_usd_high)} on the run (point estimate "
+        return (f"saves {self.range_text} on the run (point estimate "
                 f"{fmt_money(self.run_saved_usd)}, {self.run_saved_fraction:.0%}) against "
                 f"{self.baseline.offer.key}, {self._markets()}{self._spot_share()}; the pick is "
                 f"{t} ({BASIS_LABEL[t]}), the baseline {base}")
@@ -290,6 +299,34 @@ def _saved_fraction(pick_cost: float, base_cost: float) -> float:
     return 1 - pick_cost / base_cost if base_cost > 0 and math.isfinite(pick_cost) else -math.inf
 
 
+def _same_throughput(a: CostEstimate, b: CostEstimate) -> bool:
+    """Whether both sides carry one throughput estimate (the same accelerator and device
+    count, as the ranking predicts them once): their errors are then one error, not two."""
+    ta, tb = a.throughput, b.throughput
+    return all(math.isclose(x, y, rel_tol=1e-9) for x, y in (
+        (ta.samples_per_second, tb.samples_per_second),
+        (ta.samples_per_second_low, tb.samples_per_second_low),
+        (ta.samples_per_second_high, tb.samples_per_second_high)))
+
+
+def _ends(pick: CostEstimate, base: CostEstimate) -> tuple[list[float], list[float]]:
+    """The saved fractions of the run and of a sample at the ends of the range: both sides
+    at one end of their shared interval where they share one (``_same_throughput``), else
+    each at the other's opposite end (as if their errors were independent)."""
+    if _same_throughput(pick, base):
+        runs = [(pick.run_cost_usd_high, base.run_cost_usd_high),
+                (pick.run_cost_usd_low, base.run_cost_usd_low)]
+        per_sample = [(pick.samples_per_dollar_low, base.samples_per_dollar_low),
+                      (pick.samples_per_dollar_high, base.samples_per_dollar_high)]
+    else:
+        runs = [(pick.run_cost_usd_high, base.run_cost_usd_low),
+                (pick.run_cost_usd_low, base.run_cost_usd_high)]
+        per_sample = [(pick.samples_per_dollar_low, base.samples_per_dollar_high),
+                      (pick.samples_per_dollar_high, base.samples_per_dollar_low)]
+    return ([_saved_fraction(p, b) for p, b in runs],
+            [1 - b / p for p, b in per_sample])
+
+
 def savings(top: CostEstimate, baseline: Baseline,
             compare_market: CompareMarket = CompareMarket.SAME) -> Savings | None:
     """The top pick's savings against ``baseline`` (None when the baseline has no estimate):
@@ -306,20 +343,19 @@ def savings(top: CostEstimate, baseline: Baseline,
     spot_share = (None if same is None or top.offer.market is base.offer.market
                   else any_market_saved - (same[1].run_cost_usd - same[0].run_cost_usd))
     reference = base_side.run_cost_usd
+    run_fraction = _saved_fraction(pick_side.run_cost_usd, reference)
+    per_sample = 1 - base_side.samples_per_dollar / pick_side.samples_per_dollar
+    run_ends, sample_ends = _ends(pick_side, base_side)
     return Savings(
         baseline=baseline, top=top, pick_side=pick_side, baseline_side=base_side,
         compare_market=compare_market,
         run_saved_usd=reference - pick_side.run_cost_usd,
-        run_saved_usd_low=reference * _saved_fraction(pick_side.run_cost_usd_high,
-                                                      base_side.run_cost_usd_low),
-        run_saved_usd_high=reference * _saved_fraction(pick_side.run_cost_usd_low,
-                                                       base_side.run_cost_usd_high),
-        run_saved_fraction=_saved_fraction(pick_side.run_cost_usd, reference),
-        per_sample_fraction=1 - base_side.samples_per_dollar / pick_side.samples_per_dollar,
-        per_sample_fraction_low=(1 - base_side.samples_per_dollar_high
-                                 / pick_side.samples_per_dollar_low),
-        per_sample_fraction_high=(1 - base_side.samples_per_dollar_low
-                                  / pick_side.samples_per_dollar_high),
+        run_saved_usd_low=reference * min(*run_ends, run_fraction),
+        run_saved_usd_high=reference * max(*run_ends, run_fraction),
+        run_saved_fraction=run_fraction,
+        per_sample_fraction=per_sample,
+        per_sample_fraction_low=min(*sample_ends, per_sample),
+        per_sample_fraction_high=max(*sample_ends, per_sample),
         hours_difference=pick_side.run_hours - base_side.run_hours,
         spot_discount_usd=spot_share, mixed_markets=mixed,
     )

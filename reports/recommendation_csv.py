@@ -74,9 +74,11 @@ spot_overhead_fraction_high  | fraction          | spot: the pessimistic end (th
 memory_needed_gib_per_device | GiB               | predicted peak memory per device
 accelerator_memory_gib       | GiB               | memory of one device
 basis                        |                   | where samples_per_second comes from: `measured` (probe of
-                                                   this workload), `predicted` (model fitted on reference
-                                                   data) or `prior` (accelerator without reference data;
-                                                   wider interval)
+                                                   this workload), `tuned` (probe of this workload in the
+                                                   best configuration `advisor probe --tune` measured,
+                                                   with `recommend --tuned`), `predicted` (model fitted on
+                                                   reference data) or `prior` (accelerator without
+                                                   reference data; wider interval)
 price_observed_at            | date (YYYY-MM-DD) | when the price was observed
 price_source                 |                   | where the price came from (catalog file or price API)
 prices_captured_at           | date (YYYY-MM-DD) | capture date of the price snapshot (oldest capture among

@@ -24,7 +24,7 @@ from reports.charts import (
     scatter_chart,
     stacked_bar_chart,
 )
-from reports.formatting import fmt_count
+from reports.formatting import fmt_count, fmt_money
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 from reports.render import render
@@ -48,15 +48,9 @@ _TABLE_ROWS = 30
 
 
 def _money(value: float) -> str:
-    """Dollars with two significant digits at least ($1,234 / $12.35 / $0.0042 / $0.000051)."""
-    if value == 0:
-        return "$0"
-    if abs(value) >= 100:
-        return f"${value:,.0f}"
-    if abs(value) >= 1:
-        return f"${value:,.2f}"
-    decimals = max(4, 1 - math.floor(math.log10(abs(value))))
-    return f"${value:.{decimals}f}"
+    """Dollars as every output writes them (``fmt_money``: $1,234.50 / $12.35 / $0.0042 /
+    $0.0000512), so the page and ``advisor sweep status`` show one figure alike."""
+    return fmt_money(value)
 
 
 def _bytes(n: int) -> str:

@@ -138,6 +138,14 @@ def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog, *,
         summaries.append(_summary(result, accelerator, known))
         tuned = _tuned_row(result, policy)
         if accelerator is not None and known:
+            used = tuned.samples_per_second if tuned is not None else None
+            advice.append(
+                f"measured on {result.offer_key} ({accelerator}): "
+                f"{used or result.samples_per_second:,.1f} samples/s at batch "
+                f"{result.batch_size}, {result.precision}"
+                f"{' in its tuned configuration' if used else ''} (probe {result.probe_id}, "
+                f"{result.created_at:%Y-%m-%d}); the ranking uses it for every {accelerator} "
+                "offer (scaled to the offer's device count)")
             measurements.append(
                 Measurement(accelerator, tuned.samples_per_second, 1, Basis.TUNED,
                             rel_halfwidth=tuned.rel_halfwidth)

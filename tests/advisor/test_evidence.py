@@ -55,6 +55,18 @@ def test_cloud_probe_is_a_measurement_and_a_cpu_probe_is_advice() -> None:
     assert [p["used_for_ranking"] for p in evidence.probes] == [True, False]
 
 
+def test_a_probe_the_ranking_uses_is_said_with_its_id_date_and_figure() -> None:
+    # a used probe had no line at all: recommend's pick moved with no word of why (a probe
+    # whose own offers were then rejected, by the deadline say, left no trace in the output)
+    result = _ok("aws:g5.xlarge:us-east-1", 310.0, probe_id="fakeprobe001", precision="bf16")
+    evidence = evidence_from_probes([result], shipped_catalog())
+    assert [m.accelerator for m in evidence.measurements] == ["A10G"]
+    (line,) = [a for a in evidence.advice if "fakeprobe001" in a]
+    assert line == (f"measured on aws:g5.xlarge:us-east-1 (A10G): 310.0 samples/s at batch 64, "
+                    f"bf16 (probe fakeprobe001, {result.created_at:%Y-%m-%d}); the ranking uses "
+                    "it for every A10G offer (scaled to the offer's device count)")
+
+
 def test_a_local_probe_on_a_known_gpu_is_a_measurement_of_that_gpu() -> None:
     evidence = evidence_from_probes([_ok("local", 859.0, device=H100, precision="fp32")],
                                     shipped_catalog())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -137,11 +138,41 @@ def test_probe_exits_1_when_any_probe_did_not_end_ok(
     assert ("did not end ok" in err) == (code == 1) and "Traceback" not in err
 
 
+@pytest.mark.parametrize(("cost_usd", "title"), [
+    (0.0, "(spent $0.00 of an estimated $0.00)"),        # was "$0.0000 of an estimated $0.00"
+    (0.0755, "(spent $0.0755 of an estimated $0.00)"),
+])
+def test_the_table_title_writes_spent_and_estimate_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cost_usd: float, title: str) -> None:
+    _fake_runs(monkeypatch, [ProbeStatus.OK])
+    original = cli.probe._run_with_progress
+
+    def charged(*args: Any, **kwargs: Any) -> list[ProbeResult]:
+        return [replace(r, cost_usd=cost_usd) for r in original(*args, **kwargs)]
+
+    monkeypatch.setattr(cli.probe, "_run_with_progress", charged)
+    code, out, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
+    assert code == 0, err
+    assert title in " ".join(out.split())
+
+
 def test_probe_help_documents_the_exit_status() -> None:
     code, out, _ = _run("probe", "--help")
     assert code == 0
     assert "Exit status" in out and "1  a probe did not end ok" in out and "2  nothing" in out
     assert "3  every probe ended ok, but one did not settle" in out
+
+
+def test_the_readme_names_every_exit_status_probe_help_documents() -> None:
+    # the README's exit codes stopped at 2 and 130: a script reading it took 3 for a crash
+    code, out, _ = _run("probe", "--help")
+    assert code == 0
+    statuses = re.findall(r"^\s+(\d+)  ", out.split("Exit status")[1], flags=re.M)
+    assert statuses == ["0", "1", "3", "2", "130"]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    exit_codes = readme.split("Exit codes: ")[1].split(". ")[0]
+    for status in statuses:
+        assert f" {status} " in f" {exit_codes}", status
 
 
 @pytest.mark.parametrize("as_json", [False, True])

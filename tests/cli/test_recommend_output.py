@@ -157,6 +157,31 @@ def test_every_line_fits_and_the_key_cells_stay_whole(calls: list[Path],
         assert est.offer.region in out  # text columns wrap between words, not inside one
 
 
+@pytest.mark.parametrize("width", [
+    133,  # about the narrowest the table takes (samples/s and samples/$ left out)
+    140,  # piped without COLUMNS
+    150,  # samples/s left out
+    162,  # every column, the text ones wrapped
+    200,  # room for every cell on one line
+])
+def test_text_columns_wrap_between_words_never_inside_one(calls: list[Path],
+                                                          mlp_rec: Recommendation,
+                                                          width: int) -> None:
+    # rich, left to narrow the wrapping columns itself, folded words ('V100-16GB-SX' over
+    # 'M2') though the table had room for each word whole
+    code, out, err = _run("recommend", str(MLP_YAML), "--top", "15",
+                          env={"COLUMNS": str(width)})
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= width and "┃" in out  # a table
+    cells = [c.strip() for line in out.splitlines() if line.startswith(("│", "┃"))
+             for c in line.strip("│┃").split("│" if line.startswith("│") else "┃")]
+    words = {word for cell in cells for word in cell.split()}
+    assert "accelerators" in words  # the header
+    for group in group_regions(mlp_rec.ranked)[:15]:
+        est = group.best
+        assert est.offer.accelerator in words and est.offer.region in words
+
+
 @pytest.mark.parametrize("all_regions", [False, True])
 @pytest.mark.parametrize("top", [1, 10, 40])
 def test_the_table_is_measured_as_rich_measures_it(mlp_rec: Recommendation, top: int,
@@ -183,6 +208,25 @@ def test_left_out_columns_are_named(calls: list[Path]) -> None:
     code, out, _ = _run("recommend", str(MLP_YAML), env={"COLUMNS": "135"})
     assert code == 0
     assert "left out to fit 135 columns; --json or --csv has every column" in out
+
+
+def test_a_rejection_count_quotes_its_example_as_an_example(calls: list[Path],
+                                                            mlp_rec: Recommendation) -> None:
+    # "rejected 667: region us-west-2 not in constraints.regions (e.g. ...)" read as if all
+    # 667 offers were in us-west-2: the reason is the example offer's own
+    code, out, err = _run("recommend", str(MLP_YAML), env={"COLUMNS": "400"})
+    assert code == 0, err
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("rejected ")]
+    counts = mlp_rec.rejected.kind_counts().most_common(6)
+    assert len(lines) == len(counts) and any(n > 1 for _, n in counts)
+    for line, (kind, n) in zip(lines, counts, strict=True):
+        example = mlp_rec.rejected.first_of(kind)
+        assert example is not None
+        if n > 1:
+            assert line == (f"rejected {n:>4}, e.g. {example.offer.key}: {example.reason} "
+                            "(--json lists each)")
+        else:
+            assert line == f"rejected {n:>4}: {example.reason} ({example.offer.key})"
 
 
 # --- progress (defect 4) ---------------------------------------------------------------------

@@ -38,6 +38,7 @@ from reports.baseline import (
     savings,
 )
 from reports.errors import ReportError
+from reports.formatting import fmt_money
 from reports.recommendation import render_recommendation_html
 
 
@@ -140,9 +141,39 @@ def test_savings_against_on_demand_p4d() -> None:
     assert saved.run_saved_usd == pytest.approx(base.estimate.run_cost_usd - top.run_cost_usd)
     assert saved.run_saved_fraction == pytest.approx(1 - top.run_cost_usd /
                                                      base.estimate.run_cost_usd)
-    # same accelerator and throughput: the per-sample saving is the price ratio
+    # same accelerator and throughput: the per-sample saving is the price ratio, at either
+    # end of the one interval both sides share (not a spread of two independent guesses)
     assert saved.per_sample_fraction == pytest.approx(1 - 12.5 / 32.77)
+    assert saved.per_sample_fraction_low == pytest.approx(saved.per_sample_fraction)
+    assert saved.per_sample_fraction_high == pytest.approx(saved.per_sample_fraction)
+
+
+def test_the_same_hardware_elsewhere_saves_its_price_difference_without_a_guess() -> None:
+    # the pick against itself in another region read "saves -$14.84 to $5.46 (point
+    # estimate $0.00)": two independent errors of what is one throughput estimate
+    rec = sample_recommendation()
+    top = next(e for e in rec.ranked if e.offer == P4D_OD)
+    west = next(e for e in rec.ranked if e.offer == P4D_WEST)
+    saved = savings(top, Baseline(P4D_WEST, west, None, "test"))
+    assert saved is not None
+    assert saved.run_saved_usd == pytest.approx(west.run_cost_usd - top.run_cost_usd)
+    assert saved.run_saved_usd_low == pytest.approx(saved.run_saved_usd)
+    assert saved.run_saved_usd_high == pytest.approx(saved.run_saved_usd)
+    assert saved.describe().startswith(f"saves {fmt_money(saved.run_saved_usd)} on the run ")
+    itself = savings(top, Baseline(P4D_OD, top, None, "test"))
+    assert itself is not None and itself.run_saved_usd_low == itself.run_saved_usd_high == 0
+
+
+def test_other_hardware_keeps_the_range_of_both_intervals() -> None:
+    rec = sample_recommendation()
+    a2 = next(e for e in rec.ranked if e.offer == A2)  # measured, another device count
+    p4d = next(e for e in rec.ranked if e.offer == P4D_OD)
+    saved = savings(a2, Baseline(P4D_OD, p4d, None, "test"))
+    assert saved is not None
+    assert saved.run_saved_usd_low < saved.run_saved_usd < saved.run_saved_usd_high
     assert saved.per_sample_fraction_low < saved.per_sample_fraction < saved.per_sample_fraction_high
+    assert (f"saves {fmt_money(saved.run_saved_usd_low)} to "
+            f"{fmt_money(saved.run_saved_usd_high)} on the run") in saved.describe()
 
 
 def _twinned_recommendation():  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ from report_samples import sample_recommendation
 import advisor.ranking.service
 from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR
 from cli.main import advisor as advisor_cli
+from reports.formatting import fmt_money
 
 
 @pytest.fixture()
@@ -135,6 +136,25 @@ def test_report_sweep_and_status_exports(tmp_path: Path) -> None:
     assert (tmp_path / "st.csv").read_text().count("\n") == 3  # header + 2 trials
     assert (tmp_path / "st.columns.md").exists()
     assert "spend-over-time" in (tmp_path / "st.html").read_text()
+
+
+def test_sweep_status_and_its_report_write_each_dollar_figure_alike(tmp_path: Path) -> None:
+    # the terminal wrote $0.0010 where the page wrote $0.00098 for the same trials' dollars
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    study = optuna.create_study(study_name="cheap", storage=url)
+    study.set_user_attr(PRICE_ATTR, 0.397)
+    for i, (state, usd) in enumerate([(TrialState.COMPLETE, 0.000975),
+                                      (TrialState.PRUNED, 0.000203)]):
+        study.add_trial(create_trial(
+            state=state, value=0.5 if state is TrialState.COMPLETE else None,
+            params={"lr": 0.1 * (i + 1)}, distributions={"lr": FloatDistribution(0.01, 1.0)},
+            intermediate_values={0: 0.9}, user_attrs={COST_ATTR: usd}))
+    code, out, err = _run("sweep", "status", "cheap", "--storage", url, "--html",
+                          str(tmp_path / "st.html"))
+    assert code == 0, err
+    page = (tmp_path / "st.html").read_text()
+    for usd in (0.000975, 0.000203, 0.000975 + 0.000203):
+        assert fmt_money(usd) in out and fmt_money(usd) in page, (fmt_money(usd), out)
 
 
 def test_report_sweep_unknown_study(tmp_path: Path) -> None:

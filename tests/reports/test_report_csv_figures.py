@@ -12,6 +12,7 @@ import pytest
 from report_samples import G4, NC, sample_recommendation, sample_sweep
 
 from advisor.ranking.offers import Rejection, RejectionKind
+from advisor.throughput import Basis
 from reports.columns import csv_cell
 from reports.recommendation_csv import COLUMN_DOCS, write_recommendation_csv
 from reports.sweep_csv import write_sweep_csv
@@ -39,6 +40,13 @@ def test_rank_is_documented_by_what_orders_it(tmp_path: Path) -> None:
     assert "samples_per_dollar_low" in rank_doc and "rank_by" in rank_doc
     path, _ = write_recommendation_csv(sample_recommendation(), tmp_path / "r.csv")
     assert {r["rank_by"] for r in _rows(path) if r["status"] == "ranked"} == {"conservative"}
+
+
+def test_every_basis_a_row_can_carry_is_documented() -> None:
+    # the ranking writes 'tuned' (recommend --tuned) but the column's doc named only three
+    basis_doc = next(c.meaning for c in COLUMN_DOCS if c.name == "basis")
+    for basis in Basis:
+        assert f"`{basis}`" in basis_doc, basis
 
 
 def test_rejected_rows_carry_the_figures_their_reason_quotes(tmp_path: Path) -> None:

@@ -150,6 +150,10 @@ def _recommended(spec: SweepSpec) -> InstanceOffer:
     path = Path(spec.model)
     if not path.is_absolute() and spec.source_dir:
         path = Path(spec.source_dir) / path
+    if not path.is_file():  # named as the sweep.yaml field, not as a bare file
+        raise AdvisorError(f"model: {spec.model!r} is not a file (looked for {path}); give the "
+                           "path of the model.yaml whose ranking picks the instance, relative "
+                           "to the sweep.yaml's folder")
     from advisor.ranking import recommend_for_file
 
     rec = recommend_for_file(path)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor.errors import NoFeasibleOffer
+from advisor.errors import AdvisorError, NoFeasibleOffer
 from advisor.ranking.service import recommend_for_file
 from advisor.sweep.accounting.instances import resolve_instance
 from advisor.sweep.spec import load_sweep_spec
@@ -40,3 +40,17 @@ def test_recommended_with_no_feasible_offer_says_so_as_its_own_error(tmp_path: P
     with pytest.raises(NoFeasibleOffer, match="instance: recommended, but the ranking") as caught:
         resolve_instance(load_sweep_spec(tmp_path / "sweep.yaml"))
     assert caught.value.workload == "tiny" and caught.value.rejected > 0
+
+
+def test_recommended_with_a_missing_model_names_the_field(tmp_path: Path) -> None:
+    # it said "<the model's path>: file: cannot read ...", naming neither sweep.yaml's field
+    # nor where a relative path is read from
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump({
+        "study": "s", "entrypoint": "train:objective", "instance": "recommended",
+        "model": "models/nope.yaml", "budget": {"max_trials": 1}}))
+    with pytest.raises(AdvisorError) as caught:
+        resolve_instance(load_sweep_spec(tmp_path / "sweep.yaml"))
+    assert str(caught.value) == (
+        f"model: 'models/nope.yaml' is not a file (looked for {tmp_path / 'models/nope.yaml'}); "
+        "give the path of the model.yaml whose ranking picks the instance, relative to the "
+        "sweep.yaml's folder")
