@@ -88,13 +88,6 @@ class ThroughputEstimate:
         low = self.samples_per_second_low * point / self.samples_per_second
         return ThroughputEstimate(point, low, cap, self.basis)
 
-    def scaled(self, factor: float) -> ThroughputEstimate:
-        """The same estimate times ``factor`` (e.g. per device to per instance)."""
-        return ThroughputEstimate(
-            self.samples_per_second * factor, self.samples_per_second_low * factor,
-            self.samples_per_second_high * factor, self.basis,
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class WorkloadFeatures:
