@@ -337,7 +337,11 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
     outputs = {**({"--csv": csv_path, "--csv's columns file": columns_doc_path(csv_path)}
                   if csv_path is not None else {}),
                **({"--html": html_path} if html_path is not None else {})}
-    check_outputs_apart(outputs, reads={"MODEL_YAML": model_yaml})  # never over the input
+    from advisor.storage import default_storage_url, sqlite_file
+
+    store = sqlite_file(default_storage_url())
+    check_outputs_apart(outputs, reads={"MODEL_YAML": model_yaml,  # never over an input
+                                        **({"the probe store": store} if store else {})})
     rec = rank_for_file(model_yaml, include_flagged=include_flagged, rank_by=RankBy(rank_by),
                         tuned=TunedPolicy(tuned))
     if csv_path is not None:
