@@ -227,6 +227,9 @@ def load_yaml_mapping(path: Path) -> dict[str, Any]:
     finally:
         if loader is not None:
             loader.dispose()  # type: ignore[no-untyped-call]
+    if mapping is None:  # nothing but blank lines and comments
+        raise SpecError("file", "is empty (or holds only comments); write its fields as "
+                        "'key: value' lines, as in the README", source=source)
     if not isinstance(mapping, dict):
         raise SpecError("file", f"must be a YAML mapping of keys to values, got "
                         f"{'null' if mapping is None else type(mapping).__name__}",

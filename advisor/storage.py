@@ -19,7 +19,8 @@ from advisor.errors import AdvisorError
 from probes import MASK, db_error_line, mask_secrets, shown_url, sqlalchemy_url, url_secrets
 
 __all__ = ["MASK", "data_dir", "db_error_line", "default_storage_url", "is_postgres_url",
-           "mask_secrets", "profile_cache_dir", "shown_url", "sqlalchemy_url", "url_secrets"]
+           "mask_secrets", "profile_cache_dir", "shown_url", "sqlalchemy_url", "sqlite_file",
+           "url_secrets"]
 
 
 def data_dir() -> Path:
@@ -46,6 +47,15 @@ def data_dir() -> Path:
 def default_storage_url() -> str:
     """The storage URL for probe results and sweeps: env override, else a SQLite file."""
     return os.environ.get("ADVISOR_STORAGE_URL") or f"sqlite:///{data_dir() / 'advisor.db'}"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a ``sqlite:///PATH`` URL (query dropped); None for any other URL."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix):
+        return None
+    path = url[len(prefix):].split("?")[0]
+    return None if path in ("", ":memory:") else Path(path)
 
 
 def is_postgres_url(url: str) -> bool:

@@ -375,6 +375,7 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
     for path, option in ((html_path, "--html"), (csv_path, "--csv")):
         if path is not None:  # before the work; the writers create missing folders
             check_output_path(path, option=option)
+    _check_outputs_apart(html_path, csv_path, storage)
     result = load_status(study, storage_url=storage)
     if html_path is not None or csv_path is not None:
         from advisor.sweep import load_sweep_report_data
@@ -390,6 +391,21 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         _render_status(result)
+
+
+def _check_outputs_apart(html_path: Path | None, csv_path: Path | None,
+                         storage: str | None) -> None:
+    """Refuse --html/--csv over the study's own SQLite file, or over each other."""
+    from advisor.storage import default_storage_url, sqlite_file
+    from reports.columns import columns_doc_path
+    from reports.output import check_outputs_apart
+
+    database = sqlite_file(storage or default_storage_url())
+    outputs = {**({"--html": html_path} if html_path is not None else {}),
+               **({"--csv": csv_path, "--csv's columns file": columns_doc_path(csv_path)}
+                  if csv_path is not None else {})}
+    check_outputs_apart(outputs, reads={"the storage's SQLite file": database}
+                        if database is not None else {})
 
 
 @sweep.command("cleanup")

@@ -9,7 +9,7 @@ long work starts, naming the option; the writers raise the same kind of one-line
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -17,7 +17,8 @@ from typing import IO
 from pricing.files import atomic_open
 from reports.errors import ReportError
 
-__all__ = ["ReportFiles", "check_output_path", "ensure_folder", "write_stream", "write_text"]
+__all__ = ["ReportFiles", "check_output_path", "check_outputs_apart", "ensure_folder",
+           "write_stream", "write_text"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,29 @@ def _check_output_path(path: Path, *, option: str, folder: bool) -> None:
     if nearest is not None and not os.access(nearest, os.W_OK | os.X_OK):
         raise ReportError(f"{option}: cannot write into {nearest} (permission denied); "
                           "choose a folder you can write to")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.expanduser().resolve() == b.expanduser().resolve():
+        return True
+    try:  # a hard link, or two spellings resolve() leaves apart
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_outputs_apart(outputs: Mapping[str, Path], *, reads: Mapping[str, Path]) -> None:
+    """ReportError naming the option when an output is a file the command reads (writing it
+    would destroy the user's input) or the file of another output; creates nothing."""
+    for i, (option, path) in enumerate(outputs.items()):
+        for name, source in reads.items():
+            if _same_file(path, source):
+                raise ReportError(f"{option}: {path} is {name}, the file this command reads; "
+                                  "writing there would overwrite it: give another file name")
+        for other, earlier in list(outputs.items())[:i]:
+            if _same_file(path, earlier):
+                raise ReportError(f"{option}: {path} is also where {other} goes; give each "
+                                  "output its own file name")
 
 
 def ensure_folder(folder: Path) -> Path:

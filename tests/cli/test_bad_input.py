@@ -81,6 +81,9 @@ BAD_MODELS = [
      "contains the control character '\\x1b'"),
     # a raw control character in the file
     ("name: m\x1b[31m\nbatch_size: 8\n" + MODEL, "file", "has the control character '\\x1b'"),
+    # an empty file, and one of comments only: it said "must be a YAML mapping ..., got null"
+    ("", "file", "is empty (or holds only comments); write its fields"),
+    ("# to do\n\n", "file", "is empty (or holds only comments); write its fields"),
 ]
 # (sweep.yaml text, field named, what the error says)
 BAD_SWEEPS = [
@@ -97,6 +100,8 @@ BAD_SWEEPS = [
     ("study: s\n" + SWEEP + "study: t\n", "study", "appears twice"),
     # a seed numpy cannot take
     ("study: s\n" + SWEEP + "sampler: {type: tpe, seed: 1e30}\n", "sampler.seed", "at most"),
+    # an empty file
+    ("", "file", "is empty (or holds only comments)"),
 ]
 
 

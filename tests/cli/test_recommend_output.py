@@ -100,6 +100,29 @@ def test_written_files_are_listed_on_stderr(calls: list[Path], tmp_path: Path) -
     assert (tmp_path / "r.columns.md").exists()
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    (["--csv", "{model}"], "--csv: {model} is MODEL_YAML, the file this command reads"),
+    (["--html", "{model}"], "--html: {model} is MODEL_YAML, the file this command reads"),
+    (["--csv", "{link}"], "--csv: {link} is MODEL_YAML"),   # a symbolic link to it
+    (["--csv", "{dir}/r.csv", "--html", "{dir}/r.csv"],
+     "--html: {dir}/r.csv is also where --csv goes"),
+    (["--csv", "{dir}/r.csv", "--html", "{dir}/r.columns.md"],
+     "--html: {dir}/r.columns.md is also where --csv's columns file goes"),
+])
+def test_an_output_over_the_input_or_another_output_is_refused(
+        calls: list[Path], tmp_path: Path, args: list[str], says: str) -> None:
+    # 'recommend m.yaml --csv m.yaml' wrote the ranking over the user's model.yaml
+    model = tmp_path / "model.yaml"
+    model.write_text(MLP_YAML.read_text())
+    (tmp_path / "link.yaml").symlink_to(model)
+    names = {"model": str(model), "link": str(tmp_path / "link.yaml"), "dir": str(tmp_path)}
+    code, out, err = _run("recommend", str(model), *(a.format(**names) for a in args))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {says.format(**names)}") and err.count("\n") == 1, err
+    assert model.read_text() == MLP_YAML.read_text()
+    assert not calls and not list(tmp_path.glob("r.*"))  # nothing written
+
+
 # --- the table (defects 2 and 3) -------------------------------------------------------------
 
 def test_run_cost_is_shown_to_the_cent(calls: list[Path], mlp_rec: Recommendation) -> None:

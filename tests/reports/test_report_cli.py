@@ -157,6 +157,39 @@ def test_sweep_status_and_its_report_write_each_dollar_figure_alike(tmp_path: Pa
         assert fmt_money(usd) in out and fmt_money(usd) in page, (fmt_money(usd), out)
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    # the study's own database: 'sweep status demo --csv db.sqlite' replaced it with the CSV
+    (["--csv", "{db}"], "--csv: {db} is the storage's SQLite file, the file this command reads"),
+    (["--html", "{db}"], "--html: {db} is the storage's SQLite file"),
+    (["--html", "{dir}/t.out", "--csv", "{dir}/t.out"], "--csv: {dir}/t.out is also where --html goes"),
+])
+def test_sweep_status_never_writes_over_its_database_or_another_output(
+        tmp_path: Path, args: list[str], says: str) -> None:
+    db = tmp_path / "db.sqlite"
+    _stored_study(f"sqlite:///{db}")
+    before = db.read_bytes()
+    names = {"db": str(db), "dir": str(tmp_path)}
+    code, out, err = _run("sweep", "status", "demo", "--storage", f"sqlite:///{db}",
+                          *(a.format(**names) for a in args))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {says.format(**names)}") and err.count("\n") == 1, err
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db.sqlite"]
+
+
+def test_recommend_never_writes_over_the_probe_store(fake_recommend: None,
+                                                     advisor_home: Path) -> None:
+    from advisor.storage import default_storage_url
+    from probes.store import ProbeStore
+
+    ProbeStore(default_storage_url()).list()  # the store exists, as after a first probe
+    store = advisor_home / "advisor.db"
+    before = store.read_bytes()
+    code, _, err = _run("recommend", "model.yaml", "--csv", str(store))
+    assert code == 2 and err.startswith(f"error: --csv: {store} is the probe store, the file")
+    assert store.read_bytes() == before
+
+
 def test_report_sweep_unknown_study(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'db.sqlite'}"
     _stored_study(url)
