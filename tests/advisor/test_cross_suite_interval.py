@@ -19,8 +19,8 @@ ROWS = load_published()
 
 
 @pytest.fixture(scope="module")
-def model() -> TransferModel:
-    return anchored_model()
+def model(tmp_path_factory: pytest.TempPathFactory) -> TransferModel:
+    return anchored_model(tmp_path_factory)
 
 
 def _log_bounds(model: TransferModel, workload: WorkloadFeatures, name: str

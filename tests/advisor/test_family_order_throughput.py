@@ -25,10 +25,10 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
-from builtin_features import FEATURES_JSON, builtin_features
+from builtin_features import FEATURES_JSON, anchored_model, builtin_features
 
 from advisor.spec import Precision
-from advisor.throughput import Basis, TransferModel, load_reference
+from advisor.throughput import Basis, TransferModel
 from advisor.throughput.estimate import peak_flops, precision_key
 from advisor.throughput.published import PublishedRow, Stack, load_published, relative_throughput
 from advisor.throughput.roofline import compute_path
@@ -45,8 +45,10 @@ FEATURES = builtin_features()
 
 
 @pytest.fixture(scope="module")
-def model() -> TransferModel:
-    return TransferModel().fit(load_reference(), accelerators=SPECS, published=load_published())
+def model(tmp_path_factory: pytest.TempPathFactory) -> TransferModel:
+    """The default model anchored to the published rows: the same fit as the other modules'
+    (``anchored_model``: once per test run)."""
+    return anchored_model(tmp_path_factory)
 
 
 def _generation_years() -> dict[tuple[str, str], int]:

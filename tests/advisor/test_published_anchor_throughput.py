@@ -20,8 +20,8 @@ ROWS = load_published()
 
 
 @pytest.fixture(scope="module")
-def model() -> TransferModel:
-    return anchored_model()
+def model(tmp_path_factory: pytest.TempPathFactory) -> TransferModel:
+    return anchored_model(tmp_path_factory)
 
 
 def _ratio(model: TransferModel, workload: WorkloadFeatures, name: str, anchor: str) -> float:

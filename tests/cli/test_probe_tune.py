@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,16 +41,41 @@ def test_tune_prints_the_tuning_table_after_the_probe_table(tmp_path: Path) -> N
     assert "not applicable: memory_format" in done.output  # an MLP has no convolutions
 
 
-def test_tune_json_carries_the_rows_and_the_stored_probe_shows_them(tmp_path: Path) -> None:
-    runner = CliRunner()
-    done = runner.invoke(advisor, ["probe", _spec(tmp_path, TINY), "--on", "local", "--tune",
-                                   "--time-box", "6", "--json"])
+@dataclass(frozen=True)
+class _Done:
+    exit_code: int
+    output: str
+    stdout: str
+    stderr: str
+    home: Path
+
+
+@pytest.fixture(scope="module")
+def json_tune(tmp_path_factory: pytest.TempPathFactory) -> _Done:
+    """``advisor probe TINY --on local --tune --time-box 6 --json`` run once for the tests
+    that read its stdout, its stderr and the probe it stored (in a data directory of its own)."""
+    folder = tmp_path_factory.mktemp("json-tune")
+    home = folder / "advisor-home"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ADVISOR_HOME", str(home))
+        patch.delenv("ADVISOR_STORAGE_URL", raising=False)
+        patch.setenv("OMP_NUM_THREADS", "1")  # as one_thread, for this module-wide run
+        done = CliRunner().invoke(advisor, ["probe", _spec(folder, TINY), "--on", "local",
+                                            "--tune", "--time-box", "6", "--json"])
+    return _Done(done.exit_code, done.output, done.stdout, done.stderr, home)
+
+
+def test_tune_json_carries_the_rows_and_the_stored_probe_shows_them(
+        json_tune: _Done, monkeypatch: pytest.MonkeyPatch) -> None:
+    done = json_tune
     assert done.exit_code in (0, 3), done.output  # 3: ok, not settled in a short box
     (row,) = json.loads(done.stdout)["probes"]
     rows = row["tuning"]["rows"]
     assert rows[0]["kind"] == "baseline" and rows[0]["status"] == "measured"
     assert {r["knob"] for r in rows[1:] if r["kind"] == "trial"} >= {"batch", "compiler"}
-    shown = runner.invoke(advisor, ["probes", "show", row["probe_id"]], env={"COLUMNS": "200"})
+    monkeypatch.setenv("ADVISOR_HOME", str(done.home))  # where the tune stored its probe
+    shown = CliRunner().invoke(advisor, ["probes", "show", row["probe_id"]],
+                               env={"COLUMNS": "200"})
     assert shown.exit_code == 0 and "tuning of probe" in shown.output
 
 
@@ -77,11 +103,10 @@ def test_the_custom_example_tunes_num_workers_over_its_real_loader(tmp_path: Pat
     assert any(r["knob"] == "input" and r["status"] == "measured" for r in rows)
 
 
-def test_a_piped_tune_prints_one_progress_line_per_row_on_stderr(tmp_path: Path) -> None:
+def test_a_piped_tune_prints_one_progress_line_per_row_on_stderr(json_tune: _Done) -> None:
     # CliRunner's stderr is not a terminal: each configuration the harness child measures is
     # one plain line as it ends, and stdout stays one JSON document.
-    done = CliRunner().invoke(advisor, ["probe", _spec(tmp_path, TINY), "--on", "local",
-                                        "--tune", "--time-box", "6", "--json"])
+    done = json_tune
     assert done.exit_code in (0, 3), done.output  # 3: ok, not settled in a short box
     rows = json.loads(done.stdout)["probes"][0]["tuning"]["rows"]
     lines = [line for line in done.stderr.splitlines() if line.startswith("tune: ")]

@@ -23,8 +23,9 @@ from probe_helpers import make_request, tiny_recipe
 from probes.launchers.local import LocalLauncher
 
 launcher = LocalLauncher(sys.argv[1], env={"OMP_NUM_THREADS": "1"})
-handle = launcher.launch(make_request("orphan", recipe=tiny_recipe(function="build_hang"),
-                                      time_box_s=600.0, input_check=False))
+handle = launcher.launch(make_request(
+    "orphan", recipe=tiny_recipe(function="build_hang", started=sys.argv[2]), time_box_s=600.0,
+    input_check=False))
 print(handle.resource_id, flush=True)
 time.sleep(600)
 """
@@ -53,12 +54,14 @@ def test_the_harness_dies_within_seconds_of_a_killed_parent(tmp_path: Path) -> N
     script.write_text(PARENT)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join((REPO, HERE))}
     child = 0
-    with subprocess.Popen([sys.executable, str(script), str(tmp_path / "runs")],
+    started = tmp_path / "started"  # the harness is past its imports, building the model
+    with subprocess.Popen([sys.executable, str(script), str(tmp_path / "runs"), str(started)],
                           stdout=subprocess.PIPE, env=env, text=True) as parent:
         try:
             assert parent.stdout is not None
             child = int(parent.stdout.readline())
-            time.sleep(3.0)  # the harness is past its imports, building the (endless) model
+            # waited for, not slept on: a busy machine may take longer than any fixed sleep
+            assert _wait(started.exists, 120.0), "the harness never started building"
             assert _running(child)
             parent.kill()  # kill -9
             parent.wait(timeout=10)

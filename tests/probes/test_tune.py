@@ -44,8 +44,18 @@ def _tune(*, box_s: float = 6.0, device: CpuDevice | None = None,
                      device=device or CpuDevice(), clock=clock)
 
 
-def test_every_applicable_knob_gets_a_row_and_the_tune_ends_inside_its_box() -> None:
-    result = _tune()
+@pytest.fixture(scope="module")
+def default_tune() -> ProbeResult:
+    """``_tune()`` (the default 6 s box) run once for the tests that read its result (frozen)."""
+    with pytest.MonkeyPatch.context() as patch:  # as one_thread, for this module-wide run
+        patch.setattr(torch, "get_num_threads", lambda: 1)
+        torch.set_num_threads(1)
+        return _tune()
+
+
+def test_every_applicable_knob_gets_a_row_and_the_tune_ends_inside_its_box(
+        default_tune: ProbeResult) -> None:
+    result = default_tune
     assert result.status is ProbeStatus.OK and result.tuning is not None
     rows = result.tuning.rows
     assert rows[0].kind is RowKind.BASELINE and rows[0].speedup == 1.0
@@ -87,8 +97,8 @@ def test_with_the_flag_the_combination_takes_the_bigger_batch() -> None:
     assert tuned is not None and tuned.changes_numerics and tuned.config.batch_size > 16
 
 
-def test_the_tuned_configuration_is_profiled() -> None:
-    result = _tune()
+def test_the_tuned_configuration_is_profiled(default_tune: ProbeResult) -> None:
+    result = default_tune
     assert result.tuning is not None and result.tuning.profile is not None
     profile = result.tuning.profile
     assert profile.steps >= 1 and profile.forward_s > 0 and profile.backward_s > 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 import torch
@@ -61,8 +62,11 @@ def build(hidden: int = 64, features: int = 32, oom_above: int | None = None,
                          make_loader=make_loader)
 
 
-def build_hang(**_options: Any) -> BuiltWorkload:
-    """A workload whose building never finishes (for timeout tests)."""
+def build_hang(started: str | None = None, **_options: Any) -> BuiltWorkload:
+    """A workload whose building never finishes (for timeout tests); creates the file
+    ``started`` first, when given (the process is past its imports then)."""
+    if started:
+        Path(started).touch()
     while True:
         time.sleep(1.0)
 
