@@ -22,11 +22,13 @@ rate on Ampere and newer), whose Lambda H100-SXM figure is 2,786 samples/s (medi
     python benchmarks/bench_gpu_targets.py [--time-box 60] [--batch-scale 1] [--only LM,GPT-2]
 
 Which attention kernel CUDA ran decides the traced memory of a model whose attention mask is
-learned (T5's relative position bias): the tracer takes memory-efficient attention there (the
-T5-small traces at 12.0 GiB; issue 28 measured 18.8 GiB on an H200, with a trace of 11.8 GiB),
-and the unfused math path would trace at 16.0 GiB. So the table names the attention kernels one
-step launched (a profiled step after the harness's run; CUDA only). Every job at the default
-box takes about 10 minutes: on a lent GPU, ``--time-box 20 --only T5,LSTM,GRU`` fits one call.
+learned (T5's relative position bias): the tracer takes memory-efficient attention there, as
+PyTorch's chooser (``sdp_utils.cpp``) would: flash attention takes no mask, and cuDNN's takes
+no dropout that is not a multiple of 1/16 (T5 trains with 0.1). The T5-small traces at 12.0 GiB
+that way and at 16.0 GiB on the unfused math path; issue 28 measured 18.8 GiB on an H200 (with
+a trace of 11.8 GiB). So the table names the attention kernels one step launched (a profiled
+step after the harness's run; CUDA only; a softmax kernel may be the loss's). Every job at the
+default box takes about 10 minutes: ``benchmarks/gpu_session.sh`` runs them in one device call.
 
 Writes ``benchmarks/results/gpu_targets_<accelerator>.md``. ``--batch-scale 0.02`` shrinks
 every batch for a dry run of the script on a CPU (its figures then mean nothing; the file is
