@@ -18,6 +18,7 @@ import cli.probe_table
 from advisor.formatting import fmt_usd_pair
 from advisor.storage import default_storage_url
 from cli.main import advisor
+from probes.launchers.fake import FakeLauncher
 from probes.store import ProbeStore
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
@@ -154,6 +155,22 @@ def test_the_table_title_writes_spent_and_estimate_alike(
     code, out, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
     assert code == 0, err
     assert title in " ".join(out.split())
+
+
+def test_the_progress_line_writes_the_probe_cost_as_the_title_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the line on stderr read "local: ok, 100 samples/s, $0.0000" under "spent $0.00"
+    now = [1000.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    fake = FakeLauncher(clock=lambda: now[0], sleep=sleep, grace_s=60.0)
+    monkeypatch.setattr(cli.probe, "_launcher_factory", lambda _opts: lambda _name: fake)
+    code, _, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
+    assert code == 0, err
+    assert "local: ok, 100 samples/s, $0.00" in " ".join(err.split())
+    assert "$0.0000" not in err
 
 
 def test_probe_help_documents_the_exit_status() -> None:
