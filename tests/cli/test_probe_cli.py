@@ -19,6 +19,7 @@ from advisor.formatting import fmt_usd_pair
 from advisor.storage import default_storage_url
 from cli.main import advisor
 from probes.launchers.fake import FakeLauncher
+from probes.result_warnings import probe_warnings
 from probes.store import ProbeStore
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
@@ -171,6 +172,26 @@ def test_the_progress_line_writes_the_probe_cost_as_the_title_does(
     assert code == 0, err
     assert "local: ok, 100 samples/s, $0.00" in " ".join(err.split())
     assert "$0.0000" not in err
+
+
+def test_a_probe_warning_wraps_under_its_text(tmp_path: Path) -> None:
+    # a warning wider than the console went on at column 0 ("... settles \nit")
+    result = ProbeResult(probe_id="wrap00000001", offer_key="local", workload_fingerprint="fp",
+                         status=ProbeStatus.OK, batch_size=256, samples_per_second=985.0,
+                         measured_steps=14, stable=False, device="cpu")
+    ProbeStore(default_storage_url()).record(result)
+    done = CliRunner().invoke(advisor, ["probes", "show", "wrap0"], env={"COLUMNS": "80"})
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("warning: wrap00000001: "))
+    parts = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith(" " * 9):
+            break
+        parts.append(line)
+    assert len(parts) > 1 and all(len(p) <= 80 for p in parts)
+    (text,) = probe_warnings(result)
+    assert " ".join(p.strip() for p in parts) == f"warning: wrap00000001: {text}"
 
 
 def test_probe_help_documents_the_exit_status() -> None:
