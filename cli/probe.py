@@ -22,6 +22,7 @@ from probes import (
     ProbeStatus,
     check_settings,
     fmt_usd_pair,
+    fmt_usd_small,
     launcher_options,
 )
 
@@ -262,7 +263,8 @@ def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *,
                 res = event.result
                 speed = (f", {fmt_number(res.samples_per_second)} samples/s"
                          if res.samples_per_second else "")
-                text = f"{event.request.offer_key}: {res.status}{speed}, ${res.cost_usd:.4f}"
+                text = (f"{event.request.offer_key}: {res.status}{speed}, "
+                        f"${fmt_usd_small(res.cost_usd)}")
                 progress.update(task, completed=1)
             progress.update(task, description=text)
 

@@ -3,6 +3,7 @@ ever cutting a probe id."""
 
 from __future__ import annotations
 
+import textwrap
 from itertools import product
 from typing import Any
 
@@ -150,7 +151,11 @@ def print_warnings(result: ProbeResult) -> None:
     ``warning: PROBE_ID: ...`` line each."""
     out = console()
     for text in probe_warnings(result):
-        out.print(escape(f"warning: {printable(result.probe_id)}: {printable(text)}"))
+        line = f"warning: {printable(result.probe_id)}: {printable(text)}"
+        # wrapped under the text: a continuation never restarts at column 0
+        for part in textwrap.wrap(line, width=out.width, subsequent_indent=" " * 9,
+                                  break_on_hyphens=False) or [line]:
+            out.print(Text(part), soft_wrap=True)
 
 
 def op_class_line(result: ProbeResult) -> str:

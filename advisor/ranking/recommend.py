@@ -69,6 +69,15 @@ def _warnings(catalog: Catalog, ranked: Sequence[CostEstimate], today: date,
     if ranked and ranked[0].offer.flagged:
         warnings.append(f"the top pick rests on a flagged price ({ranked[0].offer.flagged}); "
                         "check it before you buy")
+    offers = RankedOffers.of(ranked).offers
+    flagged = (~offers.flagged.equals("")).nonzero()[0]
+    if len(flagged):  # --include-flagged: rows the table does not mark
+        first = offers[int(flagged[0])]
+        warnings.append(
+            f"{len(flagged)} ranked offer{'s rest' if len(flagged) > 1 else ' rests'} on a "
+            f"price a consistency check doubts (--include-flagged), e.g. {first.key} "
+            f"(#{int(flagged[0]) + 1}): {first.flagged}; 'advisor pricing list --flagged' "
+            "shows each")
     return warnings
 
 

@@ -119,6 +119,22 @@ def test_flagged_prices_are_rejected_unless_asked_and_then_warned() -> None:
     assert any("flagged price" in w for w in loose.warnings)
 
 
+def test_every_flagged_price_ranked_is_warned_not_only_the_picks() -> None:
+    # with --include-flagged only a flagged top pick was warned: flagged rows further down
+    # (the table does not mark them) passed unsaid into the table, JSON, CSV and HTML
+    spec = parse_workload_spec({**SPEC, "constraints": {"spot": "never"}})
+    loose = recommend(spec, catalog=shipped_catalog(), profile=RESNET, include_flagged=True)
+    flagged = [(i, e.offer) for i, e in enumerate(loose.ranked, start=1) if e.offer.flagged]
+    assert flagged and not loose.ranked[0].offer.flagged  # the case: the pick is not flagged
+    (line,) = [w for w in loose.warnings if "consistency check doubts" in w]
+    rank, first = flagged[0]
+    assert line.startswith(f"{len(flagged)} ranked offers rest on a price a consistency check "
+                           f"doubts (--include-flagged), e.g. {first.key} (#{rank}): "
+                           f"{first.flagged};")
+    strict = recommend(spec, catalog=shipped_catalog(), profile=RESNET)
+    assert not [w for w in strict.warnings if "consistency check doubts" in w]
+
+
 def test_the_picks_and_challengers_evidence_notes_are_assumptions() -> None:
     # all clouds: the pick and its challengers are unprobed parts anchored to published runs
     # or resting on their datasheet; each says which, once

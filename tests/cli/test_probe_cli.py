@@ -18,6 +18,8 @@ import cli.probe_table
 from advisor.formatting import fmt_usd_pair
 from advisor.storage import default_storage_url
 from cli.main import advisor
+from probes.launchers.fake import FakeLauncher
+from probes.result_warnings import probe_warnings
 from probes.store import ProbeStore
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
@@ -154,6 +156,42 @@ def test_the_table_title_writes_spent_and_estimate_alike(
     code, out, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
     assert code == 0, err
     assert title in " ".join(out.split())
+
+
+def test_the_progress_line_writes_the_probe_cost_as_the_title_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the line on stderr read "local: ok, 100 samples/s, $0.0000" under "spent $0.00"
+    now = [1000.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    fake = FakeLauncher(clock=lambda: now[0], sleep=sleep, grace_s=60.0)
+    monkeypatch.setattr(cli.probe, "_launcher_factory", lambda _opts: lambda _name: fake)
+    code, _, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
+    assert code == 0, err
+    assert "local: ok, 100 samples/s, $0.00" in " ".join(err.split())
+    assert "$0.0000" not in err
+
+
+def test_a_probe_warning_wraps_under_its_text(tmp_path: Path) -> None:
+    # a warning wider than the console went on at column 0 ("... settles \nit")
+    result = ProbeResult(probe_id="wrap00000001", offer_key="local", workload_fingerprint="fp",
+                         status=ProbeStatus.OK, batch_size=256, samples_per_second=985.0,
+                         measured_steps=14, stable=False, device="cpu")
+    ProbeStore(default_storage_url()).record(result)
+    done = CliRunner().invoke(advisor, ["probes", "show", "wrap0"], env={"COLUMNS": "80"})
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("warning: wrap00000001: "))
+    parts = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith(" " * 9):
+            break
+        parts.append(line)
+    assert len(parts) > 1 and all(len(p) <= 80 for p in parts)
+    (text,) = probe_warnings(result)
+    assert " ".join(p.strip() for p in parts) == f"warning: wrap00000001: {text}"
 
 
 def test_probe_help_documents_the_exit_status() -> None:
