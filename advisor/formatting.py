@@ -7,8 +7,8 @@ import math
 
 from probes import fmt_usd_pair, fmt_usd_small  # probe dollars
 
-__all__ = ["fmt_compact", "fmt_count", "fmt_money", "fmt_number", "fmt_usd", "fmt_usd_pair",
-           "fmt_usd_small"]
+__all__ = ["fmt_bytes", "fmt_compact", "fmt_count", "fmt_money", "fmt_number", "fmt_usd",
+           "fmt_usd_pair", "fmt_usd_small"]
 
 _SIGNIFICANT_BELOW_USD_1 = 3  # fmt_usd's figures for amounts under a dollar
 
@@ -42,6 +42,16 @@ def fmt_usd(value: float) -> str:
 def fmt_money(value: float) -> str:
     """:func:`fmt_usd` with the dollar sign (``$3.63``, ``-$1,200.00``)."""
     return f"-${fmt_usd(-value)}" if value < 0 else f"${fmt_usd(value)}"
+
+
+def fmt_bytes(count: int) -> str:
+    """A size in binary units: ``512 B``, ``141.0 KiB``, ``2.3 GiB``."""
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024:
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:,.1f} TiB"
 
 
 def fmt_compact(value: float) -> str:

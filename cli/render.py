@@ -17,10 +17,10 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.status import Status
 
-from reports.formatting import fmt_compact, fmt_money, fmt_number, fmt_usd
+from reports.formatting import fmt_bytes, fmt_compact, fmt_money, fmt_number, fmt_usd
 
-__all__ = ["console", "echo_json", "echo_written", "fmt_compact", "fmt_money", "fmt_number",
-           "fmt_usd", "min_width", "printable", "status"]
+__all__ = ["console", "echo_json", "echo_written", "fmt_bytes", "fmt_compact", "fmt_money",
+           "fmt_number", "fmt_usd", "min_width", "printable", "status"]
 
 PIPE_WIDTH = 140
 _UNBOUNDED = 10_000  # a console width no table reaches: measures its true minimum

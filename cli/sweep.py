@@ -91,6 +91,7 @@ def _render_status(status: SweepStatus) -> None:
 
     from advisor.sweep import TrialStatus
     from cli.render import console as make_console
+    from cli.render import fmt_bytes
 
     console = make_console()  # piped: $COLUMNS wide, else 140, as the README says
     console.print(f"sweep [bold]{status.study}[/] ({status.direction}), trials charged at "
@@ -120,7 +121,7 @@ def _render_status(status: SweepStatus) -> None:
         console.print(f"best: trial {best.number} value {best.value:.6g} "
                       f"params {json.dumps(dict(best.params))}")
     console.print(f"saved by pruning (estimated): {_money(status.saved_by_pruning_usd)}; "
-                  f"artifacts cleaned: {status.bytes_cleaned:,} bytes")
+                  f"artifacts cleaned: {fmt_bytes(status.bytes_cleaned)}")
     if status.stop_reason:
         console.print(f"stopped: {status.stop_reason}", markup=False)
 
@@ -426,6 +427,7 @@ def cleanup(study: str, storage: str | None, artifacts: str | None, keep_best: i
       advisor sweep cleanup digits-mlp --dry-run
     """
     from advisor.sweep import cleanup_stored_study
+    from cli.render import fmt_bytes
 
     report = cleanup_stored_study(study, storage_url=storage, artifacts_url=artifacts,
                                   keep_best=keep_best, dry_run=dry_run)
@@ -437,7 +439,7 @@ def cleanup(study: str, storage: str | None, artifacts: str | None, keep_best: i
     verb = "would delete" if dry_run else "deleted"
     for d in report.deleted:
         click.echo(f"{verb} trial {d.trial_number} {d.filename or d.artifact_id} "
-                   f"({d.bytes_freed:,} bytes)")
+                   f"({fmt_bytes(d.bytes_freed)})")
     for message in report.errors:
         click.echo(f"warning: {message}", err=True)
-    click.echo(f"{verb} {len(report.deleted)} artifacts, {report.bytes_freed:,} bytes")
+    click.echo(f"{verb} {len(report.deleted)} artifacts, {fmt_bytes(report.bytes_freed)}")

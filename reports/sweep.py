@@ -24,7 +24,7 @@ from reports.charts import (
     scatter_chart,
     stacked_bar_chart,
 )
-from reports.formatting import fmt_count, fmt_money
+from reports.formatting import fmt_bytes, fmt_count, fmt_money
 from reports.output import ReportFiles, ensure_folder, write_text
 from reports.pdf import print_pdf
 from reports.render import render
@@ -51,15 +51,6 @@ def _money(value: float) -> str:
     """Dollars as every output writes them (``fmt_money``: $1,234.50 / $12.35 / $0.0042 /
     $0.0000512), so the page and ``advisor sweep status`` show one figure alike."""
     return fmt_money(value)
-
-
-def _bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 def _value(value: float | None) -> str:
@@ -147,7 +138,7 @@ def render_sweep_html(data: SweepStatus, *, generated_at: datetime | None = None
     objective, valued = _objective_chart(data, best)
     costly = sorted(data.trials, key=lambda t: (-t.cost_usd, t.number))[:_TABLE_ROWS]
     return render(
-        "sweep.html.j2", data=data, best=best, money=_money, size=_bytes, value=_value,
+        "sweep.html.j2", data=data, best=best, money=_money, size=fmt_bytes, value=_value,
         fmt_count=fmt_count, when=(generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
         counts=", ".join(f"{n} {_STATE_NAMES[s]}" for s, n in data.count_by_state().items()),
         running_usd=sum(t.cost_usd for t in data.trials if t.state is TrialStatus.RUNNING),

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from sweep_helpers import write_sweep
 
+from advisor.formatting import fmt_bytes
 from cli.main import advisor
 
 REPO = Path(__file__).resolve().parents[3]
@@ -33,9 +34,11 @@ def test_run_then_status_then_cleanup(tmp_path: Path) -> None:
     assert len(list((tmp_path / "arts").iterdir())) == 1  # only the best trial's artifact
     code, out, _ = _invoke("sweep", "status", "t", "--storage", storage)
     assert code == 0 and "complete" in out and "saved by pruning" in out
+    # sizes read as the sweep report's page writes them (fmt_bytes), not as a raw byte count
+    assert f"artifacts cleaned: {fmt_bytes(status['bytes_cleaned'])}" in " ".join(out.split())
     code, out, _ = _invoke("sweep", "cleanup", "t", "--storage", storage, "--keep-best", "0",
                            "--dry-run")
-    assert code == 0 and "would delete 1 artifacts" in out
+    assert code == 0 and "would delete 1 artifacts, " in out and out.rstrip().endswith("B")
     assert len(list((tmp_path / "arts").iterdir())) == 1
 
 
