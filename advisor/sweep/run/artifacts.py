@@ -113,11 +113,13 @@ def _split_bucket(url: str, scheme: str) -> tuple[str, str]:
 
 
 def open_artifact_store(url: str, *, base_dir: str | Path | None = None,
-                        s3_client: Any = None, gcs_client: Any = None) -> SweepArtifactStore:
+                        s3_client: Any = None, gcs_client: Any = None,
+                        create: bool = True) -> SweepArtifactStore:
     """The store for a local directory (relative to ``base_dir``), ``s3://`` or ``gs://`` URL.
 
     Clients default to ``boto3.client("s3")`` and ``google.cloud.storage.Client()``; tests
-    pass fakes. Local directories are created.
+    pass fakes. Local directories are created, unless ``create`` is false (a store to clean
+    up, which must exist): then a missing one is an AdvisorError naming it.
     """
     if url.startswith("s3://"):
         bucket, prefix = _split_bucket(url, "s3://")
@@ -138,6 +140,9 @@ def open_artifact_store(url: str, *, base_dir: str | Path | None = None,
     path = Path(url.removeprefix("file://")).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = Path(base_dir) / path
+    if not create and not path.is_dir():
+        raise AdvisorError(f"artifacts: {path} is not a folder; name the one the sweep wrote its "
+                           "artifacts to (sweep.yaml's 'artifacts', or --artifacts)")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -100,7 +100,7 @@ def cleanup_stored_study(study_name: str, *, storage_url: str | None = None,
     policy = settings.cleanup
     if keep_best is not None:
         policy = replace(policy, keep_best=keep_best)
-    return cleanup_study(study, open_artifact_store(url), policy, dry_run=dry_run)
+    return cleanup_study(study, open_artifact_store(url, create=False), policy, dry_run=dry_run)
 
 
 def load_status(study_name: str, *, storage_url: str | None = None) -> SweepStatus:

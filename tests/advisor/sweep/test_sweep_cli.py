@@ -42,6 +42,23 @@ def test_run_then_status_then_cleanup(tmp_path: Path) -> None:
     assert len(list((tmp_path / "arts").iterdir())) == 1
 
 
+@pytest.mark.parametrize("dry_run", [["--dry-run"], []])
+def test_cleanup_of_a_missing_artifact_folder_is_one_line(tmp_path: Path,
+                                                         dry_run: list[str]) -> None:
+    # it listed the study's artifacts as deleted from a folder that does not exist, and
+    # created that folder, even in a dry run
+    path = write_sweep(tmp_path, artifacts="arts", budget={"max_trials": 2})
+    storage = f"sqlite:///{tmp_path / 'sweep.db'}"
+    assert _invoke("sweep", str(path), "--json")[0] == 0
+    kept = sorted((tmp_path / "arts").iterdir())
+    missing = tmp_path / "elsewhere"
+    code, out, err = _invoke("sweep", "cleanup", "t", "--storage", storage, "--artifacts",
+                             str(missing), "--keep-best", "0", *dry_run)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert f"artifacts: {missing} is not a folder" in err and not missing.exists()
+    assert kept and sorted((tmp_path / "arts").iterdir()) == kept  # the real ones untouched
+
+
 @pytest.mark.parametrize(("args", "words"), [
     # several workers on SQLite
     (["--workers", "2"], "needs a PostgreSQL storage URL"),
