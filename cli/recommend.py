@@ -327,6 +327,7 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
       advisor recommend examples/resnet50.yaml --suggest-probes 3
       advisor recommend examples/resnet50.yaml --rank-by estimate --all-regions
     """
+    from advisor.storage import default_storage_url, sqlite_file
     from reports.columns import columns_doc_path
     from reports.output import check_output_path, check_outputs_apart
 
@@ -336,8 +337,6 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
     outputs = {**({"--csv": csv_path, "--csv's columns file": columns_doc_path(csv_path)}
                   if csv_path is not None else {}),
                **({"--html": html_path} if html_path is not None else {})}
-    from advisor.storage import default_storage_url, sqlite_file
-
     store = sqlite_file(default_storage_url())
     check_outputs_apart(outputs, reads={"MODEL_YAML": model_yaml,  # never over an input
                                         **({"the probe store": store} if store else {})})
