@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -279,6 +279,39 @@ def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
                                           rank_by=rank_by, tuned=tuned, progress=progress)
 
 
+_RANKING_OPTIONS = (
+    click.option("--include-flagged", is_flag=True,
+                 help="Rank offers whose price a consistency check doubts (left out by "
+                      "default)."),
+    click.option("--rank-by", type=click.Choice([str(r) for r in RankBy]),
+                 default=str(RankBy.CONSERVATIVE), show_default=True,
+                 help="Order by the low end of each offer's samples-per-dollar range "
+                      "(conservative: a guess ranks above evidence only when even its "
+                      "pessimistic end is better) or by the point estimate."),
+    click.option("--tuned", type=click.Choice([str(t) for t in TunedPolicy]),
+                 default=str(TunedPolicy.OFF), show_default=True,
+                 help="Use the best configuration 'advisor probe --tune' measured as a probe's "
+                      "throughput (basis 'tuned'): same_numerics only when precision and batch "
+                      "are the spec's; any also when they change (check convergence first)."),
+)
+
+
+def ranking_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--include-flagged``, ``--rank-by`` and ``--tuned`` (as ``include_flagged``,
+    ``rank_by``, ``tuned``): how offers are ranked, alike in ``recommend`` and the report of
+    its ranking; ``rank_for_options`` ranks with them."""
+    for option in reversed(_RANKING_OPTIONS):
+        command = option(command)
+    return command
+
+
+def rank_for_options(model_yaml: Path, *, include_flagged: bool, rank_by: str,
+                     tuned: str) -> Recommendation:
+    """``rank_for_file`` with the values of ``ranking_options``."""
+    return rank_for_file(model_yaml, include_flagged=include_flagged, rank_by=RankBy(rank_by),
+                         tuned=TunedPolicy(tuned))
+
+
 @click.command()
 @spec_file_argument("model_yaml")
 @click.option("--top", default=15, show_default=True, type=click.IntRange(min=1),
@@ -293,18 +326,7 @@ def rank_for_file(model_yaml: Path, *, include_flagged: bool = False,
 @click.option("--suggest-probes", "suggest_probes", type=click.IntRange(min=1), default=None,
               metavar="N", help="Suggest up to N offers to probe (largest expected regret cut "
                                 "per probe dollar) and what each probe costs.")
-@click.option("--include-flagged", is_flag=True,
-              help="Rank offers whose price a consistency check doubts (left out by default).")
-@click.option("--rank-by", type=click.Choice([str(r) for r in RankBy]),
-              default=str(RankBy.CONSERVATIVE), show_default=True,
-              help="Order by the low end of each offer's samples-per-dollar range "
-                   "(conservative: a guess ranks above evidence only when even its pessimistic "
-                   "end is better) or by the point estimate.")
-@click.option("--tuned", type=click.Choice([str(t) for t in TunedPolicy]),
-              default=str(TunedPolicy.OFF), show_default=True,
-              help="Use the best configuration 'advisor probe --tune' measured as a probe's "
-                   "throughput (basis 'tuned'): same_numerics only when precision and batch "
-                   "are the spec's; any also when they change (check convergence first).")
+@ranking_options
 @click.option("--all-regions", is_flag=True,
               help="One table row per region (default: one row per choice of cloud, instance "
                    "type and market, in its best region; JSON and CSV always list every row).")
@@ -340,8 +362,8 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
     store = sqlite_file(default_storage_url())
     check_outputs_apart(outputs, reads={"MODEL_YAML": model_yaml,  # never over an input
                                         **({"the probe store": store} if store else {})})
-    rec = rank_for_file(model_yaml, include_flagged=include_flagged, rank_by=RankBy(rank_by),
-                        tuned=TunedPolicy(tuned))
+    rec = rank_for_options(model_yaml, include_flagged=include_flagged, rank_by=rank_by,
+                           tuned=tuned)
     if csv_path is not None:
         from reports.recommendation_csv import write_recommendation_csv
 

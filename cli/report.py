@@ -10,6 +10,7 @@ import click
 
 from cli.errors import handle_errors
 from cli.options import PositiveNumber, spec_file_argument
+from cli.recommend import ranking_options
 from reports.output import ReportFiles
 
 __all__ = ["report"]
@@ -63,17 +64,20 @@ def report() -> None:
               help="Markets the saving compares: 'same' prices a spot side at the same "
                    "instance's on-demand price when the other side is on demand (the spot "
                    "discount shown apart); 'any' compares each in its own market.")
+@ranking_options
 @_PDF
 @_JSON
 @handle_errors
 def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None,
-                     compare_market: str, pdf: bool, as_json: bool) -> None:
+                     compare_market: str, include_flagged: bool, rank_by: str, tuned: str,
+                     pdf: bool, as_json: bool) -> None:
     """Rank offers for MODEL_YAML and write recommendation.html/.csv into --out.
 
     The report shows samples per dollar with intervals, run cost against run time with the
     Pareto front, rejected offers and why, measured vs predicted numbers, the assumptions,
     and the top pick's savings against --baseline (like for like unless --compare-market
-    any; the same figures on stderr, in the CSV's top row and in --json).
+    any; the same figures on stderr, in the CSV's top row and in --json). The ranking takes
+    recommend's --include-flagged, --rank-by and --tuned.
 
     \b
     Examples:
@@ -81,7 +85,7 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None,
       advisor report recommend examples/resnet50.yaml --out r/ --baseline aws:p4d.24xlarge
       advisor report recommend m.yaml --out r/ --baseline gcp:a2-highgpu-8g:us-central1:spot
     """
-    from cli.recommend import rank_for_file
+    from cli.recommend import rank_for_options
     from reports.baseline import CompareMarket, parse_baseline, report_savings
     from reports.output import check_output_path
     from reports.recommendation import write_recommendation_report
@@ -89,7 +93,8 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None,
     check_output_path(out_dir, option="--out", folder=True)  # before the work
     if baseline is not None:
         parse_baseline(baseline)
-    rec = rank_for_file(model_yaml)
+    rec = rank_for_options(model_yaml, include_flagged=include_flagged, rank_by=rank_by,
+                           tuned=tuned)
     market = CompareMarket(compare_market)
     # a bad --baseline fails before anything is written
     base, saved = report_savings(rec, baseline, market)

@@ -14,9 +14,12 @@ from optuna.trial import TrialState, create_trial
 from report_samples import sample_recommendation
 
 import advisor.ranking.service
+from advisor.ranking import RankBy, TunedPolicy
 from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR
 from cli.main import advisor as advisor_cli
 from reports.formatting import fmt_money
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
@@ -195,3 +198,33 @@ def test_report_sweep_unknown_study(tmp_path: Path) -> None:
     _stored_study(url)
     code, _, err = _run("report", "sweep", "nope", "--out", str(tmp_path), "--storage", url)
     assert code == 2 and "study 'nope' not found" in err and "known: demo" in err
+
+
+def test_report_ranks_as_recommend_does_with_its_ranking_options(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # report recommend had no --include-flagged, --rank-by or --tuned: its report could not
+    # show the ranking the terminal showed with them
+    seen: list[dict[str, object]] = []
+
+    def capture(_path: object, **kw: object) -> object:
+        seen.append({k: kw[k] for k in ("include_flagged", "rank_by", "tuned")})
+        return sample_recommendation()
+
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", capture)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.yaml").write_text("name: stand-in\n")
+    options = ["--include-flagged", "--rank-by", "estimate", "--tuned", "same_numerics"]
+    assert _run("recommend", "model.yaml", "--json", *options)[0] == 0
+    code, _, err = _run("report", "recommend", "model.yaml", "--out", str(tmp_path / "r"),
+                        *options)
+    assert code == 0, err
+    assert seen[0] == seen[1] == {"include_flagged": True, "rank_by": RankBy.ESTIMATE,
+                                  "tuned": TunedPolicy.SAME_NUMERICS}
+
+
+def test_report_by_the_point_estimate_says_so(tmp_path: Path) -> None:
+    code, _, err = _run("report", "recommend", str(REPO / "examples" / "mlp.yaml"), "--out",
+                        str(tmp_path), "--rank-by", "estimate")
+    assert code == 0, err
+    page = (tmp_path / "recommendation.html").read_text()
+    assert "by its point estimate" in page and "by the low end of its range" not in page
