@@ -231,7 +231,6 @@ def load_yaml_mapping(path: Path) -> dict[str, Any]:
         raise SpecError("file", "is empty (or holds only comments); write its fields as "
                         "'key: value' lines, as in the README", source=source)
     if not isinstance(mapping, dict):
-        raise SpecError("file", f"must be a YAML mapping of keys to values, got "
-                        f"{'null' if mapping is None else type(mapping).__name__}",
-                        source=source)
+        raise SpecError("file", "must be a YAML mapping of keys to values, got "
+                        f"{type(mapping).__name__}", source=source)
     return mapping

@@ -100,10 +100,8 @@ def _cells(rec: Recommendation, top: int, *, all_regions: bool) -> list[dict[str
 
 
 def _title(rec: Recommendation) -> str:
-    order = ("the low end of its range" if rec.rank_by is RankBy.CONSERVATIVE
-             else "its point estimate")
-    return (f"{rec.workload}: best samples per dollar first, by {order} (prices captured "
-            f"{rec.prices_captured_at})")
+    return (f"{rec.workload}: best samples per dollar first, by {rec.rank_by.order_text} "
+            f"(prices captured {rec.prices_captured_at})")
 
 
 def _offer_list(rec: Recommendation, rows: Sequence[dict[str, str]]) -> Group:

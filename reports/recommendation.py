@@ -20,7 +20,6 @@ from pathlib import Path
 from advisor.ranking import (
     BASIS_LABEL,
     BASIS_MEANING,
-    RankBy,
     Recommendation,
     Rejection,
     RejectionKind,
@@ -149,8 +148,7 @@ def render_recommendation_html(rec: Recommendation, *, baseline: str | None = No
     basis_counts = Counter(e.throughput.basis for e in rec.ranked)
     return render(
         "recommendation.html.j2", rec=rec, base=base, saved=saved,
-        order=("the low end of its range" if rec.rank_by is RankBy.CONSERVATIVE
-               else "its point estimate"),
+        order=rec.rank_by.order_text,
         when=(generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
         headline=headline(rec), basis_label=BASIS_LABEL,
         opportunities=[describe_opportunity(o) for o in rec.could_be_better],

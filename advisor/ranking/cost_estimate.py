@@ -25,6 +25,13 @@ class RankBy(enum.StrEnum):
     CONSERVATIVE = "conservative"  # the low end of the interval: evidence first
     ESTIMATE = "estimate"  # the point estimate: the best guess, however weak its basis
 
+    @property
+    def order_text(self) -> str:
+        """What orders the ranking, as the terminal's title and the HTML's subtitle say it
+        ("best samples per dollar first, by ...")."""
+        return ("the low end of its range" if self is RankBy.CONSERVATIVE
+                else "its point estimate")
+
 
 def samples_per_dollar_at(samples_per_second: Any, price_usd_per_hour: Any,
                           overhead: Any) -> Any:
