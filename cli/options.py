@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -14,8 +14,8 @@ import click
 from advisor._fields import MAX_NUMBER
 from cli.errors import BadInput
 
-__all__ = ["PositiveNumber", "SpecFile", "json_flag", "json_option", "spec_file_argument",
-           "storage_option"]
+__all__ = ["PositiveNumber", "SpecFile", "check_report_outputs", "json_flag", "json_option",
+           "spec_file_argument", "storage_option"]
 
 _Decorator = Callable[[Any], Any]
 
@@ -124,3 +124,23 @@ _Command = TypeVar("_Command", bound=Callable[..., Any])
 def spec_file_argument(name: str, *, as_str: bool = False) -> Callable[[_Command], _Command]:
     """``click.argument(name)`` for a spec file: bad paths are one line with exit code 2."""
     return click.argument(name, type=SpecFile(as_str=as_str))
+
+
+def check_report_outputs(outputs: Sequence[tuple[str, Path | None]], *,
+                         reads: Mapping[str, Path | None]) -> None:
+    """Before the work, so a typo costs nothing: each given ``--csv``/``--html`` output (by
+    option, in this order) can be written, and none is a file the command reads (``reads``,
+    by name) or another output's, ``--csv``'s columns file (``NAME.columns.md``) included."""
+    from reports.columns import columns_doc_path
+    from reports.output import check_output_path, check_outputs_apart
+
+    given: dict[str, Path] = {}
+    for option, path in outputs:
+        if path is None:
+            continue
+        check_output_path(path, option=option)
+        given[option] = path
+        if option == "--csv":
+            given["--csv's columns file"] = columns_doc_path(path)
+    check_outputs_apart(given, reads={name: path for name, path in reads.items()
+                                      if path is not None})

@@ -29,7 +29,7 @@ from advisor.ranking import (
     recommendation_to_dict,
 )
 from cli.errors import handle_errors
-from cli.options import json_option, spec_file_argument
+from cli.options import check_report_outputs, json_option, spec_file_argument
 from cli.render import (
     console,
     echo_json,
@@ -348,18 +348,10 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
       advisor recommend examples/resnet50.yaml --rank-by estimate --all-regions
     """
     from advisor.storage import default_storage_url, sqlite_file
-    from reports.columns import columns_doc_path
-    from reports.output import check_output_path, check_outputs_apart
 
-    for option, path in (("--csv", csv_path), ("--html", html_path)):
-        if path is not None:  # before the work, so a typo costs nothing
-            check_output_path(path, option=option)
-    outputs = {**({"--csv": csv_path, "--csv's columns file": columns_doc_path(csv_path)}
-                  if csv_path is not None else {}),
-               **({"--html": html_path} if html_path is not None else {})}
-    store = sqlite_file(default_storage_url())
-    check_outputs_apart(outputs, reads={"MODEL_YAML": model_yaml,  # never over an input
-                                        **({"the probe store": store} if store else {})})
+    check_report_outputs((("--csv", csv_path), ("--html", html_path)),
+                         reads={"MODEL_YAML": model_yaml,
+                                "the probe store": sqlite_file(default_storage_url())})
     rec = rank_for_options(model_yaml, include_flagged=include_flagged, rank_by=rank_by,
                            tuned=tuned)
     if csv_path is not None:

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from cli.errors import handle_errors
-from cli.options import json_flag, json_option, spec_file_argument, storage_option
+from cli.options import (
+    check_report_outputs,
+    json_flag,
+    json_option,
+    spec_file_argument,
+    storage_option,
+)
 
 if TYPE_CHECKING:
     from advisor.sweep import StopReason, StudyListing, SweepStatus
@@ -357,8 +363,8 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
     \b
     Exit status: 0 done; 2 bad input (an unknown study, a bad --storage).
     """
+    from advisor.storage import default_storage_url, sqlite_file
     from advisor.sweep import load_status
-    from reports.output import check_output_path
 
     if study is None:
         if html_path is not None or csv_path is not None:
@@ -373,10 +379,10 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
             _render_listing(listings, storage)
         return
 
-    for path, option in ((html_path, "--html"), (csv_path, "--csv")):
-        if path is not None:  # before the work; the writers create missing folders
-            check_output_path(path, option=option)
-    _check_outputs_apart(html_path, csv_path, storage)
+    # the writers create missing folders; never over the study's own SQLite file
+    check_report_outputs((("--html", html_path), ("--csv", csv_path)),
+                         reads={"the storage's SQLite file":
+                                sqlite_file(storage or default_storage_url())})
     result = load_status(study, storage_url=storage)
     if html_path is not None or csv_path is not None:
         from advisor.sweep import load_sweep_report_data
@@ -392,21 +398,6 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         _render_status(result)
-
-
-def _check_outputs_apart(html_path: Path | None, csv_path: Path | None,
-                         storage: str | None) -> None:
-    """Refuse --html/--csv over the study's own SQLite file, or over each other."""
-    from advisor.storage import default_storage_url, sqlite_file
-    from reports.columns import columns_doc_path
-    from reports.output import check_outputs_apart
-
-    database = sqlite_file(storage or default_storage_url())
-    outputs = {**({"--html": html_path} if html_path is not None else {}),
-               **({"--csv": csv_path, "--csv's columns file": columns_doc_path(csv_path)}
-                  if csv_path is not None else {})}
-    check_outputs_apart(outputs, reads={"the storage's SQLite file": database}
-                        if database is not None else {})
 
 
 @sweep.command("cleanup")
