@@ -12,7 +12,7 @@ import functools
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from reports.formatting import fmt_money, fmt_number, fmt_usd
+from reports.formatting import fmt_compact, fmt_money, fmt_number, fmt_usd
 
 __all__ = ["CSP", "code_spans", "environment", "render"]
 
@@ -51,6 +51,7 @@ def environment() -> Environment:
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
     env.filters.update(px=_px, code_spans=code_spans, money=fmt_money, number=fmt_number,
+                       compact=fmt_compact,
                        usd=fmt_usd, hours=_hours, pct=_pct, count=_count)
     env.globals["csp"] = CSP
     return env

@@ -9,7 +9,7 @@ import pytest
 from report_samples import GENERATED_AT, sample_recommendation
 
 from advisor.ranking import RankBy
-from reports.formatting import fmt_number
+from reports.formatting import fmt_compact
 from reports.recommendation import render_recommendation_html
 
 
@@ -25,5 +25,7 @@ def test_the_ranking_shows_the_figure_that_orders_it(rank_by: RankBy, order: str
     assert f"Best samples per dollar first, {order}." in page
     assert "samples/$ (low–high)" in page
     for est in rec.ranked:
-        assert (f"{fmt_number(est.samples_per_dollar)} ({fmt_number(est.samples_per_dollar_low)}"
-                f"–{fmt_number(est.samples_per_dollar_high)})") in page
+        # three figures and a k/M suffix, as the terminal's range: full digits of three
+        # eight-digit numbers folded the offer column onto four lines
+        assert (f"{fmt_compact(est.samples_per_dollar)} ({fmt_compact(est.samples_per_dollar_low)}"
+                f"–{fmt_compact(est.samples_per_dollar_high)})") in page
