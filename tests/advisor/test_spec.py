@@ -117,6 +117,22 @@ def test_fingerprint_ignores_name_and_constraints_but_not_batch() -> None:
     assert parse_workload_spec(_with("batch_size", 128)).fingerprint() != base
 
 
+# Stored probe results are found by this fingerprint: a change to it (a new field in ModelRef
+# or ProfileOverride, another JSON encoding) orphans every probe a user stored for the same
+# model.yaml, and recommend would silently go back to predictions. Change these only with a
+# way for the old fingerprints to keep matching.
+@pytest.mark.parametrize(("example", "fingerprint"), [
+    ("resnet50.yaml", "1dcfc79a75377830"),
+    ("bert.yaml", "f27414ee9bbf550e"),
+    ("gpt2.yaml", "6f7b47bf06056b51"),
+    ("mlp.yaml", "ec684929b8117963"),
+    ("custom/model.yaml", "9fa14d4baf29271b"),
+])
+def test_an_unchanged_model_yaml_keeps_its_fingerprint(example: str, fingerprint: str) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    assert load_workload_spec(examples / example).fingerprint() == fingerprint
+
+
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
