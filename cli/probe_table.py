@@ -18,6 +18,9 @@ from probes import FindingKind, ProbeResult, probe_warnings
 
 __all__ = ["billing_notes", "op_class_line", "print_warnings", "probe_table"]
 
+# findings whose advice a warning of ``probes.probe_warnings`` already carries
+_WARNED = (FindingKind.INPUT_BOUND, FindingKind.NOISY)
+
 
 def _num(value: float | None, fmt: str = "") -> str:
     if value is None:
@@ -125,7 +128,8 @@ def billing_notes(offer_keys: list[str]) -> list[str]:
 def probe_table(rows: list[dict[str, Any]], title: str, *, warnings_follow: bool = False) -> None:
     """Print probe rows (as ``advisor probe --json`` gives them) as a table that fits the
     console, then each probe's error and findings; with ``warnings_follow`` the error and the
-    input-bound finding are left to ``print_warnings``, which the caller calls next."""
+    input-bound and noisy-estimate findings are left to ``print_warnings``, which the caller
+    calls next."""
     out = console()
     table, dropped = _layout(title, [_cells(row) for row in rows], out.width)
     out.print(table)
@@ -139,7 +143,7 @@ def probe_table(rows: list[dict[str, Any]], title: str, *, warnings_follow: bool
             out.print(f"[bold]{escape(printable(row['probe_id']))}[/bold] {row['status']}: "
                       f"{escape(printable(row['error']))}")
         for finding in row.get("findings", []):
-            if warnings_follow and finding["kind"] == FindingKind.INPUT_BOUND:
+            if warnings_follow and finding["kind"] in _WARNED:
                 continue
             text = f"{finding['advice']} ({finding['evidence']}; {finding['expected_gain']})"
             out.print(f"[bold]{escape(printable(row['probe_id']))}[/bold] {finding['kind']}: "

@@ -24,10 +24,15 @@ def _status(result: ProbeResult) -> str:
 def _unsettled(result: ProbeResult) -> str:
     if result.status is not ProbeStatus.OK or result.stable:
         return ""
-    width = (f" (±{result.rel_halfwidth:.1%} at 95%)" if result.rel_halfwidth is not None
-             else " (too few measured steps for an interval)")
-    return (f"samples/s did not settle{width} in the time box; it is stored and used with its "
-            "wide interval; a longer --time-box settles it")
+    if result.rel_halfwidth is None:
+        return ("samples/s did not settle (too few measured steps for an interval) in the time "
+                "box; it is stored and used with its wide interval; a longer --time-box "
+                "settles it")
+    # the noisy-estimate finding's advice, said once (the probe table leaves that finding here)
+    return (f"samples/s did not settle (±{result.rel_halfwidth:.1%} at 95% after "
+            f"{result.measured_steps} measured steps) in the time box; it is stored and used "
+            "with its wide interval; stop other work on the machine (or pick a quieter one) "
+            "and probe again with a longer --time-box")
 
 
 def _drift(result: ProbeResult) -> str:

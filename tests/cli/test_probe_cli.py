@@ -225,6 +225,11 @@ def test_a_probe_that_did_not_settle_says_so_and_exits_3(
         assert json.loads(out)["probes"][0]["stable"] is False
     else:
         assert "ok unsettled" in out
+        # said once, with its advice: the table printed a noisy-estimate finding and then a
+        # warning of the same fact
+        said = " ".join(out.split())
+        assert "noisy-estimate" not in said and said.count("did not settle") == 1
+        assert "stop other work on the machine" in said
     assert len(ProbeStore(default_storage_url()).list()) == 1  # stored all the same
 
 
