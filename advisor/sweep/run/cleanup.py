@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import optuna
-from optuna.artifacts.exceptions import ArtifactNotFound
 from optuna.trial import FrozenTrial, TrialState
 
 from advisor.sweep.accounting.records import cleaned_bytes, record_cleaned
@@ -128,6 +127,8 @@ def cleanup_study(study: optuna.Study, store: SweepArtifactStore, policy: Cleanu
 
     Store errors are collected into the report (and logged), not raised: a sweep goes on.
     """
+    from optuna.artifacts.exceptions import ArtifactNotFound  # imported with the store
+
     direction = (Direction.MAXIMIZE if study.direction == optuna.study.StudyDirection.MAXIMIZE
                  else Direction.MINIMIZE)
     trials = [trial_artifacts(t) for t in study.get_trials(deepcopy=False)]
