@@ -33,12 +33,16 @@ class RowKind(enum.StrEnum):
 
 
 class RowStatus(enum.StrEnum):
-    """How a row's run ended."""
+    """How a row's run ended: measured, out of memory, failed; not measured (it ran out of
+    its window before 3 steps were timed, or a batch rung was not tried after a smaller
+    one failed); or skipped for time (not started: the box could no longer give it its
+    least window, ``probes.tune.shares``)."""
 
     MEASURED = "measured"
     OOM = "oom"
     FAILED = "failed"
     NOT_MEASURED = "not_measured"
+    NO_TIME = "skipped_for_time"
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,9 @@ class TuneRow(Record):
     same device); ``rel_halfwidth`` the relative 95% half-width of the mean step time (None:
     too few steps for an interval). ``changes_numerics``: the row runs another precision
     or batch than the spec, so it needs a convergence check before anyone trains with it.
-    ``note`` says why a row was not measured, failed, or what it held back.
+    ``note`` says why a row was not measured, failed, or what it held back. ``run_s`` is
+    the seconds its run took, building and first step included (None: not started), so the
+    rows show how the box was shared.
     """
 
     _error = ProbeError
@@ -67,6 +73,7 @@ class TuneRow(Record):
     measured_steps: int = 0
     peak_memory_gib: float | None = None
     note: str = ""
+    run_s: float | None = None
 
     @property
     def tries_batch(self) -> bool:
@@ -172,15 +179,25 @@ class TuneReport(Record):
     @property
     def untuned_because(self) -> str:
         """Why no combination is tuned, for a report that has none: the baseline was not
-        measured (nothing could be compared), or no knob beat it beyond the noise."""
+        measured or every knob was skipped for time (nothing could be compared), or no knob
+        beat it beyond the noise."""
         if self.baseline.status is not RowStatus.MEASURED:
             return ("nothing compared: the baseline was not measured inside the time box; "
                     "give a longer --time-box")
+        trials = [r for r in self.rows if r.kind is RowKind.TRIAL]
+        if trials and all(r.status is RowStatus.NO_TIME for r in trials):
+            return ("nothing compared: after the baseline the time box had no room left for "
+                    "any knob; give a longer --time-box")
         return "no knob that keeps the numerics beat the baseline beyond the noise"
 
     def not_measured(self) -> tuple[TuneRow, ...]:
-        """Rows the time box left unmeasured."""
+        """Rows that were not measured: started but without 3 timed steps in their window,
+        or batch rungs not tried (each row's note says which)."""
         return tuple(r for r in self.rows if r.status is RowStatus.NOT_MEASURED)
+
+    def skipped_for_time(self) -> tuple[TuneRow, ...]:
+        """Rows not started because the box could no longer give them their least window."""
+        return tuple(r for r in self.rows if r.status is RowStatus.NO_TIME)
 
     def measured(self) -> tuple[TuneRow, ...]:
         """Rows that ran and were measured."""
