@@ -3,9 +3,9 @@
 The box starts after the baseline's first step, as a plain probe's does, and keeps a reserve
 at its end for the profile. The baseline is measured first and may take what it needs to
 settle, up to a third of what the runs share, or up to half when a third cannot hold
-``BASELINE_MIN_STEPS`` steps at the pace of its first step. That window is a cap: the
-steady-state rule stops short of it on a steady step, so there it costs the knobs nothing;
-on a noisy machine it keeps the baseline from taking the knobs' time. Every later run (the
+``BASELINE_MIN_STEPS`` steps at its pace (its second step's: the first one compiles). That
+window is a cap: the steady-state rule stops short of it on a steady step, so there it costs
+the knobs nothing; on a noisy machine it keeps the baseline from taking the knobs' time. Every later run (the
 knobs, the baseline again, the combinations) gets an even share of what is left, less the
 set-up of later runs that compile when that fits, and at least ``RUN_MIN_STEPS`` steps at
 the baseline's pace; a run the box can no longer give that minimum is not started: it is
@@ -48,12 +48,12 @@ def kept_setup_s(free_s: float, setup_s: float) -> float:
     return setup_s if setup_s <= 0.5 * free_s else 0.0
 
 
-def baseline_window_s(free_s: float, *, later_setup_s: float, first_step_s: float) -> float:
+def baseline_window_s(free_s: float, *, later_setup_s: float, step_s: float) -> float:
     """The baseline's measuring window (a cap), given the seconds the runs share after the
-    profile's reserve, the later runs' set-up and how long its first step took: a third of
-    what is shared, raised towards half to hold ``BASELINE_MIN_STEPS`` steps of that pace."""
+    profile's reserve, the later runs' set-up and the seconds of one of its warm steps: a
+    third of what is shared, raised towards half to hold ``BASELINE_MIN_STEPS`` such steps."""
     shared = max(0.0, free_s - kept_setup_s(free_s, later_setup_s))
-    wanted_s = BASELINE_MIN_STEPS * max(0.0, first_step_s)
+    wanted_s = BASELINE_MIN_STEPS * max(0.0, step_s)
     return min(BASELINE_MAX_SHARE * shared, max(BASELINE_SHARE * shared, wanted_s))
 
 

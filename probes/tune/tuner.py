@@ -10,7 +10,7 @@ by the harness's own step and steady-state rule (``probes.train_step``, ``probes
 freshly built model.
 
 The box is shared as ``probes.tune.shares`` says: the baseline first, with what it needs to
-settle up to a third of the box (half for a slow first step), then every later run an even
+settle up to a third of the box (half for a slow step), then every later run an even
 share of what is left, at least ``RUN_MIN_STEPS`` steps at the baseline's pace; a run the box
 can no longer give that is not started and its row says so (skipped for time), so on a short
 box the later knobs (the compiler last) are the ones left out. Numerics-changing settings
@@ -151,19 +151,10 @@ class Tuner:
                           later_setup_s=later_setup_s,
                           step_s=(self._step_s or 0.0) * config.batch_size)
 
-    def _baseline_window(self, later_setup_s: float) -> Callable[[float], float]:
-        """The baseline's window as a function of its first step's seconds, the box (which
-        starts after that step) less the profile's reserve being shared."""
-        def window_s(first_step_s: float) -> float:
-            free = self._deadline - self._reserve_s - self._clock()
-            return baseline_window_s(free, later_setup_s=later_setup_s,
-                                     first_step_s=first_step_s)
-        return window_s
-
     @staticmethod
     def _no_time(window: RunWindow, setup_s: float) -> str:
         compiling = f" after up to {_secs(setup_s)} of compiling" if setup_s else ""
-        return (f"skipped for time: it needs about {_secs(window.needed_s)} ({RUN_MIN_STEPS} "
+        return (f"it needs about {_secs(window.needed_s)} ({RUN_MIN_STEPS} "
                 f"steps at the baseline's pace){compiling} and {_secs(window.left_s)} of the "
                 "box were left; give a longer --time-box")
 
@@ -177,12 +168,13 @@ class Tuner:
         return TuneRow(kind, knob, setting, config, status, numerics, **fields)
 
     def _measure(self, kind: RowKind, knob: Knob | None, config: StepConfig, *,
-                 window: RunWindow | Callable[[float], float], setup_s: float,
+                 window: RunWindow | Callable[[float, float], float], setup_s: float,
                  setting: str | None = None, note: str = "") -> _Measured:
         """One run of ``config``: build, a first (untimed) step, then warm-up and measured
         steps until stable or ``window`` + ``setup_s`` seconds from now. ``window`` is a
-        later run's (not started when it does not fit), or for the baseline a function of
-        its first step's seconds, called once the box has started after that step."""
+        later run's (not started when it does not fit), or for the baseline a function of the
+        seconds the runs share and its pace: the box starts after its first step, and its
+        second step (a warm-up step: the first one compiles) gives the pace."""
         if isinstance(window, RunWindow) and not window.fits:
             return _Measured(self._row(kind, knob, config, RowStatus.NO_TIME, setting=setting,
                                        note=self._no_time(window, setup_s)))
@@ -205,11 +197,14 @@ class Tuner:
                                  device=device, clock=self._clock,
                                  memory_limit_gib=self.request.memory_limit_gib)
 
-            first_s = timed()  # compiling, loader workers starting, autotuning: not measured
+            timed()  # compiling, loader workers starting, autotuning: not measured
+            warm = 1
             if not isinstance(window, RunWindow):  # the baseline: as in a plain probe, the box
-                self._deadline = self._clock() + self._box_s()  # starts after this step
-                window_s = window(first_s)
-                deadline = self._clock() + window_s
+                box_start = self._clock()  # starts after that step
+                self._deadline = box_start + self._box_s()
+                pace_s, warm = timed(), 2
+                window_s = window(self._deadline - self._reserve_s - box_start, pace_s)
+                deadline = box_start + window_s
             steady = measure_steady(timed, clock=self._clock, deadline_s=deadline,
                                     target_rel_halfwidth=self.request.target_rel_halfwidth,
                                     min_steps=self._min_steps, min_measure_s=0.5, max_warmup=10,
@@ -231,7 +226,7 @@ class Tuner:
                 run_s=self._clock() - started,
                 note=f"its first steps took its whole window of the box ("
                      f"{_secs(window_s + setup_s)}: {len(times)} timed after "
-                     f"{steady.warmup_steps} of warm-up); give a longer --time-box"))
+                     f"{steady.warmup_steps + warm - 1} of warm-up); give a longer --time-box"))
         sps = size * len(times) / sum(times)
         width = relative_halfwidth(times, min_blocks=_MIN_BLOCKS)
         base_sps = self._step_s and 1.0 / self._step_s
@@ -242,7 +237,7 @@ class Tuner:
                         peak_memory_gib=device.peak_memory_gib() or None,
                         run_s=self._clock() - started)
         self._last = run
-        return _Measured(row, times, steady.warmup_steps + 1)
+        return _Measured(row, times, steady.warmup_steps + warm)
 
     def _tell(self, done: _Measured) -> _Measured:
         """``done``, after one progress line about its row."""
@@ -289,7 +284,8 @@ class Tuner:
         runs, setup = pending(plan.trials)
         self._planned = runs
         base = self._measure(RowKind.BASELINE, None, baseline, setup_s=0.0,
-                             window=self._baseline_window(setup))
+                             window=lambda free_s, step_s: baseline_window_s(
+                                 free_s, later_setup_s=setup, step_s=step_s))
         self._tell(base)
         if base.row.status is not RowStatus.MEASURED:
             return self._failed(base.row, plan.skipped, start)

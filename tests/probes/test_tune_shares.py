@@ -18,20 +18,20 @@ from probes.tune.shares import (
 )
 
 
-@pytest.mark.parametrize(("first_step_s", "expected_share"), [
+@pytest.mark.parametrize(("step_s", "expected_share"), [
     (0.01, BASELINE_SHARE),      # a fast step: a third is plenty, and only a cap
     (1e9, BASELINE_MAX_SHARE),   # a very slow step: never more than half
 ])
-def test_the_baseline_gets_a_third_raised_at_most_to_half(first_step_s: float,
+def test_the_baseline_gets_a_third_raised_at_most_to_half(step_s: float,
                                                           expected_share: float) -> None:
-    assert baseline_window_s(90.0, later_setup_s=0.0, first_step_s=first_step_s) == \
+    assert baseline_window_s(90.0, later_setup_s=0.0, step_s=step_s) == \
         pytest.approx(expected_share * 90.0)
 
 
-def test_a_slow_first_step_raises_the_baseline_to_its_least_steps() -> None:
+def test_a_slow_step_raises_the_baseline_to_its_least_steps() -> None:
     free_s = 36.0
     step_s = 1.1 * BASELINE_SHARE * free_s / BASELINE_MIN_STEPS  # a third holds fewer steps
-    window_s = baseline_window_s(free_s, later_setup_s=0.0, first_step_s=step_s)
+    window_s = baseline_window_s(free_s, later_setup_s=0.0, step_s=step_s)
     assert BASELINE_SHARE * free_s < window_s <= BASELINE_MAX_SHARE * free_s
     assert window_s == pytest.approx(BASELINE_MIN_STEPS * step_s)
 
@@ -39,8 +39,8 @@ def test_a_slow_first_step_raises_the_baseline_to_its_least_steps() -> None:
 def test_later_compiling_is_kept_aside_only_when_it_fits_in_half() -> None:
     assert kept_setup_s(300.0, 120.0) == 120.0
     assert kept_setup_s(36.0, 60.0) == 0.0  # the compiler will be skipped: keep nothing
-    kept = baseline_window_s(300.0, later_setup_s=120.0, first_step_s=0.01)
-    dropped = baseline_window_s(36.0, later_setup_s=60.0, first_step_s=0.01)
+    kept = baseline_window_s(300.0, later_setup_s=120.0, step_s=0.01)
+    dropped = baseline_window_s(36.0, later_setup_s=60.0, step_s=0.01)
     assert kept == pytest.approx(BASELINE_SHARE * 180.0)
     assert dropped == pytest.approx(BASELINE_SHARE * 36.0)
 
@@ -96,5 +96,5 @@ def test_the_tune_help_states_the_shares_as_they_are() -> None:
     (tune,) = [p for p in params if p.name == "tune"]
     words = {1 / 3: "a third", 1 / 2: "half"}
     assert f"at most {words[BASELINE_SHARE]} of the rest" in tune.help
-    assert f"({words[BASELINE_MAX_SHARE]} when its first step is slow)" in tune.help
+    assert f"({words[BASELINE_MAX_SHARE]} when its steps are slow)" in tune.help
     assert f"at least {RUN_MIN_STEPS} steps" in tune.help and "skipped for time" in tune.help
