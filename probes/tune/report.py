@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 from pricing import samples_per_usd
 from pricing.records import Record
@@ -74,6 +75,14 @@ class TuneRow(Record):
     peak_memory_gib: float | None = None
     note: str = ""
     run_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's fields as plain values, ``run_s`` left out when None (not started), so
+        rows stored before it existed write back as they were."""
+        data = super().to_dict()
+        if data.get("run_s") is None:
+            del data["run_s"]
+        return data
 
     @property
     def tries_batch(self) -> bool:
