@@ -9,16 +9,17 @@ configuration counts as the tuned one.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pricing import samples_per_usd
 from pricing.records import Record
 from probes.errors import ProbeError
-from probes.tune.knobs import Knob, Skipped, StepConfig, knob_spec
+from probes.tune.knobs import Knob, Skipped, StepConfig, combine, knob_spec
 from probes.tune.profile import StepProfile
 
-__all__ = ["RowKind", "RowStatus", "TuneReport", "TuneRow", "beats", "chosen_settings"]
+__all__ = ["CombinationPlan", "RowKind", "RowStatus", "TuneReport", "TuneRow", "beats",
+           "chosen_settings", "combination_plans"]
 
 _NOISE_FREE_SPEEDUP = 1.10  # a gain that counts when a row has no interval (too few steps)
 
@@ -135,6 +136,52 @@ def chosen_settings(rows: tuple[TuneRow, ...]) -> dict[Knob, StepConfig]:
         if held is None or (row.samples_per_second or 0.0) > (held.samples_per_second or 0.0):
             chosen[row.knob] = row
     return {knob: row.config for knob, row in chosen.items()}
+
+
+@dataclass(frozen=True)
+class CombinationPlan:
+    """A combination to measure: its configuration, its settings in words, and a note (what
+    it held back)."""
+
+    config: StepConfig
+    setting: str
+    note: str = ""
+
+
+def combination_plans(rows: tuple[TuneRow, ...], *,
+                      allow_numerics: bool) -> tuple[CombinationPlan, ...]:
+    """The combinations ``rows`` (the baseline first) call for: the best on the cached batch
+    without numerics changes, with them too when ``allow_numerics``, then the allowed one on
+    the real loader with its best loader settings; none that is the baseline, none twice.
+    Fewer rows beating the baseline (a measured recheck) never call for more."""
+    chosen = chosen_settings(rows)
+    baseline = rows[0].config
+    combos = [combine(baseline, chosen, allow_numerics=False)]
+    if allow_numerics:
+        combos.append(combine(baseline, chosen, allow_numerics=True))
+    has_loader = any(r.knob is Knob.INPUT and r.status is RowStatus.MEASURED for r in rows)
+    workers, pin = chosen.get(Knob.LOADER_WORKERS), chosen.get(Knob.PIN_MEMORY)
+    plans: list[CombinationPlan] = []
+    seen = {baseline}
+    for combo in combos:
+        if combo.config in seen:
+            continue
+        seen.add(combo.config)
+        held = ", ".join(chosen[k].setting(k) for k in combo.held_back)
+        note = f"held back (changes numerics; --allow-numerics applies it): {held}" if held \
+            else ""
+        plans.append(CombinationPlan(combo.config, " + ".join(
+            combo.config.setting(k) for k in combo.applied), note))
+    best = combos[-1]
+    if has_loader and (best.applied or workers or pin):
+        on_loader = replace(best.config, cached_input=False,
+                            num_workers=workers.num_workers if workers else None,
+                            pin_memory=pin.pin_memory if pin else None)
+        applied = [best.config.setting(k) for k in best.applied] + [
+            on_loader.setting(k) for k, c in ((Knob.LOADER_WORKERS, workers),
+                                              (Knob.PIN_MEMORY, pin)) if c is not None]
+        plans.append(CombinationPlan(on_loader, " + ".join(["real loader", *applied])))
+    return tuple(plans)
 
 
 @dataclass(frozen=True)

@@ -48,12 +48,18 @@ from probes.tune.knobs import (
     LoaderKind,
     StepConfig,
     Trial,
-    combine,
     knob_spec,
     plan_knobs,
 )
 from probes.tune.profile import profile_steps
-from probes.tune.report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
+from probes.tune.report import (
+    CombinationPlan,
+    RowKind,
+    RowStatus,
+    TuneReport,
+    TuneRow,
+    combination_plans,
+)
 from probes.tune.runs import BuiltRun, open_run, workload_traits
 from probes.tune.shares import (
     RUN_MIN_STEPS,
@@ -305,7 +311,7 @@ class Tuner:
                 RowKind.TRIAL, trial.knob, trial.config, setup_s=own,
                 window=self._window(trial.config, runs, setup, own))))
         # the combinations the trials so far could call for (the recheck can only take some away)
-        todo = [c for c, _, _ in self._combination_plans(measured) if not _ran(c, measured)]
+        todo = [p.config for p in self._plans(measured) if not _ran(p.config, measured)]
         measured.append(self._tell(self._measure(  # the machine's drift over the trials
             RowKind.RECHECK, None, baseline, setup_s=0.0, setting="the baseline again",
             window=self._window(baseline, len(todo) + 1, _setup_s(todo, compile_s), 0.0))))
@@ -327,58 +333,29 @@ class Tuner:
                 return f"not tried: batch {row.config.batch_size} already ended {ended}"
         return ""
 
-    def _combination_plans(self, measured: list[_Measured]) -> list[tuple[StepConfig, str, str]]:
-        """Configuration, setting and note of the best combination on the cached batch
-        (without numerics changes; with them too when allowed), then of the allowed one on
-        the real loader with its best settings; none that is the baseline."""
-        rows = tuple(m.row for m in measured)
-        chosen = chosen_settings(rows)
-        baseline = rows[0].config
-        combos = [combine(baseline, chosen, allow_numerics=False)]
-        if self.request.allow_numerics:
-            combos.append(combine(baseline, chosen, allow_numerics=True))
-        has_loader = any(r.knob is Knob.INPUT and r.status is RowStatus.MEASURED for r in rows)
-        workers, pin = chosen.get(Knob.LOADER_WORKERS), chosen.get(Knob.PIN_MEMORY)
-        plans: list[tuple[StepConfig, str, str]] = []
-        seen = {baseline}
-        for combo in combos:
-            if combo.config in seen:
-                continue
-            seen.add(combo.config)
-            held = ", ".join(chosen[k].setting(k) for k in combo.held_back)
-            note = (f"held back (changes numerics; --allow-numerics applies it): {held}"
-                    if held else "")
-            plans.append((combo.config, " + ".join(combo.config.setting(k)
-                                                     for k in combo.applied), note))
-        best = combos[-1]
-        if has_loader and (best.applied or workers or pin):
-            on_loader = replace(best.config, cached_input=False,
-                                num_workers=workers.num_workers if workers else None,
-                                pin_memory=pin.pin_memory if pin else None)
-            applied = [best.config.setting(k) for k in best.applied] + [
-                on_loader.setting(k) for k, c in ((Knob.LOADER_WORKERS, workers),
-                                                  (Knob.PIN_MEMORY, pin)) if c is not None]
-            plans.append((on_loader, " + ".join(["real loader", *applied]), ""))
-        return plans
+    def _plans(self, measured: list[_Measured]) -> tuple[CombinationPlan, ...]:
+        """The combinations the rows so far call for."""
+        return combination_plans(tuple(m.row for m in measured),
+                                 allow_numerics=self.request.allow_numerics)
 
     def _combinations(self, measured: list[_Measured], compile_s: float) -> list[_Measured]:
-        """The combinations of ``_combination_plans``, each measured unless a trial already
-        ran its configuration (one knob won: that trial's row is the combination)."""
-        plans = self._combination_plans(measured)
-        todo = [c for c, _, _ in plans if not _ran(c, measured)]
+        """The combinations of ``report.combination_plans``, each measured unless a trial
+        already ran its configuration (one knob won: that trial's row is the combination)."""
+        plans = self._plans(measured)
+        todo = [p.config for p in plans if not _ran(p.config, measured)]
         found: list[_Measured] = []
-        for config, setting, note in plans:
-            same = _ran(config, measured)
+        for plan in plans:
+            config, same = plan.config, _ran(plan.config, measured)
             if same is not None:
-                note = note or "the same configuration as its trial"
                 found.append(self._tell(_Measured(replace(
-                    same.row, kind=RowKind.COMBINATION, knob=None, setting=setting,
-                    note=note))))
+                    same.row, kind=RowKind.COMBINATION, knob=None, setting=plan.setting,
+                    note=plan.note or "the same configuration as its trial"))))
                 continue
             todo.remove(config)
             setup = compile_s if config.compiler else 0.0
             found.append(self._tell(self._measure(
-                RowKind.COMBINATION, None, config, setting=setting, note=note, setup_s=setup,
+                RowKind.COMBINATION, None, config, setting=plan.setting, note=plan.note,
+                setup_s=setup,
                 window=self._window(config, len(todo) + 1, _setup_s(todo, compile_s), setup))))
         return found
 

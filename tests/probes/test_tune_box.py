@@ -6,6 +6,7 @@ rows, the JSON and the printed table."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,11 +16,12 @@ from probe_helpers import FakeClock, make_request
 
 from cli._tune_table import print_tuning
 from probes.devices import CpuDevice
-from probes.tune.knobs import Knob
-from probes.tune.report import RowKind, RowStatus, TuneReport
+from probes.tune.knobs import Knob, StepConfig
+from probes.tune.report import RowKind, RowStatus, TuneReport, TuneRow, combination_plans
 from probes.tune.shares import BASELINE_SHARE, profile_reserve_s
 from probes.tune.tuner import Tuner
 from probes.types import ProbeResult, ProbeStatus
+from probes.vocabulary import Precision
 
 _BOX_S = 40.0
 _RUNS_S = _BOX_S - profile_reserve_s(_BOX_S)  # what the runs share
@@ -144,3 +146,19 @@ def test_a_box_with_no_room_after_the_baseline_says_nothing_was_compared() -> No
     assert all(r.status is RowStatus.NO_TIME for r in _trials(report))
     assert report.untuned_because.startswith("nothing compared: after the baseline")
     assert result.status is ProbeStatus.OK  # the baseline is still a measurement
+
+
+def _row(kind: RowKind, knob: Knob | None, sps: float, **config: Any) -> Any:
+    base = StepConfig(Precision.FP32, 16)
+    return TuneRow(kind, knob, "x", replace(base, **config), RowStatus.MEASURED, False,
+                   samples_per_second=sps, rel_halfwidth=0.01, speedup=sps / 100.0)
+
+
+def test_the_recheck_can_only_take_combinations_away_so_its_share_counts_the_rest() -> None:
+    # channels_last beats the first baseline, not the faster one measured again after it
+    rows = (_row(RowKind.BASELINE, None, 100.0),
+            _row(RowKind.TRIAL, Knob.MEMORY_FORMAT, 150.0, channels_last=True))
+    (before,) = combination_plans(rows, allow_numerics=False)
+    assert before.config.channels_last
+    after = combination_plans((*rows, _row(RowKind.RECHECK, None, 160.0)), allow_numerics=False)
+    assert after == ()
