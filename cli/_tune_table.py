@@ -34,7 +34,8 @@ def tune_options(command: _Command) -> _Command:
              "DataLoader num_workers and pin_memory, cached input vs your loader. How the box "
              "is shared: a tenth (1 to 30 s) is kept for the profile; the baseline goes first "
              "and measures until it settles, for at most a third of the rest (half when its "
-             "steps are slow); the knobs, the baseline again and the combinations then "
+             "steps are slow; longer only until 3 steps are timed, as nothing compares "
+             "without it); the knobs, the baseline again and the combinations then "
              "share what is left evenly, each at least 8 steps at the baseline's pace (plus "
              "compiling); one that cannot get that is skipped for time, listed with what it "
              "needed.")(command)

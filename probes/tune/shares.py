@@ -5,11 +5,13 @@ at its end for the profile. The baseline is measured first and may take what it 
 settle, up to a third of what the runs share, or up to half when a third cannot hold
 ``BASELINE_MIN_STEPS`` steps at its pace (its second step's: the first one compiles). That
 window is a cap: the steady-state rule stops short of it on a steady step, so there it costs
-the knobs nothing; on a noisy machine it keeps the baseline from taking the knobs' time. Every later run (the
-knobs, the baseline again, the combinations) gets an even share of what is left, less the
-set-up of later runs that compile when that fits, and at least ``RUN_MIN_STEPS`` steps at
-the baseline's pace; a run the box can no longer give that minimum is not started: it is
-skipped for time, with what it needed and what was left.
+the knobs nothing; on a noisy machine it keeps the baseline from taking the knobs' time. A
+baseline with fewer than ``MIN_TIMED_STEPS`` timed steps at its cap goes on until it has
+them or the runs' part of the box ends (the tuner's rule: nothing compares without it).
+Every later run (the knobs, the baseline again, the combinations) gets an even share of what
+is left, less the set-up of later runs that compile when that fits, and at least
+``RUN_MIN_STEPS`` steps at the baseline's pace; a run the box can no longer give that
+minimum is not started: it is skipped for time, with what it needed and what was left.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "BASELINE_MAX_SHARE",
     "BASELINE_MIN_STEPS",
     "BASELINE_SHARE",
+    "MIN_TIMED_STEPS",
     "RUN_MIN_STEPS",
     "RunWindow",
     "baseline_window_s",
@@ -28,6 +31,7 @@ __all__ = [
     "run_window",
 ]
 
+MIN_TIMED_STEPS = 3         # a run with fewer timed steps is not measured
 BASELINE_SHARE = 1 / 3      # the baseline's cap, of what the runs share
 BASELINE_MAX_SHARE = 1 / 2  # ... raised to this for a slow first step
 BASELINE_MIN_STEPS = 8      # the baseline's cap holds this many steps when half the box can

@@ -10,10 +10,11 @@ by the harness's own step and steady-state rule (``probes.train_step``, ``probes
 freshly built model.
 
 The box is shared as ``probes.tune.shares`` says: the baseline first, with what it needs to
-settle up to a third of the box (half for a slow step), then every later run an even
-share of what is left, at least ``RUN_MIN_STEPS`` steps at the baseline's pace; a run the box
-can no longer give that is not started and its row says so (skipped for time), so on a short
-box the later knobs (the compiler last) are the ones left out. Numerics-changing settings
+settle up to a third of the box (half for a slow step; past that only to its 3rd timed step),
+then every later run an even share of what is left, at least ``RUN_MIN_STEPS`` steps at the
+baseline's pace; a run the box can no longer give that is not started and its row says so
+(skipped for time), so on a short box the later knobs (the compiler last) are the ones left
+out. Numerics-changing settings
 (precision, batch) are measured and reported, and enter a combination only with
 ``request.allow_numerics``. With ``find_batch`` the largest-batch search follows in a box of
 its own, as in a plain probe.
@@ -62,6 +63,7 @@ from probes.tune.report import (
 )
 from probes.tune.runs import BuiltRun, open_run, workload_traits
 from probes.tune.shares import (
+    MIN_TIMED_STEPS,
     RUN_MIN_STEPS,
     RunWindow,
     baseline_window_s,
@@ -215,6 +217,11 @@ class Tuner:
                                     target_rel_halfwidth=self.request.target_rel_halfwidth,
                                     min_steps=self._min_steps, min_measure_s=0.5, max_warmup=10,
                                     on_measure_start=device.reset_peak_memory)
+            times = list(steady.step_times_s)
+            if not isinstance(window, RunWindow):  # nothing compares without a baseline: past
+                end = self._deadline - self._reserve_s  # its cap it goes on to its least steps
+                while len(times) < MIN_TIMED_STEPS and self._clock() < end:
+                    times.append(timed())
         except OutOfMemory as exc:
             problem = (RowStatus.OOM, str(exc))
         except Exception as exc:  # noqa: BLE001 - the user's step (or the compiler) may raise anything
@@ -225,13 +232,14 @@ class Tuner:
             release_memory(device)  # outside the handler: its traceback held the tensors
             return _Measured(self._row(kind, knob, config, problem[0], setting=setting,
                                        note=problem[1], run_s=self._clock() - started))
-        times = steady.step_times_s
-        if len(times) < 3:
+        if len(times) < MIN_TIMED_STEPS:
+            had = (f"its whole window of the box ({_secs(window_s + setup_s)}"
+                   if isinstance(window, RunWindow) else
+                   f"the whole box ({_secs(self._box_s() - self._reserve_s)} before the profile")
             return _Measured(self._row(
                 kind, knob, config, RowStatus.NOT_MEASURED, setting=setting,
                 run_s=self._clock() - started,
-                note=f"its first steps took its whole window of the box ("
-                     f"{_secs(window_s + setup_s)}: {len(times)} timed after "
+                note=f"its first steps took {had}: {len(times)} timed after "
                      f"{steady.warmup_steps + warm - 1} of warm-up); give a longer --time-box"))
         sps = size * len(times) / sum(times)
         width = relative_halfwidth(times, min_blocks=_MIN_BLOCKS)
@@ -243,7 +251,7 @@ class Tuner:
                         peak_memory_gib=device.peak_memory_gib() or None,
                         run_s=self._clock() - started)
         self._last = run
-        return _Measured(row, times, steady.warmup_steps + warm)
+        return _Measured(row, tuple(times), steady.warmup_steps + warm)
 
     def _tell(self, done: _Measured) -> _Measured:
         """``done``, after one progress line about its row."""

@@ -148,6 +148,24 @@ def test_a_box_with_no_room_after_the_baseline_says_nothing_was_compared() -> No
     assert result.status is ProbeStatus.OK  # the baseline is still a measurement
 
 
+def test_a_baseline_too_slow_for_its_cap_goes_on_to_its_least_timed_steps() -> None:
+    # 5 s a step: half the box holds 1 timed step after warm-up; without a baseline nothing
+    # compares, so it takes the knobs' time until it has 3 (the box less the profile's part)
+    result, report = _tune(step_s=(5.0, 0.0))
+    base = report.baseline
+    assert base.status is RowStatus.MEASURED and base.measured_steps == 3
+    assert base.run_s is not None and base.run_s > 0.5 * _RUNS_S  # past its cap
+    assert result.status is ProbeStatus.OK and result.measured_steps == 3
+
+
+def test_a_baseline_the_whole_box_cannot_time_says_so() -> None:
+    result, report = _tune(step_s=(9.0, 0.0))
+    assert report.baseline.status is RowStatus.NOT_MEASURED
+    assert "the whole box" in report.baseline.note and "--time-box" in report.baseline.note
+    assert result.status is ProbeStatus.TIMEOUT
+    assert report.untuned_because.startswith("nothing compared: the baseline was not measured")
+
+
 def _row(kind: RowKind, knob: Knob | None, sps: float, **config: Any) -> Any:
     base = StepConfig(Precision.FP32, 16)
     return TuneRow(kind, knob, "x", replace(base, **config), RowStatus.MEASURED, False,

@@ -10,6 +10,7 @@ from probes.tune.shares import (
     BASELINE_MAX_SHARE,
     BASELINE_MIN_STEPS,
     BASELINE_SHARE,
+    MIN_TIMED_STEPS,
     RUN_MIN_STEPS,
     baseline_window_s,
     kept_setup_s,
@@ -96,5 +97,6 @@ def test_the_tune_help_states_the_shares_as_they_are() -> None:
     (tune,) = [p for p in params if p.name == "tune"]
     words = {1 / 3: "a third", 1 / 2: "half"}
     assert f"at most {words[BASELINE_SHARE]} of the rest" in tune.help
-    assert f"({words[BASELINE_MAX_SHARE]} when its steps are slow)" in tune.help
+    assert f"({words[BASELINE_MAX_SHARE]} when its steps are slow; longer only until " \
+        f"{MIN_TIMED_STEPS} steps are timed" in tune.help
     assert f"at least {RUN_MIN_STEPS} steps" in tune.help and "skipped for time" in tune.help
