@@ -14,10 +14,9 @@ settle up to a third of the box (half for a slow step; past that only to its 3rd
 then every later run an even share of what is left, at least ``RUN_MIN_STEPS`` steps at the
 baseline's pace; a run the box can no longer give that is not started and its row says so
 (skipped for time), so on a short box the later knobs (the compiler last) are the ones left
-out. Numerics-changing settings
-(precision, batch) are measured and reported, and enter a combination only with
-``request.allow_numerics``. With ``find_batch`` the largest-batch search follows in a box of
-its own, as in a plain probe.
+out. Numerics-changing settings (precision, batch) are measured and reported, and enter a
+combination only with ``request.allow_numerics``. With ``find_batch`` the largest-batch search
+follows in a box of its own, as in a plain probe.
 """
 
 from __future__ import annotations
