@@ -31,8 +31,14 @@ def tune_options(command: _Command) -> _Command:
         help="Measure what each applicable knob buys on your step, one at a time, then the "
              "best combination and a short profile, inside the same time box: precision, "
              "channels-last, cuDNN autotuning (cudnn.benchmark, CUDA), torch.compile, batch, "
-             "DataLoader num_workers and pin_memory, "
-             "cached input vs your loader.")(command)
+             "DataLoader num_workers and pin_memory, cached input vs your loader. How the box "
+             "is shared: a tenth (1 to 30 s) is kept for the profile; the baseline goes first "
+             "and measures until it settles, for at most a third of the rest (half when its "
+             "steps are slow; longer only until 3 steps are timed, as nothing compares "
+             "without it); the knobs, the baseline again and the combinations then "
+             "share what is left evenly, each at least 8 steps at the baseline's pace (plus "
+             "compiling); one that cannot get that is skipped for time, listed with what it "
+             "needed.")(command)
 
 
 _COLUMNS = ("knob", "setting", "samples/s", "±95%", "speed-up", "samples/$", "numerics", "note")
@@ -73,9 +79,13 @@ def _batch_line(result: ProbeResult, report: TuneReport) -> str:
 
 def _summary_lines(report: TuneReport, batch_line: str) -> list[str]:
     lines = [f"not applicable: {skip.knob}: {skip.reason}" for skip in report.skipped]
+    late = report.skipped_for_time()
+    if late:
+        lines.append("skipped for time (no room left in the box for their least window; give "
+                     "a longer --time-box): " + ", ".join(r.setting for r in late))
     missing = report.not_measured()
     if missing:
-        lines.append("not measured (time box): " + ", ".join(r.setting for r in missing))
+        lines.append("not measured: " + ", ".join(r.setting for r in missing))
     for allowed in (False, True) if report.allow_numerics else (False,):
         tuned = report.tuned(allow_numerics=allowed)
         if tuned is not None:

@@ -2,6 +2,8 @@
 
 - ``knobs``: the knobs as data (which apply where, what each changes) and the plan of trials;
 - ``runs``: one configuration built and fed (cached batch or the real loader);
+- ``shares``: how the time box is shared (the baseline's cap, the later runs' windows, the
+  skip for time); pure;
 - ``tuner``: ``Tuner``, which measures the baseline, each knob, the best combination and a
   profile inside the request's time box;
 - ``report``: ``TuneReport``, its rows and the settings chosen;

@@ -9,15 +9,17 @@ configuration counts as the tuned one.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from pricing import samples_per_usd
 from pricing.records import Record
 from probes.errors import ProbeError
-from probes.tune.knobs import Knob, Skipped, StepConfig, knob_spec
+from probes.tune.knobs import Knob, Skipped, StepConfig, combine, knob_spec
 from probes.tune.profile import StepProfile
 
-__all__ = ["RowKind", "RowStatus", "TuneReport", "TuneRow", "beats", "chosen_settings"]
+__all__ = ["CombinationPlan", "RowKind", "RowStatus", "TuneReport", "TuneRow", "beats",
+           "chosen_settings", "combination_plans"]
 
 _NOISE_FREE_SPEEDUP = 1.10  # a gain that counts when a row has no interval (too few steps)
 
@@ -33,12 +35,16 @@ class RowKind(enum.StrEnum):
 
 
 class RowStatus(enum.StrEnum):
-    """How a row's run ended."""
+    """How a row's run ended: measured, out of memory, failed; not measured (it ran out of
+    its window before 3 steps were timed, or a batch rung was not tried after a smaller
+    one failed); or skipped for time (not started: the box could no longer give it its
+    least window, ``probes.tune.shares``)."""
 
     MEASURED = "measured"
     OOM = "oom"
     FAILED = "failed"
     NOT_MEASURED = "not_measured"
+    NO_TIME = "skipped_for_time"
 
 
 @dataclass(frozen=True)
@@ -50,7 +56,9 @@ class TuneRow(Record):
     same device); ``rel_halfwidth`` the relative 95% half-width of the mean step time (None:
     too few steps for an interval). ``changes_numerics``: the row runs another precision
     or batch than the spec, so it needs a convergence check before anyone trains with it.
-    ``note`` says why a row was not measured, failed, or what it held back.
+    ``note`` says why a row was not measured, failed, or what it held back. ``run_s`` is
+    the seconds its run took, building and first step included (None: not started), so the
+    rows show how the box was shared.
     """
 
     _error = ProbeError
@@ -67,6 +75,15 @@ class TuneRow(Record):
     measured_steps: int = 0
     peak_memory_gib: float | None = None
     note: str = ""
+    run_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's fields as plain values, ``run_s`` left out when None (not started), so
+        rows stored before it existed write back as they were."""
+        data = super().to_dict()
+        if data.get("run_s") is None:
+            del data["run_s"]
+        return data
 
     @property
     def tries_batch(self) -> bool:
@@ -122,6 +139,52 @@ def chosen_settings(rows: tuple[TuneRow, ...]) -> dict[Knob, StepConfig]:
 
 
 @dataclass(frozen=True)
+class CombinationPlan:
+    """A combination to measure: its configuration, its settings in words, and a note (what
+    it held back)."""
+
+    config: StepConfig
+    setting: str
+    note: str = ""
+
+
+def combination_plans(rows: tuple[TuneRow, ...], *,
+                      allow_numerics: bool) -> tuple[CombinationPlan, ...]:
+    """The combinations ``rows`` (the baseline first) call for: the best on the cached batch
+    without numerics changes, with them too when ``allow_numerics``, then the allowed one on
+    the real loader with its best loader settings; none that is the baseline, none twice.
+    Fewer rows beating the baseline (a measured recheck) never call for more."""
+    chosen = chosen_settings(rows)
+    baseline = rows[0].config
+    combos = [combine(baseline, chosen, allow_numerics=False)]
+    if allow_numerics:
+        combos.append(combine(baseline, chosen, allow_numerics=True))
+    has_loader = any(r.knob is Knob.INPUT and r.status is RowStatus.MEASURED for r in rows)
+    workers, pin = chosen.get(Knob.LOADER_WORKERS), chosen.get(Knob.PIN_MEMORY)
+    plans: list[CombinationPlan] = []
+    seen = {baseline}
+    for combo in combos:
+        if combo.config in seen:
+            continue
+        seen.add(combo.config)
+        held = ", ".join(chosen[k].setting(k) for k in combo.held_back)
+        note = f"held back (changes numerics; --allow-numerics applies it): {held}" if held \
+            else ""
+        plans.append(CombinationPlan(combo.config, " + ".join(
+            combo.config.setting(k) for k in combo.applied), note))
+    best = combos[-1]
+    if has_loader and (best.applied or workers or pin):
+        on_loader = replace(best.config, cached_input=False,
+                            num_workers=workers.num_workers if workers else None,
+                            pin_memory=pin.pin_memory if pin else None)
+        applied = [best.config.setting(k) for k in best.applied] + [
+            on_loader.setting(k) for k, c in ((Knob.LOADER_WORKERS, workers),
+                                              (Knob.PIN_MEMORY, pin)) if c is not None]
+        plans.append(CombinationPlan(on_loader, " + ".join(["real loader", *applied])))
+    return tuple(plans)
+
+
+@dataclass(frozen=True)
 class TuneReport(Record):
     """A tune of one probe: ``rows`` (the baseline first), the knobs that do not apply and
     why, whether numerics-changing settings were allowed into combinations, the box it ran
@@ -172,15 +235,25 @@ class TuneReport(Record):
     @property
     def untuned_because(self) -> str:
         """Why no combination is tuned, for a report that has none: the baseline was not
-        measured (nothing could be compared), or no knob beat it beyond the noise."""
+        measured or every knob was skipped for time (nothing could be compared), or no knob
+        beat it beyond the noise."""
         if self.baseline.status is not RowStatus.MEASURED:
             return ("nothing compared: the baseline was not measured inside the time box; "
                     "give a longer --time-box")
+        trials = [r for r in self.rows if r.kind is RowKind.TRIAL]
+        if trials and all(r.status is RowStatus.NO_TIME for r in trials):
+            return ("nothing compared: after the baseline the time box had no room left for "
+                    "any knob; give a longer --time-box")
         return "no knob that keeps the numerics beat the baseline beyond the noise"
 
     def not_measured(self) -> tuple[TuneRow, ...]:
-        """Rows the time box left unmeasured."""
+        """Rows that were not measured: started but without 3 timed steps in their window,
+        or batch rungs not tried (each row's note says which)."""
         return tuple(r for r in self.rows if r.status is RowStatus.NOT_MEASURED)
+
+    def skipped_for_time(self) -> tuple[TuneRow, ...]:
+        """Rows not started because the box could no longer give them their least window."""
+        return tuple(r for r in self.rows if r.status is RowStatus.NO_TIME)
 
     def measured(self) -> tuple[TuneRow, ...]:
         """Rows that ran and were measured."""

@@ -9,10 +9,11 @@ beat both baselines beyond the noise, then profiles the tuned configuration. Eve
 by the harness's own step and steady-state rule (``probes.train_step``, ``probes.steady``) on a
 freshly built model.
 
-The box is split as it goes: each run gets an even share of what is left after the profile's
-reserve and the set-up time of the runs still to come (compiling), and at least the time of 16
-of its steps (predicted from the baseline's); a run the box can no longer afford is not started
-and its row says so, so on a short box the later knobs (the compiler last) are the ones left
+The box is shared as ``probes.tune.shares`` says: the baseline first, with what it needs to
+settle up to a third of the box (half for a slow step; past that only to its 3rd timed step),
+then every later run an even share of what is left, at least ``RUN_MIN_STEPS`` steps at the
+baseline's pace; a run the box can no longer give that is not started and its row says so
+(skipped for time), so on a short box the later knobs (the compiler last) are the ones left
 out. Numerics-changing settings (precision, batch) are measured and reported, and enter a
 combination only with ``request.allow_numerics``. With ``find_batch`` the largest-batch search
 follows in a box of its own, as in a plain probe.
@@ -47,20 +48,32 @@ from probes.tune.knobs import (
     LoaderKind,
     StepConfig,
     Trial,
-    combine,
     knob_spec,
     plan_knobs,
 )
 from probes.tune.profile import profile_steps
-from probes.tune.report import RowKind, RowStatus, TuneReport, TuneRow, chosen_settings
+from probes.tune.report import (
+    CombinationPlan,
+    RowKind,
+    RowStatus,
+    TuneReport,
+    TuneRow,
+    combination_plans,
+)
 from probes.tune.runs import BuiltRun, open_run, workload_traits
+from probes.tune.shares import (
+    MIN_TIMED_STEPS,
+    RUN_MIN_STEPS,
+    RunWindow,
+    baseline_window_s,
+    profile_reserve_s,
+    run_window,
+)
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 from probes.workload import BuiltWorkload, build_workload, first_line
 
 __all__ = ["Tuner", "progress_text"]
 
-_MIN_STEPS_PER_RUN = 16     # a run gets at least this many (predicted) steps, or none
-_PROFILE_RESERVE = 0.10     # of the box, kept for the profile (1 to 30 s)
 _MIN_BLOCKS = 3             # a row's interval from 9 steps on (the stopping rule wants 5 blocks)
 
 
@@ -69,6 +82,22 @@ class _Measured:
     row: TuneRow
     times: tuple[float, ...] = ()
     warmup_steps: int = 0
+
+
+def _secs(seconds: float) -> str:
+    """``12 s``, ``0.43 s``: whole seconds from 10 s on, two figures below."""
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.2g} s"
+
+
+def _ran(config: StepConfig, measured: list[_Measured]) -> _Measured | None:
+    """The measured run of ``config`` among ``measured``, if any."""
+    return next((m for m in measured if m.row.config == config
+                 and m.row.status is RowStatus.MEASURED), None)
+
+
+def _setup_s(configs: list[StepConfig], compile_s: float) -> float:
+    """The set-up seconds of running ``configs``: compiling the compiled ones."""
+    return compile_s * sum(1 for c in configs if c.compiler)
 
 
 def progress_text(row: TuneRow) -> str:
@@ -120,14 +149,21 @@ class Tuner:
         return open_run(config, self._fresh(), self._device)
 
     # -- measuring --------------------------------------------------------------------
-    def _window_s(self, pending_runs: int, others_setup_s: float, own_setup_s: float) -> float:
-        """Measuring seconds of the next run: the box left, less the profile's reserve, the
-        run's own set-up and the later runs' set-up (when that fits in half of what is
-        left), split evenly over the pending runs."""
-        free = self._deadline - self._clock() - self._reserve_s - own_setup_s
-        if others_setup_s > 0.5 * free:  # runs needing set-up will find no room: not kept
-            others_setup_s = 0.0
-        return (free - others_setup_s) / max(1, pending_runs)
+    def _window(self, config: StepConfig, pending_runs: int, later_setup_s: float,
+                own_setup_s: float) -> RunWindow:
+        """The next (later) run's window: ``probes.tune.shares.run_window`` on the box left
+        after the profile's reserve, its steps predicted at the baseline's pace."""
+        return run_window(self._deadline - self._reserve_s - self._clock(),
+                          pending_runs=pending_runs, own_setup_s=own_setup_s,
+                          later_setup_s=later_setup_s,
+                          step_s=(self._step_s or 0.0) * config.batch_size)
+
+    @staticmethod
+    def _no_time(window: RunWindow, setup_s: float) -> str:
+        compiling = f" after up to {_secs(setup_s)} of compiling" if setup_s else ""
+        return (f"it needs about {_secs(window.needed_s)} ({RUN_MIN_STEPS} "
+                f"steps at the baseline's pace){compiling} and {_secs(window.left_s)} of the "
+                "box were left; give a longer --time-box")
 
     def _row(self, kind: RowKind, knob: Knob | None, config: StepConfig, status: RowStatus,
              **fields: Any) -> TuneRow:
@@ -139,20 +175,19 @@ class Tuner:
         return TuneRow(kind, knob, setting, config, status, numerics, **fields)
 
     def _measure(self, kind: RowKind, knob: Knob | None, config: StepConfig, *,
-                 window_s: float, setup_s: float, setting: str | None = None,
-                 note: str = "") -> _Measured:
+                 window: RunWindow | Callable[[float, float], float], setup_s: float,
+                 setting: str | None = None, note: str = "") -> _Measured:
         """One run of ``config``: build, a first (untimed) step, then warm-up and measured
-        steps until stable or ``window_s`` + ``setup_s`` seconds from now."""
-        needed = (self._step_s or 0.0) * config.batch_size * _MIN_STEPS_PER_RUN
-        left = max(0.0, self._deadline - self._reserve_s - self._clock())
-        window_s = min(max(window_s, needed), left - setup_s)  # earlier knobs go first
-        if window_s <= 0 or window_s < needed:
-            why = (f"it may take {setup_s:.0f} s to compile and {left:.0f} s were left"
-                   if setup_s else f"{left:.0f} s of the time box were left for the runs "
-                   "still to come")
-            return _Measured(self._row(kind, knob, config, RowStatus.NOT_MEASURED,
-                                       setting=setting, note=f"{why}; give a longer --time-box"))
-        deadline = self._clock() + window_s + setup_s
+        steps until stable or ``window`` + ``setup_s`` seconds from now. ``window`` is a
+        later run's (not started when it does not fit), or for the baseline a function of the
+        seconds the runs share and its pace: the box starts after its first step, and its
+        second step (a warm-up step: the first one compiles) gives the pace."""
+        if isinstance(window, RunWindow) and not window.fits:
+            return _Measured(self._row(kind, knob, config, RowStatus.NO_TIME, setting=setting,
+                                       note=self._no_time(window, setup_s)))
+        started = self._clock()
+        window_s = window.window_s if isinstance(window, RunWindow) else 0.0
+        deadline = started + window_s + setup_s
         device, size = self._device, config.batch_size
         run: BuiltRun | None = None
         problem: tuple[RowStatus, str] | None = None
@@ -170,13 +205,22 @@ class Tuner:
                                  memory_limit_gib=self.request.memory_limit_gib)
 
             timed()  # compiling, loader workers starting, autotuning: not measured
-            if kind is RowKind.BASELINE:  # as in a plain probe, the box starts after this step
-                self._deadline = self._clock() + self._box_s()
-                deadline = self._clock() + window_s + setup_s
+            warm = 1
+            if not isinstance(window, RunWindow):  # the baseline: as in a plain probe, the box
+                box_start = self._clock()  # starts after that step
+                self._deadline = box_start + self._box_s()
+                pace_s, warm = timed(), 2
+                window_s = window(self._deadline - self._reserve_s - box_start, pace_s)
+                deadline = box_start + window_s
             steady = measure_steady(timed, clock=self._clock, deadline_s=deadline,
                                     target_rel_halfwidth=self.request.target_rel_halfwidth,
                                     min_steps=self._min_steps, min_measure_s=0.5, max_warmup=10,
                                     on_measure_start=device.reset_peak_memory)
+            times = list(steady.step_times_s)
+            if not isinstance(window, RunWindow):  # nothing compares without a baseline: past
+                end = self._deadline - self._reserve_s  # its cap it goes on to its least steps
+                while len(times) < MIN_TIMED_STEPS and self._clock() < end:
+                    times.append(timed())
         except OutOfMemory as exc:
             problem = (RowStatus.OOM, str(exc))
         except Exception as exc:  # noqa: BLE001 - the user's step (or the compiler) may raise anything
@@ -186,13 +230,16 @@ class Tuner:
             run = None
             release_memory(device)  # outside the handler: its traceback held the tensors
             return _Measured(self._row(kind, knob, config, problem[0], setting=setting,
-                                       note=problem[1]))
-        times = steady.step_times_s
-        if len(times) < 3:
+                                       note=problem[1], run_s=self._clock() - started))
+        if len(times) < MIN_TIMED_STEPS:
+            had = (f"its whole window of the box ({_secs(window_s + setup_s)}"
+                   if isinstance(window, RunWindow) else
+                   f"the whole box ({_secs(self._box_s() - self._reserve_s)} before the profile")
             return _Measured(self._row(
                 kind, knob, config, RowStatus.NOT_MEASURED, setting=setting,
-                note=f"its first steps took its whole share of the box "
-                     f"({window_s + setup_s:.0f} s); give a longer --time-box"))
+                run_s=self._clock() - started,
+                note=f"its first steps took {had}: {len(times)} timed after "
+                     f"{steady.warmup_steps + warm - 1} of warm-up); give a longer --time-box"))
         sps = size * len(times) / sum(times)
         width = relative_halfwidth(times, min_blocks=_MIN_BLOCKS)
         base_sps = self._step_s and 1.0 / self._step_s
@@ -200,9 +247,10 @@ class Tuner:
                         samples_per_second=sps,
                         rel_halfwidth=None if width == float("inf") else width,
                         speedup=sps / base_sps if base_sps else 1.0, measured_steps=len(times),
-                        peak_memory_gib=device.peak_memory_gib() or None)
+                        peak_memory_gib=device.peak_memory_gib() or None,
+                        run_s=self._clock() - started)
         self._last = run
-        return _Measured(row, times, steady.warmup_steps + 1)
+        return _Measured(row, tuple(times), steady.warmup_steps + warm)
 
     def _tell(self, done: _Measured) -> _Measured:
         """``done``, after one progress line about its row."""
@@ -227,7 +275,7 @@ class Tuner:
         request = self.request
         box = self._box_s()
         self._deadline = start + box
-        self._reserve_s = min(30.0, max(1.0, _PROFILE_RESERVE * box))
+        self._reserve_s = profile_reserve_s(box)
         try:
             traits = workload_traits(self._fresh(), request.recipe.batch_size)
         except Exception as exc:  # noqa: BLE001 - building the user's model may raise anything
@@ -249,7 +297,8 @@ class Tuner:
         runs, setup = pending(plan.trials)
         self._planned = runs
         base = self._measure(RowKind.BASELINE, None, baseline, setup_s=0.0,
-                             window_s=self._window_s(runs, setup, 0.0))
+                             window=lambda free_s, step_s: baseline_window_s(
+                                 free_s, later_setup_s=setup, step_s=step_s))
         self._tell(base)
         if base.row.status is not RowStatus.MEASURED:
             return self._failed(base.row, plan.skipped, start)
@@ -267,71 +316,54 @@ class Tuner:
                 continue
             measured.append(self._tell(self._measure(
                 RowKind.TRIAL, trial.knob, trial.config, setup_s=own,
-                window_s=self._window_s(runs, setup, own))))
+                window=self._window(trial.config, runs, setup, own))))
+        # the combinations the trials so far could call for (the recheck can only take some away)
+        todo = [p.config for p in self._plans(measured) if not _ran(p.config, measured)]
         measured.append(self._tell(self._measure(  # the machine's drift over the trials
             RowKind.RECHECK, None, baseline, setup_s=0.0, setting="the baseline again",
-            window_s=self._window_s(combos + 1, combos * compile_s, 0.0))))
+            window=self._window(baseline, len(todo) + 1, _setup_s(todo, compile_s), 0.0))))
         measured += self._combinations(measured, compile_s)
         return self._finish(measured, plan.skipped, start)
 
     @staticmethod
     def _larger_than_a_failure(trial: Trial, measured: list[_Measured]) -> str:
-        """Why a batch rung is not tried: a smaller one ran out of memory or was not measured."""
+        """Why a batch rung is not tried: a smaller one ran out of memory, failed or was not
+        measured (one skipped for time blocks nothing: the box decides this one too)."""
         if trial.knob is not Knob.BATCH:
             return ""
         for done in measured:
             row = done.row
-            if row.knob is Knob.BATCH and row.status is not RowStatus.MEASURED \
+            if row.knob is Knob.BATCH and row.status not in (RowStatus.MEASURED,
+                                                             RowStatus.NO_TIME) \
                     and row.config.batch_size < trial.config.batch_size:
-                return f"not tried: batch {row.config.batch_size} already ended {row.status}"
+                ended = str(row.status).replace("_", " ")
+                return f"not tried: batch {row.config.batch_size} already ended {ended}"
         return ""
 
+    def _plans(self, measured: list[_Measured]) -> tuple[CombinationPlan, ...]:
+        """The combinations the rows so far call for."""
+        return combination_plans(tuple(m.row for m in measured),
+                                 allow_numerics=self.request.allow_numerics)
+
     def _combinations(self, measured: list[_Measured], compile_s: float) -> list[_Measured]:
-        """The best combination on the cached batch (without numerics changes; with them too
-        when allowed), then the allowed one on the real loader with its best settings."""
-        rows = tuple(m.row for m in measured)
-        chosen = chosen_settings(rows)
-        baseline = rows[0].config
-        combos = [combine(baseline, chosen, allow_numerics=False)]
-        if self.request.allow_numerics:
-            combos.append(combine(baseline, chosen, allow_numerics=True))
-        has_loader = any(r.knob is Knob.INPUT and r.status is RowStatus.MEASURED for r in rows)
-        workers, pin = chosen.get(Knob.LOADER_WORKERS), chosen.get(Knob.PIN_MEMORY)
-        plans: list[tuple[StepConfig, str, str]] = []
-        seen = {baseline}
-        for combo in combos:
-            if combo.config in seen:
-                continue
-            seen.add(combo.config)
-            held = ", ".join(chosen[k].setting(k) for k in combo.held_back)
-            note = (f"held back (changes numerics; --allow-numerics applies it): {held}"
-                    if held else "")
-            plans.append((combo.config, " + ".join(combo.config.setting(k)
-                                                     for k in combo.applied), note))
-        best = combos[-1]
-        if has_loader and (best.applied or workers or pin):
-            on_loader = replace(best.config, cached_input=False,
-                                num_workers=workers.num_workers if workers else None,
-                                pin_memory=pin.pin_memory if pin else None)
-            applied = [best.config.setting(k) for k in best.applied] + [
-                on_loader.setting(k) for k, c in ((Knob.LOADER_WORKERS, workers),
-                                                  (Knob.PIN_MEMORY, pin)) if c is not None]
-            plans.append((on_loader, " + ".join(["real loader", *applied]), ""))
+        """The combinations of ``report.combination_plans``, each measured unless a trial
+        already ran its configuration (one knob won: that trial's row is the combination)."""
+        plans = self._plans(measured)
+        todo = [p.config for p in plans if not _ran(p.config, measured)]
         found: list[_Measured] = []
-        for i, (config, setting, note) in enumerate(plans):
-            same = next((m for m in measured if m.row.config == config
-                         and m.row.status is RowStatus.MEASURED), None)
-            if same is not None:  # one knob won: its trial is the combination
-                note = note or "the same configuration as its trial"
+        for plan in plans:
+            config, same = plan.config, _ran(plan.config, measured)
+            if same is not None:
                 found.append(self._tell(_Measured(replace(
-                    same.row, kind=RowKind.COMBINATION, knob=None, setting=setting,
-                    note=note))))
+                    same.row, kind=RowKind.COMBINATION, knob=None, setting=plan.setting,
+                    note=plan.note or "the same configuration as its trial"))))
                 continue
+            todo.remove(config)
             setup = compile_s if config.compiler else 0.0
-            left = len(plans) - i - 1
             found.append(self._tell(self._measure(
-                RowKind.COMBINATION, None, config, setting=setting, note=note, setup_s=setup,
-                window_s=self._window_s(left + 1, left * compile_s, setup))))
+                RowKind.COMBINATION, None, config, setting=plan.setting, note=plan.note,
+                setup_s=setup,
+                window=self._window(config, len(todo) + 1, _setup_s(todo, compile_s), setup))))
         return found
 
     def _profile(self, report: TuneReport) -> TuneReport:

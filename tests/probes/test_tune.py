@@ -68,13 +68,13 @@ def test_every_applicable_knob_gets_a_row_and_the_tune_ends_inside_its_box(
     assert result.samples_per_second == rows[0].samples_per_second  # the spec as written
 
 
-def test_a_knob_the_box_cannot_afford_is_reported_not_measured() -> None:
+def test_a_knob_the_box_cannot_afford_is_reported_skipped_for_time() -> None:
     result = _tune(box_s=4.0)
     assert result.tuning is not None
     (compiled,) = [r for r in result.tuning.rows if r.knob is Knob.COMPILER]
-    assert compiled.status is RowStatus.NOT_MEASURED
-    assert "compile" in compiled.note and "--time-box" in compiled.note
-    assert compiled in result.tuning.not_measured()
+    assert compiled.status is RowStatus.NO_TIME
+    assert "compiling" in compiled.note and "--time-box" in compiled.note
+    assert compiled in result.tuning.skipped_for_time()
 
 
 def test_a_bigger_batch_is_reported_but_not_applied_without_the_flag() -> None:

@@ -5,11 +5,13 @@ larger than N (a simulated memory limit); ``loader_delay_s`` makes the real load
 ``crash=True`` makes the step raise an ordinary error. ``clock`` (a ``FakeClock``) makes each
 step cost simulated seconds: ``step_s`` is (seconds per step, seconds per sample), advanced on
 that clock by the forward pass, and the slow loader sleeps on it too; timings then depend on
-the code under test, not on how busy the machine is.
+the code under test, not on how busy the machine is. ``jitter`` (0 to 1) scales each simulated
+step by a seeded random factor in [1 - jitter, 1 + jitter]: a noisy machine, reproducibly.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,9 +30,10 @@ class SimulatedClock(Protocol):
 
 def build(hidden: int = 64, features: int = 32, oom_above: int | None = None,
           loader_delay_s: float = 0.0, crash: bool = False, clock: SimulatedClock | None = None,
-          step_s: tuple[float, float] = (0.02, 0.0002)) -> BuiltWorkload:
+          step_s: tuple[float, float] = (0.02, 0.0002), jitter: float = 0.0) -> BuiltWorkload:
     """The workload; see the module docstring for the knobs."""
     torch.manual_seed(0)
+    noise = random.Random(0)
     sleep = clock.advance if clock is not None else time.sleep
     model = torch.nn.Sequential(
         torch.nn.Linear(features, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
@@ -48,7 +51,8 @@ def build(hidden: int = 64, features: int = 32, oom_above: int | None = None,
         if oom_above is not None and x.shape[0] > oom_above:
             raise torch.OutOfMemoryError("simulated")
         if clock is not None:
-            clock.advance(step_s[0] + step_s[1] * x.shape[0])
+            factor = 1.0 + jitter * noise.uniform(-1.0, 1.0) if jitter else 1.0
+            clock.advance((step_s[0] + step_s[1] * x.shape[0]) * factor)
         return torch.nn.functional.cross_entropy(net(x), y)
 
     def make_loader(batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
