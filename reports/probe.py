@@ -35,7 +35,9 @@ kind                    |             | `baseline` (the spec as written), `trial
                                         `combination` (the knobs that beat both baselines, together)
 knob                    |             | the knob a trial changes (empty for the baseline and combinations)
 setting                 |             | the configuration's change in words
-status                  |             | `measured`, `oom`, `failed` or `not_measured` (the time box ran out)
+status                  |             | `measured`, `oom`, `failed`, `not_measured` (started, but fewer than
+                                        3 steps timed; or a batch size not tried) or `skipped_for_time` (not
+                                        started: the box had no room for it)
 samples_per_second      | samples/s   | steady-state training throughput
 samples_per_second_low  | samples/s   | low end of the 95% interval
 samples_per_second_high | samples/s   | high end of the 95% interval
