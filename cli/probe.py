@@ -243,8 +243,9 @@ def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *,
                        as_json: bool) -> list[ProbeResult]:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from probes import ProbeEvent, run_probes
+    from probes import ProbeEvent, check_credentials, run_probes
 
+    check_credentials(requests, launcher_for)  # a setting: one line, before the progress lines
     store = _store()
     err = console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
@@ -364,16 +365,23 @@ def gc_probes(dry_run: bool, aws_regions: tuple[str, ...], gcp_project: str | No
     ones a crashed or interrupted 'advisor probe' left behind. A local probe whose 'advisor
     probe' is gone (killed) is ended at once, and a result it finished is stored first.
     """
+    from pricing import Cloud
+    from pricing.snapshots import current_catalog
     from probes import Launcher, make_launcher
 
+    if aws_regions:  # a region with no AWS offer never had a probe: a typo, not an empty list
+        current_catalog(data_dir() / "snapshots").check_regions(
+            aws_regions, field="--aws-region", cloud=Cloud.AWS)
     local = make_launcher("local", work_dir=data_dir() / "probe-runs")
     launchers: list[Launcher] = [local]
-    stored = [] if dry_run else _store_orphan_results(local)
     if aws_regions:
         launchers.append(make_launcher("aws", regions=list(aws_regions)))
     if gcp_project:
         launchers += [make_launcher("gcp", project=gcp_project, bucket=""),
                       make_launcher("gcp-tpu", project=gcp_project, bucket="")]
+    for launcher in launchers:  # missing credentials are a setting: one line, nothing done
+        launcher.check_credentials()
+    stored = [] if dry_run else _store_orphan_results(local)
     now = datetime.now(UTC)
     ended = {launcher.name: launcher.gc(now, dry_run=dry_run) for launcher in launchers}
     if as_json:

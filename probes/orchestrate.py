@@ -29,7 +29,7 @@ from probes.launchers.cost_check import check_cost
 from probes.store import ProbeStore
 from probes.types import ProbeRequest, ProbeResult, ProbeStatus
 
-__all__ = ["ProbeEvent", "ResultNotStored", "check_budget", "run_probes"]
+__all__ = ["ProbeEvent", "ResultNotStored", "check_budget", "check_credentials", "run_probes"]
 
 log = logging.getLogger("probes")
 
@@ -52,6 +52,17 @@ def check_budget(requests: Sequence[ProbeRequest], launcher_for: LauncherFor,
     """Dollars all probes cost if each runs its whole time box plus its launcher's boot time;
     ``OverProbeBudget`` (``check_cost``) when it, or any probe's own quote, exceeds its cap."""
     return check_cost([launcher_for(r).quote_request(r) for r in requests], max_usd)
+
+
+def check_credentials(requests: Sequence[ProbeRequest], launcher_for: LauncherFor) -> None:
+    """``MissingCredentials`` (a ProbeError) when a launcher the requests need finds no cloud
+    credentials here: a setting to fix, so nothing is launched, billed or stored."""
+    checked: set[int] = set()
+    for request in requests:
+        launcher = launcher_for(request)
+        if id(launcher) not in checked:
+            checked.add(id(launcher))
+            launcher.check_credentials()
 
 
 class ResultNotStored(ProbeError):
@@ -158,10 +169,12 @@ def run_probes(
 ) -> list[ProbeResult]:
     """Run the probes one after another and return their results (all also in the store).
 
-    Refuses (ProbeError, nothing launched) when the estimate exceeds ``max_usd``. Ctrl-C and
+    Refuses (ProbeError, nothing launched or stored) when the estimate exceeds ``max_usd`` or
+    a launcher finds no cloud credentials (``check_credentials``). Ctrl-C and
     SIGTERM record the running probe as interrupted, terminate it, and propagate.
     """
     check_budget(requests, launcher_for, max_usd)
+    check_credentials(requests, launcher_for)
     ids = [r.probe_id for r in requests]
     if len(set(ids)) != len(ids):
         raise ProbeError("probe ids must be unique within one run")

@@ -13,6 +13,8 @@ Contract every launcher keeps (checked by one contract test suite over all of th
   an already-gone resource. Callers call it in ``finally``.
 - ``gc(now)`` terminates every tagged resource whose expiry is past (``dry_run`` lists them).
 - ``live_probe_ids()`` lists probe ids of tagged resources still running (for gc and tests).
+- ``check_credentials()`` raises ``MissingCredentials`` when the cloud's credentials are
+  not configured here (a setting, checked before any launch; nothing is stored).
 - ``progress(handle)`` returns the harness's progress lines not returned before (a local
   probe's tune: one a configuration); launchers that cannot see them return [].
 
@@ -175,6 +177,12 @@ class Launcher(abc.ABC):
     @abc.abstractmethod
     def gc(self, now: datetime, *, dry_run: bool = False) -> list[str]:
         """Terminate tagged resources past their expiry; return their resource ids."""
+
+    def check_credentials(self) -> None:
+        """Raise ``MissingCredentials`` (a ProbeError) when the cloud credentials ``launch``
+        signs its calls with cannot be found here; nothing by default (no cloud, or clients
+        injected with their own credentials). Called before anything is launched."""
+        return
 
     def failure_detail(self, handle: LaunchHandle) -> str:
         """What is known about a resource that ended without a result (log tail)."""
