@@ -180,13 +180,15 @@ def _bench_rows(table: Table, accelerators: Mapping[str, AcceleratorSpec], *,
             f"{at(row)}: column {column} must be a positive number, got "
             f"{column_cells[row]!r}; {fix[column]}")
 
-    def unknown(row: int) -> AdvisorError:
-        return AdvisorError(f"{at(row)}: column accelerator: {names[accelerator[row]]}; use a "
-                            "name from 'advisor pricing list' (e.g. A100-40GB-SXM, H100, T4)")
+    def unknown(row: int) -> AdvisorError:  # the name, then close matches or every name
+        return AdvisorError(f"{at(row)}: column accelerator: {names[accelerator[row]]}")
 
     error = first_failure([
         ([not w for w in workload],
          lambda row: AdvisorError(f"{at(row)}: column workload is empty; name the workload")),
+        ([not a for a in accelerator],
+         lambda row: AdvisorError(f"{at(row)}: column accelerator is empty; name the "
+                                  "accelerator as 'advisor pricing list' does (e.g. A100-40GB-SXM)")),
         ([isinstance(names[a], PricingError) for a in accelerator], unknown),
         (_positive(sps), positive("throughput_samples_per_s", sps)),
         ([bool(p) and bad for p, bad in zip(price, _positive(price), strict=True)],
@@ -286,6 +288,11 @@ def _held_out_models(
                                 dtype=np.intp), test) for t in targets]
         else:  # one fit for every target
             splits = [(np.concatenate([kept, shipped]), test)] if targets else []
+        if any(len(train_rows) == 0 for train_rows, _ in splits):
+            raise AdvisorError(
+                f"workload {workload}: no reference rows to fit the model on without it"
+                f"{' and its target' if unseen_target else ''}; add rows of other workloads "
+                "to the file or use --reference shipped")
         models = fit_held_out(model_factory, X, splits, accelerators=accelerators)
         yield workload, measured, (dict(zip(targets, models, strict=True)) if unseen_target
                                    else {t: models[0] for t in targets})
