@@ -13,6 +13,7 @@ import click
 
 from cli.errors import handle_errors
 from cli.options import (
+    PositiveNumber,
     check_report_outputs,
     json_flag,
     json_option,
@@ -165,7 +166,7 @@ def _fail(message: str) -> NoReturn:
 
 @sweep.command("run", hidden=True)
 @spec_file_argument("sweep_yaml", as_str=True)
-@click.option("--workers", type=int, default=None,
+@click.option("--workers", type=PositiveNumber(integer=True), default=None,
               help="Local worker processes (default: sweep.yaml 'workers'; >1 needs PostgreSQL).")
 @storage_option("Storage URL, e.g. postgresql://USER@HOST/DB (overrides sweep.yaml 'storage' "
                 "and ADVISOR_STORAGE_URL; default: a SQLite file in ADVISOR_HOME).")
@@ -405,7 +406,9 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
 @storage_option()
 @click.option("--artifacts", default=None,
               help="Artifact location (default: the one the sweep recorded).")
-@click.option("--keep-best", type=int, default=None, help="Best trials to keep (default 3).")
+@click.option("--keep-best", type=PositiveNumber(minimum=0, integer=True), default=None,
+              help="Best trials to keep (default: the sweep.yaml's cleanup.keep_best, which "
+                   "the study recorded; 3 when it has none).")
 @click.option("--dry-run", is_flag=True, help="Only print what would be deleted.")
 @json_flag("Print JSON instead of lines.")
 @handle_errors
