@@ -107,19 +107,20 @@ def _render_status(status: SweepStatus) -> None:
     table.add_column("state")
     table.add_column("trials", justify="right")
     table.add_column("dollars", justify="right")
-    for state, count in status.trials_by_state.items():
-        table.add_row(state, str(count), _money(status.usd_by_state.get(state, 0.0)))
+    usd = status.spend_by_state()  # unrounded, as the HTML report reads them
+    for state, count in status.count_by_state().items():
+        table.add_row(str(state), str(count), _money(usd[state]))
     if status.worker_instances:
         table.add_row("instance overhead", "", _money(status.instance_overhead_usd))
     table.add_row("total", str(sum(status.trials_by_state.values())),
-                  _money(sum(status.usd_by_state.values()) + status.instance_overhead_usd))
+                  _money(sum(usd.values()) + status.instance_overhead_usd))
     console.print(table)
     if status.worker_instances:
         n = status.worker_instances
         console.print(f"instance overhead: {_money(status.instance_overhead_usd)} of instance "
                       f"time billed beyond the trials on {n} worker instance{'s' * (n != 1)} "
                       "(boot, set-up, idle, shut-down; included in spent)")
-    running = status.usd_by_state.get(TrialStatus.RUNNING, 0.0)
+    running = usd.get(TrialStatus.RUNNING, 0.0)
     if running:
         console.print(f"spent on ended trials: {_money(status.spent_usd)} (running trials: "
                       f"{_money(running)} so far)")
