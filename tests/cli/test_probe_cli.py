@@ -315,7 +315,7 @@ def test_probes_list_and_show(tmp_path: Path) -> None:
     kinds = {f["kind"] for f in json.loads(out)["findings"]}
     assert code == 0 and {"input-bound", "bf16-unused"} <= kinds     # A10G has bf16
     code, out, _ = _run("probes", "list")
-    assert code == 0 and "abc123" in out and "0.0800" in out
+    assert code == 0 and "abc123" in out and " 0.08 " in out
     assert "$: aws bills per second, 60 s minimum" in out  # how the $ column was billed
     code, _, err = _run("probes", "show", "nope")
     assert code == 2 and "advisor probes list" in err
@@ -373,7 +373,7 @@ def test_probe_ids_are_never_cut_off(monkeypatch: pytest.MonkeyPatch, width: int
     """Every line fits the console; ids, samples/s and $ stay whole; no cell ends in '…'."""
     out = _list_at(monkeypatch, width)
     assert all(out.count(probe_id) == 1 for probe_id in _IDS)
-    assert out.count("12,346") == 2 and out.count("0.0800") == 2  # samples/s and $, whole
+    assert out.count("12,346") == 2 and out.count(" 0.08 ") == 2  # samples/s and $, whole
     assert "…" not in out and all(len(line) <= (width or 140) for line in out.splitlines())
     words = " ".join(out.split())
     assert ("left out to fit" in words) == bool(left_out) and left_out in words
@@ -422,6 +422,18 @@ def test_probes_gc_dry_run() -> None:
     code, out, _ = _run("probes", "gc", "--dry-run", "--json")
     assert code == 0
     assert json.loads(out) == {"dry_run": True, "expired": {"local": []}, "stored": []}
+
+
+def test_the_dollar_column_writes_costs_as_the_title_does(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # a free local probe read '0.0000' under a title of 'spent $0.00', a cloud one '0.0755'
+    _fake_runs(monkeypatch, [ProbeStatus.OK])
+    code, out, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
+    assert code == 0, err
+    assert "spent $0.00 of" in out and " 0.00 │" in out and "0.0000" not in out
+    _record("cloud1")  # $0.08
+    code, out, _ = _run("probes", "list")
+    assert code == 0 and " 0.08 │" in out and "0.0800" not in out
 
 
 def test_local_probes_have_no_billing_note(tmp_path: Path) -> None:
