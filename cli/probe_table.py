@@ -41,7 +41,7 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
         "probe": row["probe_id"], "offer": row["offer_key"],
         "status": (f"{row['status']} unsettled"  # measured, interval over the target: exit 3
                    if row["status"] == "ok" and not row.get("stable", True) else row["status"]),
-        "device": row.get("accelerator") or row["device"],
+        "device": row.get("accelerator") or row["device"] or "-",  # "": none was seen
         "batch": str(row["batch_size"]), "samples/s": _num(row["samples_per_second"]),
         "±95%": f"{halfwidth:.1%}" if halfwidth is not None else "-",
         "step p50 s": _num(row["step_time_p50_s"], ".4g"),

@@ -27,7 +27,7 @@ from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed
 from probes.launchers.cost_check import check_cost
 from probes.store import ProbeStore
-from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+from probes.types import NO_DEVICE, ProbeRequest, ProbeResult, ProbeStatus
 
 __all__ = ["ProbeEvent", "ResultNotStored", "check_budget", "check_credentials", "run_probes"]
 
@@ -124,20 +124,23 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
         try:
             handle = launcher.launch(request)
         except LaunchFailed as exc:
-            result = ProbeResult.failure(request, ProbeStatus.LAUNCH_FAILED, str(exc))
+            result = ProbeResult.failure(request, ProbeStatus.LAUNCH_FAILED, str(exc),
+                                         device=NO_DEVICE)
         else:
             notify(ProbeEvent(request, "running", f"{handle.resource_id} in {handle.location}"))
             result = checked(launcher.wait(handle, request, on_progress=lambda line: notify(
                 ProbeEvent(request, "progress", line))), request.accelerator)
     except KeyboardInterrupt as exc:
         what = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
-        result = ProbeResult.failure(request, ProbeStatus.ERROR, f"interrupted by {what}")
+        result = ProbeResult.failure(request, ProbeStatus.ERROR, f"interrupted by {what}",
+                                     device=NO_DEVICE)
         raise
     except (ProbeError, PricingError) as exc:  # PricingError: an offer key it cannot read
-        result = ProbeResult.failure(request, ProbeStatus.ERROR, str(exc))
+        result = ProbeResult.failure(request, ProbeStatus.ERROR, str(exc), device=NO_DEVICE)
     except Exception as exc:  # noqa: BLE001 - record the probe whatever broke, then re-raise
         result = ProbeResult.failure(request, ProbeStatus.ERROR,
-                                     f"advisor failed: {type(exc).__name__}: {exc}")
+                                     f"advisor failed: {type(exc).__name__}: {exc}",
+                                     device=NO_DEVICE)
         raise
     finally:
         try:

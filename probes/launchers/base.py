@@ -34,7 +34,7 @@ from typing import ClassVar
 from pricing import BillingRule, Cloud, billing_rule
 from probes.errors import ProbeError
 from probes.launchers.quote import ProbeQuote
-from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+from probes.types import NO_DEVICE, ProbeRequest, ProbeResult, ProbeStatus
 
 __all__ = [
     "TAG_EXPIRES",
@@ -223,10 +223,10 @@ class Launcher(abc.ABC):
                 return ProbeResult.failure(
                     request, ProbeStatus.ERROR,
                     f"{self.name} probe {handle.resource_id} ended without a result"
-                    + (f": {detail}" if detail else ""))
+                    + (f": {detail}" if detail else ""), device=NO_DEVICE)
             if self.clock() >= deadline:
                 return ProbeResult.failure(
                     request, ProbeStatus.TIMEOUT,
                     f"no result {deadline - handle.started_s:.0f} s after launch on "
-                    f"{handle.resource_id} ({handle.location}); terminated")
+                    f"{handle.resource_id} ({handle.location}); terminated", device=NO_DEVICE)
             self.sleep(self.poll_interval_s)

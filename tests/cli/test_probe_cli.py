@@ -436,6 +436,18 @@ def test_the_dollar_column_writes_costs_as_the_title_does(tmp_path: Path,
     assert code == 0 and " 0.08 │" in out and "0.0800" not in out
 
 
+def test_a_probe_that_saw_no_device_shows_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli.probe_table, "console", lambda **kw: Console(  # every column fits
+        width=200, highlight=False, soft_wrap=False, **kw))
+    ProbeStore(default_storage_url()).record(ProbeResult(
+        probe_id="nolaunch1", offer_key="aws:g5.xlarge:us-east-1:on-demand",
+        workload_fingerprint="fp", status=ProbeStatus.LAUNCH_FAILED, batch_size=32, device="",
+        error="aws aws:g5.xlarge:us-east-1:on-demand: no capacity in any zone"))
+    code, out, _ = _run("probes", "list")
+    row = next(line for line in out.splitlines() if "nolaunch1" in line)
+    assert code == 0 and row.split("│")[3].strip() == "-", row
+
+
 def test_local_probes_have_no_billing_note(tmp_path: Path) -> None:
     _record("local1", offer_key="local")
     code, out, _ = _run("probes", "list")
