@@ -334,7 +334,8 @@ def show_probe(probe_id: str, as_json: bool) -> None:
     for key in ("workload_fingerprint", "device", "accelerator", "precision", "measured_steps",
                 "warmup_steps", "stable", "utilization_pct", "largest_batch_that_fits",
                 "smallest_batch_that_failed", "error", "created_at"):
-        out.print(f"{key}: {escape(printable(row[key]))}")
+        value = row[key]  # None and "" (nothing recorded) read as the table's "-"
+        out.print(f"{key}: {escape(printable('-' if value is None or value == '' else value))}")
     if classes := op_class_line(result):
         out.print(escape(classes))
 

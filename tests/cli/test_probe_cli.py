@@ -448,6 +448,15 @@ def test_a_probe_that_saw_no_device_shows_none(monkeypatch: pytest.MonkeyPatch) 
     assert code == 0 and row.split("│")[3].strip() == "-", row
 
 
+def test_probes_show_writes_nothing_recorded_as_a_dash() -> None:
+    # it printed Python's words: 'accelerator: None', 'utilization_pct: None', 'error: '
+    _record("shown1", offer_key="local")
+    code, out, _ = _run("probes", "show", "shown1")
+    lines = out.splitlines()
+    assert code == 0 and "utilization_pct: -" in lines and "error: -" in lines
+    assert "device: neuron:trn1" in lines and not any(line.endswith(": None") for line in lines)
+
+
 def test_local_probes_have_no_billing_note(tmp_path: Path) -> None:
     _record("local1", offer_key="local")
     code, out, _ = _run("probes", "list")
