@@ -99,6 +99,10 @@ def list_offers(
             "count": len(offers), "offers": [_offer_json(o) for o in offers],
         })
         return
+    if not offers:  # every filter is a known name, but together they match nothing
+        console().print(f"no offer matches these filters; the catalog has {len(catalog.offers):,} "
+                        "offers: 'advisor pricing list' with fewer filters shows which")
+        return
     _render_offers(offers, catalog, why=flagged_only)
 
 

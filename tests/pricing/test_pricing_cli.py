@@ -77,6 +77,21 @@ def test_list_table_is_readable() -> None:
     assert "tpu-v5p-32" in result.output and "approximate" in result.output
 
 
+@pytest.mark.parametrize("args", [
+    ["--cloud", "aws", "--region", "us-central1"],    # a GCP region
+    ["--cloud", "aws", "--accelerator", "TPU"],       # no TPU on AWS
+])
+def test_filters_that_match_nothing_say_so(args: list[str]) -> None:
+    # was an empty table titled '0 offers', and nothing else
+    result = _run("list", *args)
+    assert result.exit_code == 0
+    assert result.output.startswith(
+        f"no offer matches these filters; the catalog has {len(shipped_catalog().offers):,} "
+        "offers")
+    assert "┏" not in result.output
+    assert _list_json(*args)["count"] == 0  # --json keeps its shape
+
+
 def test_refresh_aws_end_to_end(monkeypatch: pytest.MonkeyPatch, advisor_home: Path) -> None:
     fleet = AwsFakeFleet.from_offers(shipped_catalog().offers, now=NOW)
     regions = ["us-east-1", "us-east-2"]
