@@ -91,3 +91,20 @@ def test_one_workload_without_a_reference_says_what_to_add(tmp_path: Path) -> No
     assert result.stderr == ("error: workload a: no reference rows to fit the model on without "
                              "it; add rows of other workloads to the file or use --reference "
                              "shipped\n")
+
+
+@pytest.mark.parametrize(("path", "says"), [
+    # click's three lines ('Usage: ...', 'Try ...', "Error: Invalid value for 'BENCH_CSV'")
+    ("missing.csv", "cannot read {path}: No such file or directory"),
+    (".", "{path} is a directory; give the path of a CSV file in it"),
+    # was read to the end: a MemoryError traceback
+    ("/dev/zero", "{path} is not a regular file (a pipe, device or socket); give the path of "
+                  "a CSV file"),
+])
+def test_a_bench_path_that_is_no_file_is_one_line(tmp_path: Path, path: str, says: str) -> None:
+    if path == "/dev/zero" and not Path(path).exists():
+        pytest.skip("no /dev/zero")
+    given = path if path.startswith("/") else str(tmp_path / path)
+    result = CliRunner().invoke(advisor, ["model", "evaluate", given, "--probes", "1"])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: BENCH_CSV: {says.format(path=given)}\n"
