@@ -99,6 +99,7 @@ class AwsLauncher(Launcher):
     """
 
     name = "aws"
+    started_what = "aws probes"  # what its instances run, as messages name it
     boot_overhead_s = 240.0
     cloud = Cloud.AWS  # billed as pricing.billing.BILLING_RULES says
 
@@ -163,7 +164,7 @@ class AwsLauncher(Launcher):
         """``MissingCredentials`` when boto3 finds no credentials (only for the default client
         factory: an injected one brings its own)."""
         if self._factory is _boto_client:
-            check_aws_credentials()
+            check_aws_credentials(self.started_what)
 
     # -- launch -----------------------------------------------------------------------
     def launch(self, request: ProbeRequest) -> LaunchHandle:

@@ -19,27 +19,27 @@ class MissingCredentials(ProbeError):
     """A cloud launcher cannot sign its calls: no credentials, or its SDK is not installed."""
 
 
-def _sdk_missing(cloud: str, exc: ModuleNotFoundError) -> MissingCredentials:
-    return MissingCredentials(f"{cloud} probes need the {cloud} SDK ({exc.name} is not "
-                              f"installed); run: pip install 'advisor[{cloud}]'")
+def _sdk_missing(cloud: str, exc: ModuleNotFoundError, who: str) -> MissingCredentials:
+    return MissingCredentials(f"{who} need the {cloud} SDK ({exc.name} is not installed); "
+                              f"run: pip install 'advisor[{cloud}]'")
 
 
-def check_aws_credentials() -> None:
+def check_aws_credentials(who: str = "aws probes") -> None:
     """``MissingCredentials`` unless boto3's chain finds credentials (environment, the shared
-    credentials and config files, an instance or container role)."""
+    credentials and config files, an instance or container role); ``who`` needs them."""
     try:
         import boto3
         from botocore.exceptions import BotoCoreError
     except ModuleNotFoundError as exc:
-        raise _sdk_missing("aws", exc) from exc
+        raise _sdk_missing("aws", exc, who) from exc
     try:
         found = boto3.Session().get_credentials()
     except BotoCoreError as exc:  # a named profile that does not exist, a broken config file
-        raise MissingCredentials(f"aws probes cannot read AWS credentials: {exc}; fix AWS_PROFILE "
+        raise MissingCredentials(f"{who} cannot read AWS credentials: {exc}; fix AWS_PROFILE "
                                  "or ~/.aws/config, or run 'aws configure'") from exc
     if found is None:
         raise MissingCredentials(
-            "aws probes need AWS credentials and none were found: set AWS_ACCESS_KEY_ID and "
+            f"{who} need AWS credentials and none were found: set AWS_ACCESS_KEY_ID and "
             "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile in ~/.aws/credentials "
             "('aws configure' writes one), or run on an instance with an IAM role")
 
@@ -51,7 +51,7 @@ def check_gcp_credentials() -> None:
         import google.auth
         from google.auth.exceptions import GoogleAuthError
     except ModuleNotFoundError as exc:
-        raise _sdk_missing("gcp", exc) from exc
+        raise _sdk_missing("gcp", exc, "gcp probes") from exc
     try:
         google.auth.default()
     except GoogleAuthError as exc:
