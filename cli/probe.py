@@ -152,8 +152,10 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
         raise click.UsageError("--allow-numerics applies to --tune; add --tune")
     time_box_s = time_box_s or (_TUNE_TIME_BOX_S if tune else _DEFAULT_TIME_BOX_S)
     spec = load_workload_spec(model_yaml)
+    cap = max_usd if max_usd is not None else spec.probes_max_usd
     if plan_n:
-        offers = offers + _planned_offers(model_yaml, plan_n, time_box_s, as_json=as_json)
+        offers = offers + _planned_offers(model_yaml, plan_n, time_box_s, as_json=as_json,
+                                          max_usd=cap)
         if not offers:  # the planner found nothing worth probing and said so
             if as_json:
                 echo_json({"model": spec.name, "workload_fingerprint": spec.fingerprint(),
@@ -162,7 +164,6 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
     if not offers:
         raise click.UsageError("give --on OFFER (repeatable) or --plan N")
     targets = [probe_target(text) for text in dict.fromkeys(offers)]
-    cap = max_usd if max_usd is not None else spec.probes_max_usd
     batch = prepare_probes(spec, targets, ProbeOptions(
         time_box_s=time_box_s, find_batch=find_batch, input_check=not no_input_check,
         memory_limit_gib=memory_limit_gib, tune=tune, allow_numerics=allow_numerics))
@@ -223,20 +224,33 @@ def _exit_if_any_failed(results: list[ProbeResult]) -> None:
         click.get_current_context().exit(_EXIT_UNSETTLED)
 
 
-def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool) -> tuple[str, ...]:
-    """The planner's picks from the model's ranking (printed unless --json)."""
+def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool,
+                    max_usd: float | None) -> tuple[str, ...]:
+    """The planner's picks from the model's ranking (printed unless --json), best first, as
+    many as fit ``max_usd`` together (when none fits, the first: the cost check refuses it)."""
     from pathlib import Path
 
     from advisor.ranking import plan_probes, recommend_for_file
 
     suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n, time_box_s=time_box_s)
+    kept, total = [], 0.0
+    for suggestion in suggestions:
+        if max_usd is None or total + suggestion.probe_cost_usd <= max_usd:
+            kept.append(suggestion)
+            total += suggestion.probe_cost_usd
+    kept = kept or suggestions[:1]
     if not as_json:
         out = console()
-        for suggestion in suggestions:
+        for suggestion in kept:
             out.print(f"planned: {suggestion.describe()}")
+        if len(kept) < len(suggestions):
+            left = len(suggestions) - len(kept)
+            out.print(f"planned: {left} more pick{'s' * (left != 1)} left out, over the probe "
+                      f"budget of ${fmt_usd_small(max_usd or 0.0)} (--max-usd, else "
+                      "probes.max_usd)")
         if not suggestions:
             out.print("planned: nothing worth probing (no probe is expected to change the pick)")
-    return tuple(s.offer_key for s in suggestions)
+    return tuple(s.offer_key for s in kept)
 
 
 def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *,
