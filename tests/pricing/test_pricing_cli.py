@@ -141,6 +141,15 @@ def test_status_table_marks_shipped_in_use() -> None:
     assert result.output.count("*") >= 3
 
 
+def test_status_table_right_aligns_its_counts() -> None:
+    # counts and ages stood left-aligned ('│ 281  │ 139       │'), unlike every other table's
+    rows = [line for line in _run("status").output.splitlines() if line.startswith("│ * │ aws")]
+    cells = [c.strip(" ") for c in rows[0].split("│")[1:-1]]
+    raw = rows[0].split("│")[1:-1]
+    for cell, text in zip(cells[3:9], raw[3:9], strict=True):
+        assert cell and text.endswith(cell + " "), raw
+
+
 def test_an_infinite_price_in_a_snapshot_is_one_line_naming_file_and_row(
         advisor_home: Path) -> None:
     from pricing.snapshots import write_snapshot
