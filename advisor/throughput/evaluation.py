@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -215,6 +216,11 @@ def read_bench(path: Path, accelerators: Mapping[str, AcceleratorSpec]) -> list[
         table = read_table(text)
     except TableSyntaxError as exc:
         where = f"{path}:{exc.line}" if exc.line is not None else str(path)
+        cells = re.search(r"Expected (\d+) fields in line \d+, saw (\d+)", exc.detail)
+        if cells is not None:  # the header's count of cells is right, the line's is not
+            raise AdvisorError(f"{where}: {cells[2]} cells where the header has {cells[1]}; "
+                               "remove the extra cells (or quote a cell that holds a comma)"
+                               ) from exc
         raise AdvisorError(f"{where}: not valid CSV ({exc.detail}); fix the quoting of that "
                            "line") from exc
     columns = [c.strip() for c in table.columns]
