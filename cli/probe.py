@@ -390,7 +390,7 @@ def gc_probes(dry_run: bool, aws_regions: tuple[str, ...], gcp_project: str | No
     local = make_launcher("local", work_dir=data_dir() / "probe-runs")
     launchers: list[Launcher] = [local]
     if aws_regions:
-        launchers.append(make_launcher("aws", regions=list(aws_regions)))
+        launchers.append(make_launcher("aws", regions=list(dict.fromkeys(aws_regions))))
     if gcp_project:
         launchers += [make_launcher("gcp", project=gcp_project, bucket=""),
                       make_launcher("gcp-tpu", project=gcp_project, bucket="")]

@@ -89,10 +89,18 @@ def test_probes_gc_checks_its_aws_regions(region: str, says: str) -> None:
     assert code == 2 and err.startswith(says) and err.count("\n") == 1, err
 
 
-def test_probes_gc_with_credentials_asks_the_region() -> None:
+def test_probes_gc_with_credentials_asks_each_region_once() -> None:
+    import boto3
     from moto import mock_aws
 
     with mock_aws():
-        code, out, err = _run("probes", "gc", "--dry-run", "--aws-region", "us-east-1", "--json")
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        image = ec2.describe_images()["Images"][0]["ImageId"]
+        ec2.run_instances(ImageId=image, MinCount=1, MaxCount=1, TagSpecifications=[{
+            "ResourceType": "instance", "Tags": [{"Key": "advisor-probe-id", "Value": "p1"},
+                                                 {"Key": "advisor-expires-at", "Value": "1"}]}])
+        code, out, err = _run("probes", "gc", "--dry-run", "--aws-region", "us-east-1",
+                              "--aws-region", "us-east-1", "--json")
     assert code == 0, err
-    assert json.loads(out)["expired"] == {"local": [], "aws": []}
+    expired = json.loads(out)["expired"]
+    assert expired["local"] == [] and len(expired["aws"]) == 1  # not listed twice
