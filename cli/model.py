@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from cli.errors import handle_errors
-from cli.options import PositiveNumber, json_option
+from cli.options import PositiveNumber, json_option, spec_file_argument
 from cli.render import console, echo_json
 
 __all__ = ["model"]
@@ -16,11 +16,16 @@ __all__ = ["model"]
 
 @click.group()
 def model() -> None:
-    """Evaluate the throughput model."""
+    """Evaluate the throughput model on your own measurements.
+
+    \b
+    Example:
+      advisor model evaluate examples/bench_sample.csv --probes 3
+    """
 
 
 @model.command()
-@click.argument("bench_csv", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@spec_file_argument("bench_csv", kind="CSV")
 @click.option("--probes", "-k", "probes", type=PositiveNumber(integer=True), required=True,
               help="How many other accelerators of each workload count as its probes.")
 @click.option("--repeats", "-r", type=PositiveNumber(integer=True), default=10, show_default=True,

@@ -42,7 +42,7 @@ else:
 
 
 class SpecFile(_ParamType):
-    """A model.yaml or sweep.yaml path, checked before anything opens it.
+    """A model.yaml, sweep.yaml (or BENCH.csv) path, checked before anything opens it.
 
     A missing path or a directory is refused with one line ``error: MODEL_YAML: ...`` and
     exit code 2, not click's three-line usage error; the loader (``advisor._yaml``) refuses
@@ -52,8 +52,9 @@ class SpecFile(_ParamType):
 
     name = "file"
 
-    def __init__(self, *, as_str: bool = False) -> None:
+    def __init__(self, *, as_str: bool = False, kind: str = "YAML") -> None:
         self.as_str = as_str
+        self.kind = kind  # what the file holds: YAML (its loader bounds it) or CSV
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:  # noqa: ARG002
@@ -65,7 +66,11 @@ class SpecFile(_ParamType):
         except OSError as exc:
             raise BadInput(f"{what}: cannot read {shown}: {exc.strerror}") from None
         if stat.S_ISDIR(mode):
-            raise BadInput(f"{what}: {shown} is a directory; give the path of a YAML file in it")
+            raise BadInput(f"{what}: {shown} is a directory; give the path of a {self.kind} "
+                           "file in it")
+        if self.kind != "YAML" and not stat.S_ISREG(mode):  # /dev/zero would be read forever
+            raise BadInput(f"{what}: {shown} is not a regular file (a pipe, device or socket); "
+                           f"give the path of a {self.kind} file")
         return str(value) if self.as_str else Path(value)
 
 
@@ -121,9 +126,11 @@ class PositiveNumber(_ParamType):
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
-def spec_file_argument(name: str, *, as_str: bool = False) -> Callable[[_Command], _Command]:
-    """``click.argument(name)`` for a spec file: bad paths are one line with exit code 2."""
-    return click.argument(name, type=SpecFile(as_str=as_str))
+def spec_file_argument(name: str, *, as_str: bool = False,
+                       kind: str = "YAML") -> Callable[[_Command], _Command]:
+    """``click.argument(name)`` for an input file (``kind``: YAML, CSV): bad paths are one
+    line with exit code 2."""
+    return click.argument(name, type=SpecFile(as_str=as_str, kind=kind))
 
 
 def check_report_outputs(outputs: Sequence[tuple[str, Path | None]], *,

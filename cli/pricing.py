@@ -99,6 +99,10 @@ def list_offers(
             "count": len(offers), "offers": [_offer_json(o) for o in offers],
         })
         return
+    if not offers:  # every filter is a known name, but together they match nothing
+        console().print(f"no offer matches these filters; the catalog has {len(catalog.offers):,} "
+                        "offers: 'advisor pricing list' with fewer filters shows which")
+        return
     _render_offers(offers, catalog, why=flagged_only)
 
 
@@ -187,9 +191,9 @@ def status(as_json: bool) -> None:
         echo_json({"snapshots": [i.to_dict() for i in infos]})
         return
     table = Table(title="price snapshots (* = in use)", title_justify="left")
-    for name in ("", "cloud", "captured (UTC)", "age days", "rows", "on-demand", "spot",
-                 "flagged", "regions", "file"):
-        table.add_column(name)
+    numeric = ("age days", "rows", "on-demand", "spot", "flagged", "regions")
+    for name in ("", "cloud", "captured (UTC)", *numeric, "file"):
+        table.add_column(name, justify="right" if name in numeric else "left")
     for i in infos:
         table.add_row(
             "*" if i.in_use else "", i.cloud.value,

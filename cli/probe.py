@@ -152,8 +152,10 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
         raise click.UsageError("--allow-numerics applies to --tune; add --tune")
     time_box_s = time_box_s or (_TUNE_TIME_BOX_S if tune else _DEFAULT_TIME_BOX_S)
     spec = load_workload_spec(model_yaml)
+    cap = max_usd if max_usd is not None else spec.probes_max_usd
     if plan_n:
-        offers = offers + _planned_offers(model_yaml, plan_n, time_box_s, as_json=as_json)
+        offers = offers + _planned_offers(model_yaml, plan_n, time_box_s, as_json=as_json,
+                                          max_usd=cap)
         if not offers:  # the planner found nothing worth probing and said so
             if as_json:
                 echo_json({"model": spec.name, "workload_fingerprint": spec.fingerprint(),
@@ -162,7 +164,6 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
     if not offers:
         raise click.UsageError("give --on OFFER (repeatable) or --plan N")
     targets = [probe_target(text) for text in dict.fromkeys(offers)]
-    cap = max_usd if max_usd is not None else spec.probes_max_usd
     batch = prepare_probes(spec, targets, ProbeOptions(
         time_box_s=time_box_s, find_batch=find_batch, input_check=not no_input_check,
         memory_limit_gib=memory_limit_gib, tune=tune, allow_numerics=allow_numerics))
@@ -223,28 +224,42 @@ def _exit_if_any_failed(results: list[ProbeResult]) -> None:
         click.get_current_context().exit(_EXIT_UNSETTLED)
 
 
-def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool) -> tuple[str, ...]:
-    """The planner's picks from the model's ranking (printed unless --json)."""
+def _planned_offers(model_yaml: str, n: int, time_box_s: float, *, as_json: bool,
+                    max_usd: float | None) -> tuple[str, ...]:
+    """The planner's picks from the model's ranking (printed unless --json), best first, as
+    many as fit ``max_usd`` together (when none fits, the first: the cost check refuses it)."""
     from pathlib import Path
 
     from advisor.ranking import plan_probes, recommend_for_file
 
     suggestions = plan_probes(recommend_for_file(Path(model_yaml)), n, time_box_s=time_box_s)
+    kept, total = [], 0.0
+    for suggestion in suggestions:
+        if max_usd is None or total + suggestion.probe_cost_usd <= max_usd:
+            kept.append(suggestion)
+            total += suggestion.probe_cost_usd
+    kept = kept or suggestions[:1]
     if not as_json:
         out = console()
-        for suggestion in suggestions:
+        for suggestion in kept:
             out.print(f"planned: {suggestion.describe()}")
+        if len(kept) < len(suggestions):
+            left = len(suggestions) - len(kept)
+            out.print(f"planned: {left} more pick{'s' * (left != 1)} left out, over the probe "
+                      f"budget of ${fmt_usd_small(max_usd or 0.0)} (--max-usd, else "
+                      "probes.max_usd)")
         if not suggestions:
             out.print("planned: nothing worth probing (no probe is expected to change the pick)")
-    return tuple(s.offer_key for s in suggestions)
+    return tuple(s.offer_key for s in kept)
 
 
 def _run_with_progress(requests: list[ProbeRequest], launcher_for: Any, *,
                        as_json: bool) -> list[ProbeResult]:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from probes import ProbeEvent, run_probes
+    from probes import ProbeEvent, check_credentials, run_probes
 
+    check_credentials(requests, launcher_for)  # a setting: one line, before the progress lines
     store = _store()
     err = console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
@@ -333,7 +348,8 @@ def show_probe(probe_id: str, as_json: bool) -> None:
     for key in ("workload_fingerprint", "device", "accelerator", "precision", "measured_steps",
                 "warmup_steps", "stable", "utilization_pct", "largest_batch_that_fits",
                 "smallest_batch_that_failed", "error", "created_at"):
-        out.print(f"{key}: {escape(printable(row[key]))}")
+        value = row[key]  # None and "" (nothing recorded) read as the table's "-"
+        out.print(f"{key}: {escape(printable('-' if value is None or value == '' else value))}")
     if classes := op_class_line(result):
         out.print(escape(classes))
 
@@ -364,16 +380,23 @@ def gc_probes(dry_run: bool, aws_regions: tuple[str, ...], gcp_project: str | No
     ones a crashed or interrupted 'advisor probe' left behind. A local probe whose 'advisor
     probe' is gone (killed) is ended at once, and a result it finished is stored first.
     """
+    from pricing import Cloud
+    from pricing.snapshots import current_catalog
     from probes import Launcher, make_launcher
 
+    if aws_regions:  # a region with no AWS offer never had a probe: a typo, not an empty list
+        current_catalog(data_dir() / "snapshots").check_regions(
+            aws_regions, field="--aws-region", cloud=Cloud.AWS)
     local = make_launcher("local", work_dir=data_dir() / "probe-runs")
     launchers: list[Launcher] = [local]
-    stored = [] if dry_run else _store_orphan_results(local)
     if aws_regions:
-        launchers.append(make_launcher("aws", regions=list(aws_regions)))
+        launchers.append(make_launcher("aws", regions=list(dict.fromkeys(aws_regions))))
     if gcp_project:
         launchers += [make_launcher("gcp", project=gcp_project, bucket=""),
                       make_launcher("gcp-tpu", project=gcp_project, bucket="")]
+    for launcher in launchers:  # missing credentials are a setting: one line, nothing done
+        launcher.check_credentials()
+    stored = [] if dry_run else _store_orphan_results(local)
     now = datetime.now(UTC)
     ended = {launcher.name: launcher.gc(now, dry_run=dry_run) for launcher in launchers}
     if as_json:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from cli.render import console, fmt_number, min_width, printable
 from pricing import PricingError, billing_rule, parse_offer_key
-from probes import FindingKind, ProbeResult, probe_warnings
+from probes import FindingKind, ProbeResult, fmt_usd_small, probe_warnings
 
 __all__ = ["billing_notes", "op_class_line", "print_warnings", "probe_table"]
 
@@ -44,7 +44,7 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
         "probe": row["probe_id"], "offer": row["offer_key"],
         "status": (f"{row['status']} unsettled"  # measured, interval over the target: exit 3
                    if row["status"] == "ok" and not row.get("stable", True) else row["status"]),
-        "device": row.get("accelerator") or row["device"],
+        "device": row.get("accelerator") or row["device"] or "-",  # "": none was seen
         "batch": str(row["batch_size"]), "samples/s": _num(row["samples_per_second"]),
         "±95%": f"{halfwidth:.1%}" if halfwidth is not None else "-",
         "step p50 s": _num(row["step_time_p50_s"], ".4g"),
@@ -52,7 +52,7 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
         "peak GiB": _num(row["peak_memory_gib"], ".2f"),
         "input ratio": _num(row["input_bound_ratio"], ".2f"),
         "max batch": _num(row["largest_batch_that_fits"], "d"),
-        "wall s": f"{row['wall_time_s']:.1f}", "$": f"{row['cost_usd']:.4f}",
+        "wall s": f"{row['wall_time_s']:.1f}", "$": fmt_usd_small(row["cost_usd"]),
     }
     return {name: printable(text) for name, text in cells.items()}
 

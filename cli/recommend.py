@@ -29,7 +29,7 @@ from advisor.ranking import (
     recommendation_to_dict,
 )
 from cli.errors import handle_errors
-from cli.options import check_report_outputs, json_option, spec_file_argument
+from cli.options import PositiveNumber, check_report_outputs, json_option, spec_file_argument
 from cli.render import (
     console,
     echo_json,
@@ -312,7 +312,7 @@ def rank_for_options(model_yaml: Path, *, include_flagged: bool, rank_by: str,
 
 @click.command()
 @spec_file_argument("model_yaml")
-@click.option("--top", default=15, show_default=True, type=click.IntRange(min=1),
+@click.option("--top", default=15, show_default=True, type=PositiveNumber(integer=True),
               help="How many rows the table shows (JSON and CSV have every offer).")
 @json_option
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path),
@@ -321,7 +321,7 @@ def rank_for_options(model_yaml: Path, *, include_flagged: bool, rank_by: str,
 @click.option("--html", "html_path", type=click.Path(path_type=Path),
               help="Also write a self-contained HTML report (charts, savings) to this file "
                    "(folders created).")
-@click.option("--suggest-probes", "suggest_probes", type=click.IntRange(min=1), default=None,
+@click.option("--suggest-probes", "suggest_probes", type=PositiveNumber(integer=True), default=None,
               metavar="N", help="Suggest up to N offers to probe (largest expected regret cut "
                                 "per probe dollar) and what each probe costs.")
 @ranking_options

@@ -32,8 +32,10 @@ def _done(files: ReportFiles, as_json: bool, *, savings: dict[str, object] | Non
                  {"savings": None, "no_saving_because": no_saving} if no_saving else {})
         click.echo(json.dumps({**paths, **extra}, indent=2))
         return
+    labels = {kind: kind.replace("_", " ") for kind in paths}  # profile_csv: "profile csv"
+    width = max(map(len, labels.values()), default=0)
     for kind, path in paths.items():
-        click.echo(f"wrote {kind:<7} {path}")
+        click.echo(f"wrote {labels[kind]:<{width}} {path}")
 
 
 @click.group()

@@ -13,6 +13,7 @@ import click
 
 from cli.errors import handle_errors
 from cli.options import (
+    PositiveNumber,
     check_report_outputs,
     json_flag,
     json_option,
@@ -106,19 +107,20 @@ def _render_status(status: SweepStatus) -> None:
     table.add_column("state")
     table.add_column("trials", justify="right")
     table.add_column("dollars", justify="right")
-    for state, count in status.trials_by_state.items():
-        table.add_row(state, str(count), _money(status.usd_by_state.get(state, 0.0)))
+    usd = status.spend_by_state()  # unrounded, as the HTML report reads them
+    for state, count in status.count_by_state().items():
+        table.add_row(str(state), str(count), _money(usd[state]))
     if status.worker_instances:
         table.add_row("instance overhead", "", _money(status.instance_overhead_usd))
     table.add_row("total", str(sum(status.trials_by_state.values())),
-                  _money(sum(status.usd_by_state.values()) + status.instance_overhead_usd))
+                  _money(sum(usd.values()) + status.instance_overhead_usd))
     console.print(table)
     if status.worker_instances:
         n = status.worker_instances
         console.print(f"instance overhead: {_money(status.instance_overhead_usd)} of instance "
                       f"time billed beyond the trials on {n} worker instance{'s' * (n != 1)} "
                       "(boot, set-up, idle, shut-down; included in spent)")
-    running = status.usd_by_state.get(TrialStatus.RUNNING, 0.0)
+    running = usd.get(TrialStatus.RUNNING, 0.0)
     if running:
         console.print(f"spent on ended trials: {_money(status.spent_usd)} (running trials: "
                       f"{_money(running)} so far)")
@@ -165,7 +167,7 @@ def _fail(message: str) -> NoReturn:
 
 @sweep.command("run", hidden=True)
 @spec_file_argument("sweep_yaml", as_str=True)
-@click.option("--workers", type=int, default=None,
+@click.option("--workers", type=PositiveNumber(integer=True), default=None,
               help="Local worker processes (default: sweep.yaml 'workers'; >1 needs PostgreSQL).")
 @storage_option("Storage URL, e.g. postgresql://USER@HOST/DB (overrides sweep.yaml 'storage' "
                 "and ADVISOR_STORAGE_URL; default: a SQLite file in ADVISOR_HOME).")
@@ -405,7 +407,9 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
 @storage_option()
 @click.option("--artifacts", default=None,
               help="Artifact location (default: the one the sweep recorded).")
-@click.option("--keep-best", type=int, default=None, help="Best trials to keep (default 3).")
+@click.option("--keep-best", type=PositiveNumber(minimum=0, integer=True), default=None,
+              help="Best trials to keep (default: the sweep.yaml's cleanup.keep_best, which "
+                   "the study recorded; 3 when it has none).")
 @click.option("--dry-run", is_flag=True, help="Only print what would be deleted.")
 @json_flag("Print JSON instead of lines.")
 @handle_errors

@@ -115,7 +115,7 @@ def canonical_accelerator_name(name: str, known: Iterable[str] | None = None) ->
         return by_squash[squashed]
     if squashed in _ALIASES and _ALIASES[squashed] in names:
         return _ALIASES[squashed]
-    raise _unknown(name, names, None)
+    raise _unknown(name, names, None, one=True)
 
 
 def matching_accelerators(
@@ -140,13 +140,22 @@ def matching_accelerators(
     raise _unknown(name, names, field)
 
 
-def _unknown(name: str, names: Sequence[str], field: str | None) -> UnknownNameError:
-    exact = {_squash(n) for n in names}
-    families = sorted(shown for key, (shown, members) in _families(names).items()
-                      if len(members) > 1 and "-" not in shown and key not in exact)
-    hint = did_you_mean(name, [*families, *names]) or (
-        f"; use a family ({', '.join(families)}) or one of {', '.join(sorted(names))}")
+def _unknown(name: str, names: Sequence[str], field: str | None, *,
+             one: bool = False) -> UnknownNameError:
+    """The error for a name that resolves to nothing; ``one``: where ONE accelerator is needed
+    (``canonical_accelerator_name``), which takes no family but the few with an alias."""
     prefix = f"{field}: " if field else ""
+    exact = {_squash(n) for n in names}
+    by_family = _families(names)
+    if one and len(members := by_family.get(_squash(name), ("", []))[1]) > 1:
+        return UnknownNameError(f"{prefix}accelerator {name!r} is a family of {len(members)} "
+                                f"({', '.join(members)}); name one of them")
+    families = sorted(shown for key, (shown, members) in by_family.items()
+                      if len(members) > 1 and "-" not in shown and key not in exact
+                      and (not one or _ALIASES.get(key) in names))
+    hint = did_you_mean(name, [*families, *names]) or (
+        f"; use one of {', '.join(sorted(names))}" if one else
+        f"; use a family ({', '.join(families)}) or one of {', '.join(sorted(names))}")
     return UnknownNameError(f"{prefix}unknown accelerator {name!r}{hint}")
 
 

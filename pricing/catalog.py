@@ -176,9 +176,11 @@ class Catalog:
         """The oldest capture date among the clouds in the catalog."""
         return min(self.captured_at.values())
 
-    def regions(self) -> list[str]:
-        """Sorted regions that have at least one offer."""
-        return sorted(self.offers.region.present())
+    def regions(self, cloud: Cloud | None = None) -> list[str]:
+        """Sorted regions that have at least one offer (of ``cloud``, when given)."""
+        if cloud is None:
+            return sorted(self.offers.region.present())
+        return sorted(self.offers.region.take(self.offers.cloud.equals(cloud.value)).present())
 
     def accelerator(self, name: str) -> AcceleratorSpec:
         """The spec of an accelerator by canonical name or alias."""
@@ -195,15 +197,19 @@ class Catalog:
             found.update(dict.fromkeys(matching_accelerators(name, self.accelerators, field=field)))
         return list(found)
 
-    def check_regions(self, regions: Iterable[str], *, field: str | None = None) -> None:
-        """Raise UnknownNameError naming any region with no offer (prefixed by ``field``, e.g.
-        ``constraints.regions``), with close matches or, failing those, every known region."""
-        known = self.regions()
+    def check_regions(self, regions: Iterable[str], *, field: str | None = None,
+                      cloud: Cloud | None = None) -> None:
+        """Raise UnknownNameError naming any region with no offer (of ``cloud``, when given;
+        prefixed by ``field``, e.g. ``constraints.regions``), with close matches or, failing
+        those, every known region."""
+        known = self.regions(cloud)
         prefix = f"{field}: " if field else ""
+        which = f"{cloud.value} " if cloud is not None else ""
         for region in regions:
             if region not in known:
-                hint = did_you_mean(region, known) or f"; regions with offers: {', '.join(known)}"
-                raise UnknownNameError(f"{prefix}unknown region {region!r}{hint}")
+                hint = (did_you_mean(region, known)
+                        or f"; {which}regions with offers: {', '.join(known)}")
+                raise UnknownNameError(f"{prefix}unknown {which}region {region!r}{hint}")
 
     def query(
         self,

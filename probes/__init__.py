@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     )
     from probes.models import BUILTIN_MODELS, ModelOptionError, check_builtin_options
     from probes.op_classes import OpClass, classify_op
-    from probes.orchestrate import ProbeEvent, ResultNotStored, run_probes
+    from probes.orchestrate import ProbeEvent, ResultNotStored, check_credentials, run_probes
     from probes.result_warnings import probe_warnings
     from probes.store import ProbeStore, most_trustworthy, workload_results
     from probes.tune import RowKind, RowStatus, StepProfile, TuneReport, TuneRow
@@ -92,6 +92,7 @@ __all__ = [
     "build_workload",
     "check_builtin_options",
     "check_cost",
+    "check_credentials",
     "check_settings",
     "classify_op",
     "db_error_line",
@@ -137,6 +138,7 @@ _HOME = {
     "BUILTIN_MODELS": "models", "ModelOptionError": "models", "check_builtin_options": "models",
     "OpClass": "op_classes", "classify_op": "op_classes",
     "ProbeEvent": "orchestrate", "ResultNotStored": "orchestrate", "run_probes": "orchestrate",
+    "check_credentials": "orchestrate",
     "probe_warnings": "result_warnings",
     "ProbeStore": "store", "most_trustworthy": "store", "workload_results": "store",
     "RowKind": "tune", "RowStatus": "tune", "StepProfile": "tune", "TuneReport": "tune",

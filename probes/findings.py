@@ -54,8 +54,8 @@ def _noisy(result: ProbeResult) -> Finding | None:
         advice="samples/s did not settle within the time box: stop other work on the machine "
                "(or pick a quieter one) and probe again with a longer --time-box before "
                "trusting this figure",
-        evidence=f"±{width:.1%} at 95% confidence after {result.measured_steps} measured steps "
-                 "(a probe stops once it is within its target, ±2% by default)",
+        evidence=f"±{width:.1%} at 95% confidence after {result.measured_steps} measured "
+                 "steps, where a probe stops once within its target, ±2% by default",
         expected_gain="a figure the ranking can trust",
     )
 

@@ -27,9 +27,9 @@ from probes.errors import ProbeError
 from probes.launchers.base import Launcher, LaunchFailed
 from probes.launchers.cost_check import check_cost
 from probes.store import ProbeStore
-from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+from probes.types import NO_DEVICE, ProbeRequest, ProbeResult, ProbeStatus
 
-__all__ = ["ProbeEvent", "ResultNotStored", "check_budget", "run_probes"]
+__all__ = ["ProbeEvent", "ResultNotStored", "check_budget", "check_credentials", "run_probes"]
 
 log = logging.getLogger("probes")
 
@@ -52,6 +52,17 @@ def check_budget(requests: Sequence[ProbeRequest], launcher_for: LauncherFor,
     """Dollars all probes cost if each runs its whole time box plus its launcher's boot time;
     ``OverProbeBudget`` (``check_cost``) when it, or any probe's own quote, exceeds its cap."""
     return check_cost([launcher_for(r).quote_request(r) for r in requests], max_usd)
+
+
+def check_credentials(requests: Sequence[ProbeRequest], launcher_for: LauncherFor) -> None:
+    """``MissingCredentials`` (a ProbeError) when a launcher the requests need finds no cloud
+    credentials here: a setting to fix, so nothing is launched, billed or stored."""
+    checked: set[int] = set()
+    for request in requests:
+        launcher = launcher_for(request)
+        if id(launcher) not in checked:
+            checked.add(id(launcher))
+            launcher.check_credentials()
 
 
 class ResultNotStored(ProbeError):
@@ -113,20 +124,23 @@ def _run_one(request: ProbeRequest, launcher: Launcher, store: ProbeStore,
         try:
             handle = launcher.launch(request)
         except LaunchFailed as exc:
-            result = ProbeResult.failure(request, ProbeStatus.LAUNCH_FAILED, str(exc))
+            result = ProbeResult.failure(request, ProbeStatus.LAUNCH_FAILED, str(exc),
+                                         device=NO_DEVICE)
         else:
             notify(ProbeEvent(request, "running", f"{handle.resource_id} in {handle.location}"))
             result = checked(launcher.wait(handle, request, on_progress=lambda line: notify(
                 ProbeEvent(request, "progress", line))), request.accelerator)
     except KeyboardInterrupt as exc:
         what = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
-        result = ProbeResult.failure(request, ProbeStatus.ERROR, f"interrupted by {what}")
+        result = ProbeResult.failure(request, ProbeStatus.ERROR, f"interrupted by {what}",
+                                     device=NO_DEVICE)
         raise
     except (ProbeError, PricingError) as exc:  # PricingError: an offer key it cannot read
-        result = ProbeResult.failure(request, ProbeStatus.ERROR, str(exc))
+        result = ProbeResult.failure(request, ProbeStatus.ERROR, str(exc), device=NO_DEVICE)
     except Exception as exc:  # noqa: BLE001 - record the probe whatever broke, then re-raise
         result = ProbeResult.failure(request, ProbeStatus.ERROR,
-                                     f"advisor failed: {type(exc).__name__}: {exc}")
+                                     f"advisor failed: {type(exc).__name__}: {exc}",
+                                     device=NO_DEVICE)
         raise
     finally:
         try:
@@ -158,10 +172,12 @@ def run_probes(
 ) -> list[ProbeResult]:
     """Run the probes one after another and return their results (all also in the store).
 
-    Refuses (ProbeError, nothing launched) when the estimate exceeds ``max_usd``. Ctrl-C and
+    Refuses (ProbeError, nothing launched or stored) when the estimate exceeds ``max_usd`` or
+    a launcher finds no cloud credentials (``check_credentials``). Ctrl-C and
     SIGTERM record the running probe as interrupted, terminate it, and propagate.
     """
     check_budget(requests, launcher_for, max_usd)
+    check_credentials(requests, launcher_for)
     ids = [r.probe_id for r in requests]
     if len(set(ids)) != len(ids):
         raise ProbeError("probe ids must be unique within one run")

@@ -24,10 +24,14 @@ from probes.workload import WorkloadRecipe
 
 __all__ = [
     "LOCAL_OFFER_KEY",
+    "NO_DEVICE",
     "ProbeRequest",
     "ProbeResult",
     "ProbeStatus",
 ]
+
+
+NO_DEVICE = ""  # a result no harness wrote: the launch failed, timed out, was interrupted
 
 
 class ProbeStatus(enum.StrEnum):
@@ -123,7 +127,8 @@ class ProbeResult(Record):
     input-bound). ``peak_memory_gib`` is peak accelerator memory (process peak RSS on cpu).
     ``cost_usd`` is what the probe cost (0 locally).
 
-    ``device`` is the device as its runtime names it (``cpu``, ``cuda:NVIDIA H100 80GB HBM3``);
+    ``device`` is the device as its runtime names it (``cpu``, ``cuda:NVIDIA H100 80GB HBM3``;
+    ``NO_DEVICE``, empty, when the launcher ended the probe before the harness saw one);
     ``accelerator`` its catalog name (``H100-SXM``; None for the CPU and devices the catalog
     does not know). ``wrong_device`` means the device is not the offer's accelerator: what it
     measured (if anything) is never throughput of the offer.

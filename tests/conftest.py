@@ -88,6 +88,31 @@ def no_shipped_artifacts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(model_cache, "SHIPPED_MODEL_DIR", empty)
 
 
+@pytest.fixture()
+def no_aws_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing boto3's chain could find: no variables, no files, no instance metadata."""
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture()
+def no_gcp_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """google-auth finds no application default credentials (what it raises then)."""
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    def default(*_args: object, **_kwargs: object) -> object:
+        raise DefaultCredentialsError("Your default credentials were not found. To set up "
+                                      "Application Default Credentials, see https://x")
+
+    monkeypatch.setattr(google.auth, "default", default)
+
+
 _real_connect = socket.socket.connect
 
 

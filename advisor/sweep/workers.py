@@ -37,6 +37,7 @@ from advisor.sweep.run.objective import load_entrypoint
 from advisor.sweep.run.runner import WorkerResult, open_study, run_worker
 from advisor.sweep.spec.outcomes import StopKind, StopReason, TrialStatus, render_stop_reason
 from advisor.sweep.spec.sweep_spec import SweepSpec, load_sweep_spec
+from probes import ProbeError
 
 if TYPE_CHECKING:
     from advisor.sweep.run.launch import SweepAwsLauncher
@@ -152,6 +153,10 @@ def _run_launched(spec_path: str | Path, spec: SweepSpec, workers: int, url: str
     launcher = launcher or make_sweep_launcher(
         spec, url, sweep_yaml_name=Path(spec_path).name,
         bucket=os.environ.get("ADVISOR_AWS_BUCKET", ""))
+    try:  # before the study is touched: missing credentials are a setting
+        launcher.check_credentials()
+    except ProbeError as exc:
+        raise AdvisorError(f"--launch: {exc}") from exc
     study = open_study(spec, storage_url=url, price_usd_per_hour=choice.price_usd_per_hour,
                        instance=choice.label, prices_captured_at=choice.prices_captured_at)
     gate = BudgetGate.for_sweep(spec, choice.price_usd_per_hour)  # the workers' own gate

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -180,13 +181,15 @@ def _bench_rows(table: Table, accelerators: Mapping[str, AcceleratorSpec], *,
             f"{at(row)}: column {column} must be a positive number, got "
             f"{column_cells[row]!r}; {fix[column]}")
 
-    def unknown(row: int) -> AdvisorError:
-        return AdvisorError(f"{at(row)}: column accelerator: {names[accelerator[row]]}; use a "
-                            "name from 'advisor pricing list' (e.g. A100-40GB-SXM, H100, T4)")
+    def unknown(row: int) -> AdvisorError:  # the name, then close matches or every name
+        return AdvisorError(f"{at(row)}: column accelerator: {names[accelerator[row]]}")
 
     error = first_failure([
         ([not w for w in workload],
          lambda row: AdvisorError(f"{at(row)}: column workload is empty; name the workload")),
+        ([not a for a in accelerator],
+         lambda row: AdvisorError(f"{at(row)}: column accelerator is empty; name the "
+                                  "accelerator as 'advisor pricing list' does (e.g. A100-40GB-SXM)")),
         ([isinstance(names[a], PricingError) for a in accelerator], unknown),
         (_positive(sps), positive("throughput_samples_per_s", sps)),
         ([bool(p) and bad for p, bad in zip(price, _positive(price), strict=True)],
@@ -213,6 +216,11 @@ def read_bench(path: Path, accelerators: Mapping[str, AcceleratorSpec]) -> list[
         table = read_table(text)
     except TableSyntaxError as exc:
         where = f"{path}:{exc.line}" if exc.line is not None else str(path)
+        cells = re.search(r"Expected (\d+) fields in line \d+, saw (\d+)", exc.detail)
+        if cells is not None:  # the header's count of cells is right, the line's is not
+            raise AdvisorError(f"{where}: {cells[2]} cells where the header has {cells[1]}; "
+                               "remove the extra cells (or quote a cell that holds a comma)"
+                               ) from exc
         raise AdvisorError(f"{where}: not valid CSV ({exc.detail}); fix the quoting of that "
                            "line") from exc
     columns = [c.strip() for c in table.columns]
@@ -286,6 +294,11 @@ def _held_out_models(
                                 dtype=np.intp), test) for t in targets]
         else:  # one fit for every target
             splits = [(np.concatenate([kept, shipped]), test)] if targets else []
+        if any(len(train_rows) == 0 for train_rows, _ in splits):
+            raise AdvisorError(
+                f"workload {workload}: no reference rows to fit the model on without it"
+                f"{' and its target' if unseen_target else ''}; add rows of other workloads "
+                "to the file or use --reference shipped")
         models = fit_held_out(model_factory, X, splits, accelerators=accelerators)
         yield workload, measured, (dict(zip(targets, models, strict=True)) if unseen_target
                                    else {t: models[0] for t in targets})

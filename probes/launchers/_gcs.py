@@ -16,6 +16,7 @@ from typing import Any
 from probes.errors import ProbeError
 from probes.launchers._bundle import boot_script, make_bundle
 from probes.launchers.base import TAG_EXPIRES, Launcher, LaunchFailed, LaunchHandle, log_tail, probe_tags
+from probes.launchers.credentials import check_gcp_credentials
 from probes.launchers.runtimes import Runtime, RuntimeTable
 from probes.types import ProbeRequest, ProbeResult
 
@@ -28,10 +29,12 @@ CAPACITY_MARKERS = ("ZONE_RESOURCE_POOL_EXHAUSTED", "STOCKOUT", "does not have e
 
 
 def google_errors() -> tuple[type[Exception], ...]:
-    """The google.api_core exception roots (imported lazily)."""
+    """The google.api_core and google.auth exception roots (imported lazily): an expired or
+    revoked credential mid-probe is a Google error like any other, not a crash."""
     from google.api_core.exceptions import GoogleAPIError
+    from google.auth.exceptions import GoogleAuthError
 
-    return (GoogleAPIError,)
+    return (GoogleAPIError, GoogleAuthError)
 
 
 def is_not_found(exc: Exception) -> bool:
@@ -194,9 +197,17 @@ class GcpLauncherBase(Launcher):
                              "GOOGLE_CLOUD_PROJECT)")
         self.project = project
         self.area = GcsArea(storage_client_factory, bucket, key_prefix)
+        # an injected storage client brings its own credentials (subclasses add their client)
+        self.ambient_credentials = storage_client_factory is default_storage_client
         self.zones = {k: list(v) for k, v in (zones or {}).items()}
         self.runtimes = runtimes
         self.python = python
+
+    def check_credentials(self) -> None:
+        """``MissingCredentials`` when a client built here would find no application default
+        credentials (not when every client is injected)."""
+        if self.ambient_credentials:
+            check_gcp_credentials()
 
     def _labels(self, request: ProbeRequest, expires: datetime) -> dict[str, str]:
         """The probe's tags as GCP labels, expiring at ``expires``."""

@@ -31,6 +31,7 @@ from probes.launchers.base import (
     log_tail,
     probe_tags,
 )
+from probes.launchers.credentials import check_aws_credentials
 from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup, Runtime, RuntimeTable, aws_family
 from probes.types import ProbeRequest, ProbeResult
 
@@ -98,6 +99,7 @@ class AwsLauncher(Launcher):
     """
 
     name = "aws"
+    started_what = "aws probes"  # what its instances run, as messages name it
     boot_overhead_s = 240.0
     cloud = Cloud.AWS  # billed as pricing.billing.BILLING_RULES says
 
@@ -157,6 +159,12 @@ class AwsLauncher(Launcher):
         """The pinned interpreter, else the NVIDIA DLAMI's; per instance type, use
         ``runtime_for(instance_type).python``."""
         return self.python_override or AWS_RUNTIMES.for_instance("g5.xlarge").python
+
+    def check_credentials(self) -> None:
+        """``MissingCredentials`` when boto3 finds no credentials (only for the default client
+        factory: an injected one brings its own)."""
+        if self._factory is _boto_client:
+            check_aws_credentials(self.started_what)
 
     # -- launch -----------------------------------------------------------------------
     def launch(self, request: ProbeRequest) -> LaunchHandle:

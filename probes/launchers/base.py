@@ -13,6 +13,8 @@ Contract every launcher keeps (checked by one contract test suite over all of th
   an already-gone resource. Callers call it in ``finally``.
 - ``gc(now)`` terminates every tagged resource whose expiry is past (``dry_run`` lists them).
 - ``live_probe_ids()`` lists probe ids of tagged resources still running (for gc and tests).
+- ``check_credentials()`` raises ``MissingCredentials`` when the cloud's credentials are
+  not configured here (a setting, checked before any launch; nothing is stored).
 - ``progress(handle)`` returns the harness's progress lines not returned before (a local
   probe's tune: one a configuration); launchers that cannot see them return [].
 
@@ -32,7 +34,7 @@ from typing import ClassVar
 from pricing import BillingRule, Cloud, billing_rule
 from probes.errors import ProbeError
 from probes.launchers.quote import ProbeQuote
-from probes.types import ProbeRequest, ProbeResult, ProbeStatus
+from probes.types import NO_DEVICE, ProbeRequest, ProbeResult, ProbeStatus
 
 __all__ = [
     "TAG_EXPIRES",
@@ -176,6 +178,12 @@ class Launcher(abc.ABC):
     def gc(self, now: datetime, *, dry_run: bool = False) -> list[str]:
         """Terminate tagged resources past their expiry; return their resource ids."""
 
+    def check_credentials(self) -> None:
+        """Raise ``MissingCredentials`` (a ProbeError) when the cloud credentials ``launch``
+        signs its calls with cannot be found here; nothing by default (no cloud, or clients
+        injected with their own credentials). Called before anything is launched."""
+        return
+
     def failure_detail(self, handle: LaunchHandle) -> str:
         """What is known about a resource that ended without a result (log tail)."""
         del handle
@@ -215,10 +223,10 @@ class Launcher(abc.ABC):
                 return ProbeResult.failure(
                     request, ProbeStatus.ERROR,
                     f"{self.name} probe {handle.resource_id} ended without a result"
-                    + (f": {detail}" if detail else ""))
+                    + (f": {detail}" if detail else ""), device=NO_DEVICE)
             if self.clock() >= deadline:
                 return ProbeResult.failure(
                     request, ProbeStatus.TIMEOUT,
                     f"no result {deadline - handle.started_s:.0f} s after launch on "
-                    f"{handle.resource_id} ({handle.location}); terminated")
+                    f"{handle.resource_id} ({handle.location}); terminated", device=NO_DEVICE)
             self.sleep(self.poll_interval_s)

@@ -70,6 +70,7 @@ class GcpLauncher(GcpLauncherBase):
                  image: str | None = None, **options: Any) -> None:
         super().__init__(runtimes=runtimes, **options)
         self._instances = instances_client
+        self.ambient_credentials = self.ambient_credentials or instances_client is None
         self.image = image
 
     def runtime_for(self, instance_type: str) -> Runtime:

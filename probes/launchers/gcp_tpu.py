@@ -51,6 +51,7 @@ class GcpTpuLauncher(GcpLauncherBase):
                  **options: Any) -> None:
         super().__init__(runtimes=runtimes, **options)
         self._tpu = tpu_client
+        self.ambient_credentials = self.ambient_credentials or tpu_client is None
 
     def runtime_for(self, accelerator_type: str) -> Runtime:
         """The TPU generation's runtime, with the pinned python applied."""

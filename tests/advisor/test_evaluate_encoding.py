@@ -54,8 +54,10 @@ def test_row_errors_count_physical_lines(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    # a later row with a cell more than the header (an unquoted comma, most likely)
-    (HEADER + "a,T4,3\na,H100,1,5\n", "bench.csv:3: not valid CSV (Expected 3 fields in line 3"),
+    # a later row with a cell more than the header (an unquoted comma, most likely): it said
+    # "not valid CSV (Expected 3 fields in line 3, saw 4); fix the quoting of that line"
+    (HEADER + "a,T4,3\na,H100,1,5\n", "bench.csv:3: 4 cells where the header has 3; remove the "
+                                      "extra cells (or quote a cell that holds a comma)"),
     # a quote opened and never closed: the line the row starts on
     (HEADER + "a,T4,3\n\"a,H100,1\n", "bench.csv:3: not valid CSV (EOF inside string"),
 ], ids=["extra-cell", "open-quote"])
@@ -65,4 +67,4 @@ def test_text_that_is_not_csv_is_one_line_naming_the_line(tmp_path: Path, text: 
     bench.write_text(text)
     with pytest.raises(AdvisorError, match=re.escape(expected)) as info:
         read_bench(bench, load_accelerators())
-    assert str(info.value).endswith("fix the quoting of that line")
+    assert str(info.value).endswith(("fix the quoting of that line", "holds a comma)"))

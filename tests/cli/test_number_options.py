@@ -57,6 +57,12 @@ def nothing_launches(monkeypatch: pytest.MonkeyPatch) -> None:
     (["report", "sweep", "s", "--budget-usd", "-inf", "--out", "r"], "--budget-usd", "-inf"),
     # a whole number: the planner's count
     (["probe", MLP, "--plan", "2.5"], "--plan", "2.5"),
+    # counts that were click's four lines ('Usage: advisor sweep run ...', 'Try ...', 'Error:
+    # Invalid value for ...'), the sweep's naming a hidden 'run' command the user never typed
+    (["recommend", MLP, "--top", "abc"], "--top", "abc"),
+    (["recommend", MLP, "--suggest-probes", "0"], "--suggest-probes", "0"),
+    (["sweep", MLP, "--workers", "two"], "--workers", "two"),
+    (["sweep", "cleanup", "s", "--keep-best", "-1"], "--keep-best", "-1"),
 ])
 def test_a_number_option_out_of_range_is_one_line(args: list[str], option: str,
                                                   value: str) -> None:

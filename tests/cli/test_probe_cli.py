@@ -320,7 +320,7 @@ def test_probes_list_and_show(tmp_path: Path) -> None:
     kinds = {f["kind"] for f in json.loads(out)["findings"]}
     assert code == 0 and {"input-bound", "bf16-unused"} <= kinds     # A10G has bf16
     code, out, _ = _run("probes", "list")
-    assert code == 0 and "abc123" in out and "0.0800" in out
+    assert code == 0 and "abc123" in out and " 0.08 " in out
     assert "$: aws bills per second, 60 s minimum" in out  # how the $ column was billed
     code, _, err = _run("probes", "show", "nope")
     assert code == 2 and "advisor probes list" in err
@@ -378,7 +378,7 @@ def test_probe_ids_are_never_cut_off(monkeypatch: pytest.MonkeyPatch, width: int
     """Every line fits the console; ids, samples/s and $ stay whole; no cell ends in '…'."""
     out = _list_at(monkeypatch, width)
     assert all(out.count(probe_id) == 1 for probe_id in _IDS)
-    assert out.count("12,346") == 2 and out.count("0.0800") == 2  # samples/s and $, whole
+    assert out.count("12,346") == 2 and out.count(" 0.08 ") == 2  # samples/s and $, whole
     assert "…" not in out and all(len(line) <= (width or 140) for line in out.splitlines())
     words = " ".join(out.split())
     assert ("left out to fit" in words) == bool(left_out) and left_out in words
@@ -427,6 +427,39 @@ def test_probes_gc_dry_run() -> None:
     code, out, _ = _run("probes", "gc", "--dry-run", "--json")
     assert code == 0
     assert json.loads(out) == {"dry_run": True, "expired": {"local": []}, "stored": []}
+
+
+def test_the_dollar_column_writes_costs_as_the_title_does(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # a free local probe read '0.0000' under a title of 'spent $0.00', a cloud one '0.0755'
+    _fake_runs(monkeypatch, [ProbeStatus.OK])
+    code, out, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", "local")
+    assert code == 0, err
+    assert "spent $0.00 of" in out and " 0.00 │" in out and "0.0000" not in out
+    _record("cloud1")  # $0.08
+    code, out, _ = _run("probes", "list")
+    assert code == 0 and " 0.08 │" in out and "0.0800" not in out
+
+
+def test_a_probe_that_saw_no_device_shows_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli.probe_table, "console", lambda **kw: Console(  # every column fits
+        width=200, highlight=False, soft_wrap=False, **kw))
+    ProbeStore(default_storage_url()).record(ProbeResult(
+        probe_id="nolaunch1", offer_key="aws:g5.xlarge:us-east-1:on-demand",
+        workload_fingerprint="fp", status=ProbeStatus.LAUNCH_FAILED, batch_size=32, device="",
+        error="aws aws:g5.xlarge:us-east-1:on-demand: no capacity in any zone"))
+    code, out, _ = _run("probes", "list")
+    row = next(line for line in out.splitlines() if "nolaunch1" in line)
+    assert code == 0 and row.split("│")[3].strip() == "-", row
+
+
+def test_probes_show_writes_nothing_recorded_as_a_dash() -> None:
+    # it printed Python's words: 'accelerator: None', 'utilization_pct: None', 'error: '
+    _record("shown1", offer_key="local")
+    code, out, _ = _run("probes", "show", "shown1")
+    lines = out.splitlines()
+    assert code == 0 and "utilization_pct: -" in lines and "error: -" in lines
+    assert "device: neuron:trn1" in lines and not any(line.endswith(": None") for line in lines)
 
 
 def test_local_probes_have_no_billing_note(tmp_path: Path) -> None:

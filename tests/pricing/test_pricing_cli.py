@@ -77,6 +77,21 @@ def test_list_table_is_readable() -> None:
     assert "tpu-v5p-32" in result.output and "approximate" in result.output
 
 
+@pytest.mark.parametrize("args", [
+    ["--cloud", "aws", "--region", "us-central1"],    # a GCP region
+    ["--cloud", "aws", "--accelerator", "TPU"],       # no TPU on AWS
+])
+def test_filters_that_match_nothing_say_so(args: list[str]) -> None:
+    # was an empty table titled '0 offers', and nothing else
+    result = _run("list", *args)
+    assert result.exit_code == 0
+    assert result.output.startswith(
+        f"no offer matches these filters; the catalog has {len(shipped_catalog().offers):,} "
+        "offers")
+    assert "┏" not in result.output
+    assert _list_json(*args)["count"] == 0  # --json keeps its shape
+
+
 def test_refresh_aws_end_to_end(monkeypatch: pytest.MonkeyPatch, advisor_home: Path) -> None:
     fleet = AwsFakeFleet.from_offers(shipped_catalog().offers, now=NOW)
     regions = ["us-east-1", "us-east-2"]
@@ -124,6 +139,15 @@ def test_status_table_marks_shipped_in_use() -> None:
     result = _run("status")
     assert result.exit_code == 0
     assert result.output.count("*") >= 3
+
+
+def test_status_table_right_aligns_its_counts() -> None:
+    # counts and ages stood left-aligned ('│ 281  │ 139       │'), unlike every other table's
+    rows = [line for line in _run("status").output.splitlines() if line.startswith("│ * │ aws")]
+    cells = [c.strip(" ") for c in rows[0].split("│")[1:-1]]
+    raw = rows[0].split("│")[1:-1]
+    for cell, text in zip(cells[3:9], raw[3:9], strict=True):
+        assert cell and text.endswith(cell + " "), raw
 
 
 def test_an_infinite_price_in_a_snapshot_is_one_line_naming_file_and_row(

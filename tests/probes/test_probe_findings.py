@@ -67,4 +67,7 @@ def test_a_probe_that_did_not_settle_says_so() -> None:
                      precision="bf16")
     (finding,) = [f for f in findings_for(result) if f.kind is FindingKind.NOISY]
     assert "±42.5%" in finding.evidence and "--time-box" in finding.advice
+    # the table writes 'advice (evidence; gain)': evidence of its own in parentheses read
+    # '(±42.5% ... steps (a probe stops once ...); a figure the ranking can trust)'
+    assert "(" not in finding.evidence and ")" not in finding.evidence
     assert FindingKind.NOISY not in _kinds(replace(result, stable=True, rel_halfwidth=0.01))

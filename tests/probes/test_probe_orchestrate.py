@@ -12,7 +12,7 @@ from probes.errors import ProbeError
 from probes.launchers.fake import FakeBehaviour, FakeLauncher, FakeOutcome
 from probes.orchestrate import ProbeEvent, check_budget, run_probes
 from probes.store import ProbeStore
-from probes.types import ProbeRequest, ProbeStatus
+from probes.types import NO_DEVICE, ProbeRequest, ProbeStatus
 
 
 def _launcher(outcomes: dict[str, FakeOutcome]) -> FakeLauncher:
@@ -55,6 +55,19 @@ def test_every_outcome_is_recorded_in_order(tmp_path: Path) -> None:
     assert launcher.live_probe_ids() == []
     assert results[0].cost_usd > 0 and results[1].cost_usd == 0
     assert [e.stage for e in events if e.request.probe_id == "a"] == ["launching", "running", "done"]
+
+
+def test_a_result_no_harness_wrote_names_no_device(tmp_path: Path) -> None:
+    # a launch that failed, an instance that died without a result and a timeout were stored
+    # as run on "cpu" (the field's default): 'probes list' showed a g5.xlarge's launch
+    # failure under device 'cpu'
+    launcher = _launcher({"b": FakeOutcome.LAUNCH_FAILS, "c": FakeOutcome.CRASH,
+                          "d": FakeOutcome.HANG})
+    store = ProbeStore(f"sqlite:///{tmp_path / 'p.db'}")
+    run_probes([_request(i) for i in "abcd"], launcher_for=lambda _r: launcher, store=store,
+               max_usd=1.0)
+    assert {r.probe_id: r.device for r in store.list()} == {
+        "a": "fake", "b": NO_DEVICE, "c": NO_DEVICE, "d": NO_DEVICE}
 
 
 def test_duplicate_probe_ids_are_refused(tmp_path: Path) -> None:

@@ -228,3 +228,19 @@ def test_report_by_the_point_estimate_says_so(tmp_path: Path) -> None:
     assert code == 0, err
     page = (tmp_path / "recommendation.html").read_text()
     assert "by its point estimate" in page and "by the low end of its range" not in page
+
+
+def test_the_written_files_read_as_words_in_one_column(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    # report probe printed its dataclass keys ('wrote profile_csv /...') out of line with
+    # 'wrote html    /...'
+    import cli.report
+    from reports.probe import ProbeReportFiles
+
+    files = ProbeReportFiles(tmp_path / "probe.html", tmp_path / "t.csv", tmp_path / "t.md",
+                             None, tmp_path / "p.csv", tmp_path / "p.md")
+    cli.report._done(files, as_json=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3] == f"wrote profile csv     {tmp_path / 'p.csv'}"
+    assert len({line.index(str(tmp_path)) for line in lines}) == 1 and len(lines) == 5
+    assert "_" not in "".join(line.split(str(tmp_path))[0] for line in lines)

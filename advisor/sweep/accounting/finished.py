@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from advisor.formatting import fmt_money
 from advisor.sweep.accounting.budget import BudgetGate, expected_trial_usd
 from advisor.sweep.accounting.instances import overhead_usd
 from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR, WORKER_ATTR, instances_of, read_settings
@@ -60,7 +61,7 @@ class FinishedSweep:
         return (f"sweep {self.study} is already finished ({self.stop_reason}): "
                 f"{self.trials} trial{'' if self.trials == 1 else 's'}, {self.pruned} pruned, "
                 f"{self.failed} failed, "
-                f"${self.spent_usd:.4f} spent, {best}")
+                f"{fmt_money(self.spent_usd)} spent, {best}")
 
 
 def sqlite_path_of(url: str) -> Path | None:

@@ -118,6 +118,8 @@ class SweepAwsLauncher(AwsLauncher):
     the worker is terminated (also when terminating fails) and when its launch fails.
     """
 
+    started_what = "sweep workers on aws"
+
     def __init__(self, spec: SweepSpec, storage_url: str, *, sweep_yaml_name: str = "sweep.yaml",
                  **options: Any) -> None:
         options.setdefault("key_prefix", "advisor-sweeps")

@@ -104,6 +104,41 @@ def suggest(trial: optuna.Trial, space: Sequence[ParamSpec] | None = None) -> di
     return values
 
 
+def _shape(kind: str, log: bool, choices: Sequence[Any]) -> str:
+    """A parameter as Optuna fixes it for a whole study: type, log scale, choices."""
+    if kind == "categorical":
+        return f"categorical of {list(choices)}"
+    return f"{kind} on a {'log' if log else 'linear'} scale"
+
+
+def _drawn_shape(dist: optuna.distributions.BaseDistribution) -> str:
+    if isinstance(dist, optuna.distributions.CategoricalDistribution):
+        return _shape("categorical", False, dist.choices)
+    if isinstance(dist, optuna.distributions.IntDistribution):
+        return _shape("int", dist.log, ())
+    if isinstance(dist, optuna.distributions.FloatDistribution):
+        return _shape("float", dist.log, ())
+    return type(dist).__name__
+
+
+def check_search_space(study: optuna.Study, space: Sequence[ParamSpec]) -> None:
+    """AdvisorError naming the first parameter of ``space`` whose type, log scale or choices
+    differ from how the study's trials drew it: Optuna refuses such a suggestion, so every
+    new trial would fail (and be charged). A changed range is fine (Optuna takes it)."""
+    drawn: dict[str, optuna.distributions.BaseDistribution] = {}
+    for trial in study.get_trials(deepcopy=False):
+        drawn.update(trial.distributions)
+    for p in space:
+        if p.name not in drawn:
+            continue
+        old, new = _drawn_shape(drawn[p.name]), _shape(str(p.distribution), p.log, p.choices)
+        if old != new:
+            raise AdvisorError(
+                f"search_space.{p.name}: {new} does not fit study {study.study_name!r}, whose "
+                f"trials drew it as {old}; a study keeps each parameter's type, log scale and "
+                "choices: restore them, or give this search space a new 'study' name")
+
+
 def load_entrypoint(spec: SweepSpec) -> Objective:
     """Import ``pkg.mod:func`` with the sweep.yaml folder first on ``sys.path``.
 

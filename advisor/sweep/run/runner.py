@@ -42,7 +42,12 @@ from advisor.sweep.run.database import (
     with_db_retry,
 )
 from advisor.sweep.run.heartbeat import charge_stale_trial, fail_stale_trials
-from advisor.sweep.run.objective import Objective, charged_objective, load_entrypoint
+from advisor.sweep.run.objective import (
+    Objective,
+    charged_objective,
+    check_search_space,
+    load_entrypoint,
+)
 from advisor.sweep.spec.outcomes import StopKind, StopReason, render_stop_reason
 from advisor.sweep.spec.sampling import make_pruner, make_sampler
 from advisor.sweep.spec.sweep_spec import Direction, SamplerKind, SweepSpec
@@ -90,6 +95,7 @@ def open_study(spec: SweepSpec, *, storage_url: str | None = None,
     if study.direction.name.lower() != str(spec.direction):
         raise AdvisorError(f"direction: study {spec.study!r} already exists with direction "
                            f"{study.direction.name.lower()}; use a new study name")
+    check_search_space(study, spec.search_space)  # before the new space is recorded
     write_settings(study, StudySettings(
         search_space=spec.search_space, cleanup=spec.cleanup, heartbeat_s=spec.heartbeat_s,
         share=spec.trials_per_instance, price_usd_per_hour=price_usd_per_hour,

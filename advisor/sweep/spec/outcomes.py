@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Self
 
 from advisor.errors import AdvisorError
+from advisor.formatting import fmt_money
 from pricing.records import Record
 
 __all__ = ["StopKind", "StopReason", "TrialStatus", "render_stop_reason"]
@@ -61,9 +62,9 @@ class StopKind(enum.Enum):
 
     MAX_TRIALS = ("max_trials", "max_trials reached ({trials} of {max_trials})", False)
     MAX_HOURS = ("max_hours", "max_hours reached ({max_hours:g} h)", False)
-    DOLLAR_CAP = ("dollar_cap", "dollar cap: ${spent_usd:.4f} spent + ${running_usd:.4f} "
-                  "running + ${next_usd:.4f} for one more trial (worst cases) would pass "
-                  "max_usd ${max_usd:g}", False)
+    DOLLAR_CAP = ("dollar_cap", "dollar cap: {spent_usd} spent + {running_usd} running + "
+                  "{next_usd} for one more trial (worst cases) would pass max_usd {max_usd}",
+                  False)
     GRID_EXHAUSTED = ("grid_exhausted", "grid exhausted ({trials} points)", False)
     FAILURES_IN_A_ROW = ("failures_in_a_row", "{trials} trials failed in a row; last error: "
                          "{last_error}; fix the objective, then run the sweep again to resume "
@@ -132,6 +133,8 @@ class StopReason(Record):
 
 
 def render_stop_reason(reason: StopReason) -> str:
-    """The reason as one sentence, its figures filled in."""
-    figures = {f.name: getattr(reason, f.name) for f in fields(reason)[1:]}
+    """The reason as one sentence, its figures filled in (dollars as every output writes
+    them: ``advisor.formatting.fmt_money``)."""
+    figures = {f.name: fmt_money(getattr(reason, f.name)) if f.name.endswith("_usd")
+               else getattr(reason, f.name) for f in fields(reason)[1:]}
     return reason.kind.template.format(**figures)

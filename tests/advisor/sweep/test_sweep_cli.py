@@ -116,7 +116,7 @@ def test_bad_workers_fail_before_any_output(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, entrypoint="objectives:plain", budget={"max_trials": 7})
     code, out, err = _invoke("sweep", str(path), "--workers", "0")
     assert (code, out) == (2, "")
-    assert err == "error: --workers: must be 1 or more, got 0\n"
+    assert err == "error: --workers: must be a whole number greater than 0 and at most 1e+18, got '0'\n"
 
 
 def test_progress_goes_to_stderr_and_the_table_to_stdout(tmp_path: Path) -> None:

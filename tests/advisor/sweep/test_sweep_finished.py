@@ -44,7 +44,19 @@ def test_a_study_at_max_trials_is_finished(tmp_path: Path) -> None:
     assert done is not None
     assert done.summary().startswith(
         "sweep t is already finished (max_trials reached (2 of 2)): 2 trials, 0 pruned, "
-        "0 failed, $0.0000 spent, best ")
+        "0 failed, $0.00 spent, best ")
+
+
+def test_the_summary_writes_dollars_as_sweep_status_does(tmp_path: Path) -> None:
+    # it read '$0.0004 spent' where 'advisor sweep status' wrote '$0.00044' for the same trials
+    from advisor.formatting import fmt_money
+    from advisor.sweep import load_status
+
+    spec = load_sweep_spec(_ran(tmp_path, budget={"max_trials": 2}, price_usd_per_hour=3.6))
+    done = finished_sweep(spec, _url(tmp_path))
+    spent = load_status("t", storage_url=_url(tmp_path)).spent_usd
+    assert done is not None and spent > 0
+    assert f", {fmt_money(spent)} spent, " in done.summary()
 
 
 def test_a_study_at_its_dollar_cap_is_finished_with_the_gate_reason(tmp_path: Path) -> None:

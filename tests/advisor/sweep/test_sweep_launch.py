@@ -232,3 +232,18 @@ def test_an_instance_that_powered_itself_off_ends_at_ec2s_transition_time(
                                               abs=1.0)
     assert "--worker-id sweep-" in base64.b64decode(aws.describe_instance_attribute(
         InstanceId=gone["InstanceId"], Attribute="userData")["UserData"]["Value"]).decode()
+
+
+@pytest.mark.usefixtures("no_aws_credentials")
+def test_launch_without_aws_credentials_stops_before_the_study(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # it went on to create the study and launch, each worker's launch failing on
+    # NoCredentialsError; the URL's host is never reached here (the tests refuse the network)
+    monkeypatch.setenv("ADVISOR_AWS_BUCKET", BUCKET)
+    path = write_sweep(tmp_path, study="no-creds", storage="postgresql://u@db.example/sweeps",
+                       instance=OFFER, artifacts="s3://bucket/sweeps", budget={"max_trials": 4})
+    with pytest.raises(AdvisorError) as info:
+        run_sweep(path, workers=2, launch=True)
+    assert str(info.value).startswith(
+        "--launch: sweep workers on aws need AWS credentials and none were found: set "
+        "AWS_ACCESS_KEY_ID")

@@ -136,11 +136,21 @@ def test_every_stop_reason_renders_without_placeholders_and_round_trips(kind: St
 
 def test_stop_reasons_read_as_before() -> None:
     assert render_stop_reason(SAMPLES[StopKind.DOLLAR_CAP]) == (
-        "dollar cap: $9.0000 spent + $0.5000 running + $1.0000 for one more trial (worst cases) "
-        "would pass max_usd $10")
+        "dollar cap: $9.00 spent + $0.50 running + $1.00 for one more trial (worst cases) "
+        "would pass max_usd $10.00")
     assert render_stop_reason(SAMPLES[StopKind.FAILURES_IN_A_ROW]).startswith(
         "3 trials failed in a row; last error: RuntimeError: boom; fix the objective")
     assert [k for k in StopKind if k.failure] == [StopKind.FAILURES_IN_A_ROW]
+
+
+def test_a_cheap_sweeps_dollar_cap_writes_dollars_as_its_status_table() -> None:
+    # a CPU sweep's cap read '$0.0000 spent + $0.0000 running + $0.0003 for one more trial'
+    # under a table of '$0.000433'
+    reason = StopReason(StopKind.DOLLAR_CAP, spent_usd=0.000433, running_usd=0.0,
+                        next_usd=0.000331, max_usd=0.0001)
+    assert render_stop_reason(reason) == (
+        "dollar cap: $0.000433 spent + $0.00 running + $0.000331 for one more trial (worst "
+        "cases) would pass max_usd $0.0001")
 
 
 def test_each_stored_name_is_written_in_one_module() -> None:
