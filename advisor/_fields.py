@@ -1,6 +1,8 @@
 """Small validators for user YAML files: each names the field path and the fix.
 
-Used by the workload spec and the sweep spec so both speak the same error style.
+Used by the workload spec and the sweep spec so both speak the same error style; they read
+the file with ``advisor._yaml.load_yaml_mapping``. This module imports no YAML parser, so the
+commands' options (``MAX_NUMBER``) and ``shown`` cost nothing to import.
 """
 
 from __future__ import annotations
@@ -9,11 +11,11 @@ import difflib
 import enum
 import math
 import re
+import reprlib
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from advisor._yaml import decode_utf8, load_yaml_mapping, shown
 from advisor.errors import SpecError
 
 __all__ = [
@@ -22,7 +24,6 @@ __all__ = [
     "MAX_STRING_CHARS",
     "Fields",
     "decode_utf8",
-    "load_yaml_mapping",
     "shown",
 ]
 
@@ -32,6 +33,40 @@ MAX_NUMBER = 1e18  # default bound of every number: no product of two overflows 
 MAX_STRING_CHARS = 1000  # any string field (paths, URLs)
 MAX_NAME_CHARS = 200  # names: the workload, the study, clouds, regions, accelerators
 _MAX_KEY_CHARS = 60
+_SHOWN_CHARS = 60
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+_repr = reprlib.Repr()
+_repr.maxlevel, _repr.maxlist, _repr.maxtuple, _repr.maxdict = 2, 4, 4, 4
+_repr.maxstring, _repr.maxother, _repr.maxlong = _SHOWN_CHARS, _SHOWN_CHARS, 40
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for an error message: escaped (no terminal escapes or newlines),
+    nested containers elided and the result cut to about 60 characters."""
+    text = _repr.repr(value)
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS - 3]}..."
+
+
+def decode_utf8(data: bytes) -> str:
+    """The text of a user file: UTF-8, a leading byte-order mark (Excel's "CSV UTF-8") dropped.
+
+    Raises ValueError with one line saying where the text is not UTF-8 and how to fix it.
+    """
+    fix = "save the file as UTF-8"
+    if data.startswith(_UTF16_BOMS):
+        raise ValueError(f"is UTF-16 text, not UTF-8; {fix}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"not UTF-8 at line {line} (byte 0x{data[exc.start]:02x}); "
+                         f"{fix}") from exc
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise ValueError(f"has a NUL character at line {line} (UTF-16 text?); {fix}")
+    return text
+
 
 # A decimal number as YAML 1.2 writes it; PyYAML (YAML 1.1) reads 1e-4 and 2.45e10 as strings.
 _NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")

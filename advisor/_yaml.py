@@ -12,13 +12,13 @@ What a hostile or mistaken file cannot do here, each refused with one SpecError 
   an alias inside its own anchor (a cycle) is refused too;
 - repeat a key in one mapping (YAML would silently keep the last one).
 
-``shown`` prints a user value safely in an error message: bounded, escaped, one line.
+``shown`` (from ``advisor._fields``, which imports no YAML parser) prints a user value safely
+in an error message: bounded, escaped, one line.
 """
 
 from __future__ import annotations
 
 import os
-import reprlib
 import stat
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from advisor._fields import decode_utf8, shown
 from advisor.errors import SpecError
 
 __all__ = [
@@ -40,39 +41,6 @@ __all__ = [
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_VALUES = 100_000
-_SHOWN_CHARS = 60
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
-_repr = reprlib.Repr()
-_repr.maxlevel, _repr.maxlist, _repr.maxtuple, _repr.maxdict = 2, 4, 4, 4
-_repr.maxstring, _repr.maxother, _repr.maxlong = _SHOWN_CHARS, _SHOWN_CHARS, 40
-
-
-def shown(value: object) -> str:
-    """``repr(value)`` for an error message: escaped (no terminal escapes or newlines),
-    nested containers elided and the result cut to about 60 characters."""
-    text = _repr.repr(value)
-    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS - 3]}..."
-
-
-def decode_utf8(data: bytes) -> str:
-    """The text of a user file: UTF-8, a leading byte-order mark (Excel's "CSV UTF-8") dropped.
-
-    Raises ValueError with one line saying where the text is not UTF-8 and how to fix it.
-    """
-    fix = "save the file as UTF-8"
-    if data.startswith(_UTF16_BOMS):
-        raise ValueError(f"is UTF-16 text, not UTF-8; {fix}")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ValueError(f"not UTF-8 at line {line} (byte 0x{data[exc.start]:02x}); "
-                         f"{fix}") from exc
-    if "\0" in text:
-        line = text.count("\n", 0, text.index("\0")) + 1
-        raise ValueError(f"has a NUL character at line {line} (UTF-16 text?); {fix}")
-    return text
 
 
 class _Limit(Exception):

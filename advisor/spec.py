@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from advisor._fields import MAX_NAME_CHARS, Fields, load_yaml_mapping, shown
+from advisor._fields import MAX_NAME_CHARS, Fields, shown
+from advisor._yaml import load_yaml_mapping
 from pricing import Cloud
 from probes import BUILTIN_MODELS, ENTRYPOINT_PATTERN, ModelOptionError, Precision, check_builtin_options
 

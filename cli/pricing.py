@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -12,7 +13,10 @@ from advisor.storage import data_dir
 from cli.errors import handle_errors
 from cli.options import json_option
 from cli.render import console, echo_json, fmt_usd, printable
-from pricing import Catalog, Cloud, InstanceOffer, Market
+from pricing import Cloud, Market
+
+if TYPE_CHECKING:  # the catalog (numpy) is imported when a command reads it, not for --help
+    from pricing import Catalog, InstanceOffer
 
 __all__ = ["pricing"]
 

@@ -8,6 +8,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.cells import cell_len
@@ -16,18 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from advisor.ranking import (
-    CostEstimate,
-    OfferGroup,
-    RankBy,
-    Recommendation,
-    SpotRiskBasis,
-    TunedPolicy,
-    describe_opportunity,
-    group_regions,
-    headline,
-    recommendation_to_dict,
-)
+from advisor.ranking import RankBy, TunedPolicy
 from cli.errors import handle_errors
 from cli.options import PositiveNumber, check_report_outputs, json_option, spec_file_argument
 from cli.render import (
@@ -40,6 +30,9 @@ from cli.render import (
     printable,
     status,
 )
+
+if TYPE_CHECKING:  # the ranking is imported when a command ranks, not for --help
+    from advisor.ranking import CostEstimate, OfferGroup, Recommendation
 
 __all__ = ["rank_for_file", "ranking_table", "recommend"]
 
@@ -69,6 +62,8 @@ _OPTIONAL = {RankBy.CONSERVATIVE: ("samples/s", "samples/$"),
 def _market(est: CostEstimate) -> str:
     """``on-demand``, or ``spot`` with its monthly interruption band (``?`` when none is
     published and the top band is assumed)."""
+    from advisor.ranking import SpotRiskBasis
+
     spot = est.spot
     if spot is None:
         return str(est.offer.market)
@@ -78,6 +73,8 @@ def _market(est: CostEstimate) -> str:
 def _cells(rec: Recommendation, top: int, *, all_regions: bool) -> list[dict[str, str]]:
     """Table cells of the first ``top`` rows: one per offer, or one per choice (cloud,
     instance type, market) in its best region with '+N' (more regions) beside it."""
+    from advisor.ranking import group_regions
+
     if all_regions:
         shown = [(i, est, 0) for i, est in enumerate(rec.ranked[:top], start=1)]
     else:
@@ -192,6 +189,8 @@ def ranking_table(rec: Recommendation, top: int, *, width: int,
 def _legend(rec: Recommendation, shown: Sequence[OfferGroup] | None, top: int) -> list[str]:
     """What the table's '#' and 'spot' cells mean, when the shown rows need it: '#' skips
     numbers where rows fold regions (``shown``: the groups shown; None: every row shown)."""
+    from advisor.ranking import SpotRiskBasis
+
     lines = []
     if shown and any(g.rank != i for i, g in enumerate(shown, start=1)):
         lines.append("# = the offer's place among all ranked offers; the numbers skipped are "
@@ -220,6 +219,8 @@ def _hanging(out: Console, text: str, *, lead: str = "", hang: int = 4, lead_sty
 
 
 def _render(rec: Recommendation, top: int, *, all_regions: bool = False) -> None:
+    from advisor.ranking import describe_opportunity, group_regions, headline
+
     out = console()
     _hanging(out, headline(rec), hang=6, text_style="bold")
     table, dropped = ranking_table(rec, top, width=out.width, all_regions=all_regions)
@@ -369,6 +370,8 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
 
         suggestions = plan_probes(rec, suggest_probes)
     if as_json:
+        from advisor.ranking import recommendation_to_dict
+
         data = recommendation_to_dict(rec, stream=True)
         if suggest_probes:
             data["suggested_probes"] = [asdict(s) for s in suggestions]

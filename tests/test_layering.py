@@ -239,3 +239,25 @@ def test_importing_the_probes_face_loads_no_torch_or_cloud_sdk() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=ROOT)
     assert done.stdout.strip() == ""
+
+
+def test_the_pricing_face_exports_what_it_names() -> None:
+    import importlib
+
+    face = importlib.import_module("pricing")
+    missing = [name for name in face.__all__ if getattr(face, name, None) is None]
+    assert missing == []
+    assert sorted(face.__all__) == sorted(set(face.__all__))
+
+
+def test_importing_the_pricing_face_loads_no_numpy_or_catalog_code() -> None:
+    """Every command imports ``pricing`` (its errors are user errors); only a command that
+    reads offers pays for numpy and the catalog code."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pricing\nheavy = [m for m in ('numpy', 'pricing.catalog', "
+            "'pricing.offer_table', 'pricing.spot') if m in sys.modules]\nprint(','.join(heavy))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=ROOT)
+    assert done.stdout.strip() == ""

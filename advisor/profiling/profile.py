@@ -14,7 +14,7 @@ import json
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.errors import AdvisorError
 from advisor.profiling._spec_files import (
@@ -23,15 +23,17 @@ from advisor.profiling._spec_files import (
     recipe_for,
     shipped_profile_file,
 )
-from advisor.profiling._torch_counting import StepCount, count_step, parameters
 from advisor.profiling.fake_step import STEP_ERRORS, fake_build, fake_grouped_mm
-from advisor.profiling.memory_trace import TracedMemory
 from advisor.profiling.op_names import store_op_names
 from advisor.profiling.op_profile import cached_op_mix, store_op_mix
-from advisor.profiling.step_trace import StepTrace, trace_training_step
 from advisor.spec import Precision, WorkloadSpec
 from pricing.files import write_cache
 from probes import ProbeError, WorkloadRecipe, build_workload, first_line
+
+if TYPE_CHECKING:  # the measuring modules are imported when a profile is measured, with torch
+    from advisor.profiling._torch_counting import StepCount
+    from advisor.profiling.memory_trace import TracedMemory
+    from advisor.profiling.step_trace import StepTrace
 
 __all__ = ["MemoryBasis", "WorkloadProfile", "measure_workload", "needs_measuring",
            "profile_json", "profile_workload"]
@@ -189,6 +191,8 @@ def _measure_spec(spec: WorkloadSpec, *,
     if memory_batches is None and not trace_ops:
         return _measure(recipe_for(spec, samples_per_device=2), spec.precision,
                         name=spec.name), None
+    from advisor.profiling.step_trace import trace_training_step
+
     traced = trace_training_step(recipe_for(spec, samples_per_device=spec.batch_size),
                                  spec.precision, memory_batches=memory_batches,
                                  op_mix=trace_ops, count_batch=_PROFILE_BATCHES[1],
@@ -348,6 +352,8 @@ _PROFILE_BATCHES = (2, 4)
 
 def _measure_on(mode: str, recipe: WorkloadRecipe, precision: Precision) -> WorkloadProfile:
     import torch
+
+    from advisor.profiling._torch_counting import count_step, parameters
 
     autocast_dtype = {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
     counts: dict[int, StepCount] = {}

@@ -1,7 +1,8 @@
 """Ranking and recommendation: offers filtered by the constraints and memory fit, costed
 (``offers``), ordered, explained (``decision``, ``rejections``, ``spot_risk``), with the
 probes worth running next (``planner``, ``probe_plan``); ``service`` runs the whole flow from
-a model.yaml and ``serialize`` turns it into ``--json`` rows.
+a model.yaml and ``serialize`` turns it into ``--json`` rows; ``policy`` holds the two enums
+a caller asks for a ranking with (``RankBy``, ``TunedPolicy``).
 
 The names below are imported on first use (``import advisor.ranking`` never imports torch or
 scikit-learn).
@@ -24,9 +25,10 @@ if TYPE_CHECKING:
         headline,
         headline_note,
     )
-    from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
-    from advisor.ranking.offers import CostEstimate, Opportunity, RankBy, Recommendation
+    from advisor.ranking.evidence import ProbeEvidence, evidence_from_probes
+    from advisor.ranking.offers import CostEstimate, Opportunity, Recommendation
     from advisor.ranking.planner import Candidate, plan, plan_probes
+    from advisor.ranking.policy import RankBy, TunedPolicy
     from advisor.ranking.portability import Portability, portability_of
     from advisor.ranking.probe_plan import (
         ProbeOptions,
@@ -95,12 +97,12 @@ _HOME = {
     "Portability": "portability",
     "ProbeEvidence": "evidence",
     "ProbeOptions": "probe_plan",
-    "RankBy": "offers",
+    "RankBy": "policy",
     "Recommendation": "offers",
     "Rejection": "rejections",
     "RejectionKind": "rejections",
     "SpotRiskBasis": "spot_risk",
-    "TunedPolicy": "evidence",
+    "TunedPolicy": "policy",
     "could_be_better": "decision",
     "current_catalog": "service",
     "describe_opportunity": "decision",

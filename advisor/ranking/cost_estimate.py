@@ -3,10 +3,10 @@ and which of its figures orders a ranking."""
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.ranking.policy import RankBy
 from advisor.ranking.spot_risk import SpotOverhead
 from advisor.throughput import ThroughputEstimate
 from pricing import InstanceOffer, Market
@@ -17,20 +17,6 @@ __all__ = ["CONSERVATIVE_QUANTILE", "CostEstimate", "RankBy", "samples_per_dolla
 
 # The throughput model's intervals cover 90%: their low end is the 5% quantile.
 CONSERVATIVE_QUANTILE = 0.05
-
-
-class RankBy(enum.StrEnum):
-    """Which figure of samples per dollar orders the ranking."""
-
-    CONSERVATIVE = "conservative"  # the low end of the interval: evidence first
-    ESTIMATE = "estimate"  # the point estimate: the best guess, however weak its basis
-
-    @property
-    def order_text(self) -> str:
-        """What orders the ranking, as the terminal's title and the HTML's subtitle say it
-        ("best samples per dollar first, by ...")."""
-        return ("the low end of its range" if self is RankBy.CONSERVATIVE
-                else "its point estimate")
 
 
 def samples_per_dollar_at(samples_per_second: Any, price_usd_per_hour: Any,

@@ -16,12 +16,12 @@ precision and batch; ``ANY``: numerics-changing ones too, when the tune allowed 
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.ranking.offers import MeasuredMemory
+from advisor.ranking.policy import TunedPolicy
 from advisor.throughput import Basis, Measurement
 from pricing import Catalog
 from probes import (
@@ -35,15 +35,6 @@ from probes import (
 )
 
 __all__ = ["ProbeEvidence", "TunedPolicy", "evidence_from_probes"]
-
-
-class TunedPolicy(enum.StrEnum):
-    """Whether a tuned configuration's throughput replaces the probe's own: never, only one
-    with the spec's numerics (precision and batch unchanged), or any the tune measured."""
-
-    OFF = "off"
-    SAME_NUMERICS = "same_numerics"
-    ANY = "any"
 
 
 @dataclass(frozen=True)

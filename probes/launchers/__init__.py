@@ -1,23 +1,28 @@
 """Launchers by name: ``local``, ``aws``, ``gcp``, ``gcp-tpu`` and ``fake``.
 
-Each module is imported only when its launcher is asked for, so cloud SDKs stay unloaded.
+Each module is imported only when its launcher is asked for, so cloud SDKs stay unloaded; the
+launcher contract (``base``) only when one of its names is first read, so that importing a
+module here that does not need it (``cost_check``'s dollar formats) stays cheap.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from probes._lazy import lazy_exports
 from probes.errors import ProbeError
-from probes.launchers.base import (
-    TAG_EXPIRES,
-    TAG_MANAGED,
-    TAG_PROBE_ID,
-    Launcher,
-    LaunchFailed,
-    LaunchHandle,
-    probe_tags,
-)
+
+if TYPE_CHECKING:
+    from probes.launchers.base import (
+        TAG_EXPIRES,
+        TAG_MANAGED,
+        TAG_PROBE_ID,
+        Launcher,
+        LaunchFailed,
+        LaunchHandle,
+        probe_tags,
+    )
 
 __all__ = [
     "LAUNCHERS",
@@ -44,6 +49,8 @@ LAUNCHERS: dict[str, tuple[str, str]] = {
 
 def launcher_class(name: str) -> type[Launcher]:
     """The launcher class registered as ``name``; ProbeError lists the known names."""
+    from probes.launchers.base import Launcher
+
     if name not in LAUNCHERS:
         raise ProbeError(f"unknown launcher {name!r}; known are {', '.join(sorted(LAUNCHERS))}")
     module_name, class_name = LAUNCHERS[name]
@@ -55,3 +62,8 @@ def launcher_class(name: str) -> type[Launcher]:
 def make_launcher(name: str, **options: Any) -> Launcher:
     """An instance of the launcher ``name`` built with ``options``."""
     return launcher_class(name)(**options)
+
+
+_HOME = {name: "base" for name in ("TAG_EXPIRES", "TAG_MANAGED", "TAG_PROBE_ID", "LaunchFailed",
+                                   "LaunchHandle", "Launcher", "probe_tags")}
+__getattr__, __dir__ = lazy_exports(__name__, _HOME, globals(), __all__)

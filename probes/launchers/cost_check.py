@@ -8,9 +8,12 @@ figures compared, written so that they never read the same (``fmt_usd_pair``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from probes.errors import ProbeError
-from probes.launchers.quote import ProbeQuote
+
+if TYPE_CHECKING:
+    from probes.launchers.quote import ProbeQuote
 
 __all__ = ["OverProbeBudget", "check_cost", "fmt_usd_pair", "fmt_usd_small"]
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from advisor._fields import Fields, decode_utf8, load_yaml_mapping
+from advisor._fields import Fields, decode_utf8
+from advisor._yaml import load_yaml_mapping
 from advisor.errors import SpecError
 from advisor.sweep.spec import parse_sweep_spec
 

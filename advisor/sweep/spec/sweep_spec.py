@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from advisor._fields import MAX_NAME_CHARS, Fields, load_yaml_mapping, shown
+from advisor._fields import MAX_NAME_CHARS, Fields, shown
+from advisor._yaml import load_yaml_mapping
 from advisor.sweep.spec.search_space import (
     MAX_COUNT,
     Distribution,

@@ -1,0 +1,54 @@
+"""What a command's ``--help`` imports: the command's options and text only, never the
+catalog (numpy), the ranking, a YAML parser, a database or torch (issue 30: imports that the
+answer does not need are not paid). Each call runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from cli.main import advisor
+
+ROOT = Path(__file__).resolve().parents[2]
+# modules no --help needs (a package counts with everything under it)
+HEAVY = ("numpy", "yaml", "sqlalchemy", "optuna", "torch", "pandas", "boto3", "pricing.catalog",
+         "advisor.ranking.offers", "advisor.profiling.profile", "advisor.throughput.estimate")
+
+
+def _help_calls() -> list[list[str]]:
+    calls = [["--help"]]
+    ctx = click.Context(advisor)
+    for name in advisor.list_commands(ctx):
+        command = advisor.get_command(ctx, name)
+        calls.append([name, "--help"])
+        if isinstance(command, click.Group):
+            calls += [[name, sub, "--help"] for sub in command.list_commands(ctx)]
+    return calls
+
+
+def _imported_heavy(args: list[str]) -> list[str]:
+    code = ("import json, sys\nfrom cli.main import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit:\n    pass\n"
+            f"heavy = {HEAVY!r}\n"
+            "print(json.dumps(sorted({h for h in heavy for m in sys.modules "
+            "if m == h or m.startswith(h + '.')})))")
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=True, cwd=ROOT)
+    found: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+@pytest.mark.parametrize("args", _help_calls(), ids=" ".join)
+def test_help_imports_nothing_heavy(args: list[str]) -> None:
+    assert _imported_heavy(args) == []
+
+
+def test_the_check_sees_a_heavy_import() -> None:
+    """A command that ranks imports the catalog and numpy: the check above would see them."""
+    found = _imported_heavy(["pricing", "list", "--accelerator", "H100-SXM", "--json"])
+    assert {"numpy", "pricing.catalog"} <= set(found)
