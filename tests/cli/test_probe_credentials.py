@@ -95,7 +95,9 @@ def test_probes_gc_with_credentials_asks_each_region_once() -> None:
 
     with mock_aws():
         ec2 = boto3.client("ec2", region_name="us-east-1")
-        image = ec2.describe_images()["Images"][0]["ImageId"]
+        # an image of its own: moto's default ones are off when another test in the worker
+        # set MOTO_EC2_LOAD_DEFAULT_AMIS=false before this one
+        image = ec2.register_image(Name="gc-test", RootDeviceName="/dev/sda1")["ImageId"]
         ec2.run_instances(ImageId=image, MinCount=1, MaxCount=1, TagSpecifications=[{
             "ResourceType": "instance", "Tags": [{"Key": "advisor-probe-id", "Value": "p1"},
                                                  {"Key": "advisor-expires-at", "Value": "1"}]}])
