@@ -14,7 +14,13 @@ from advisor.errors import AdvisorError
 from advisor.profiling import recipe_for
 from advisor.ranking.offers import per_device_batch
 from advisor.spec import WorkloadSpec
-from pricing import InstanceOffer, OfferKeyError, parse_offer_key, shipped_catalog
+from pricing import (
+    InstanceOffer,
+    OfferKeyError,
+    find_catalog_offer,
+    parse_offer_key,
+    shipped_catalog,
+)
 from probes import (
     LOCAL_OFFER_KEY,
     ProbeQuote,
@@ -98,10 +104,8 @@ def probe_target(text: str) -> ProbeTarget:
     ref = parse_offer_key(text)
     if ref.cloud is None:
         return ProbeTarget(LOCAL_OFFER_KEY, "local", 0.0, None, 1)
-    offer = _catalog_offer(ref.key)
-    if offer is None:
-        raise AdvisorError(f"offer {ref.key!r} is not in the price catalog; see "
-                           f"'advisor pricing list --cloud {ref.cloud}' for keys")
+    # the cheapest of its per-zone rows, or an error naming the nearest keys
+    offer = find_catalog_offer(ref, shipped_catalog().offers, field="--on")
     launcher = launcher_for_offer(ref.key)
     if launcher is None:
         raise AdvisorError(f"offer {ref.key!r}: probes run on aws or gcp, not {ref.cloud}")

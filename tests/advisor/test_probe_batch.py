@@ -7,6 +7,7 @@ import pytest
 from advisor.errors import AdvisorError
 from advisor.ranking.probe_plan import ProbeOptions, prepare_probes, probe_target
 from advisor.spec import parse_workload_spec
+from pricing import OfferKeyError
 from probes.launchers import launcher_class
 from probes.launchers.cost_check import OverProbeBudget
 
@@ -34,7 +35,8 @@ def test_cap_refuses_with_amounts_told_apart() -> None:
 
 
 def test_unknown_offers_and_clouds_without_a_launcher_are_named() -> None:
-    with pytest.raises(AdvisorError, match="not in the price catalog"):
+    with pytest.raises(OfferKeyError, match="--on: no offer 'aws:p9.huge:us-east-1:on-demand' "
+                                            "in the price catalog"):
         probe_target("aws:p9.huge:us-east-1")
     with pytest.raises(AdvisorError, match="probes run on aws or gcp, not azure"):
         probe_target("azure:Standard_NC24ads_A100_v4:eastus")

@@ -279,7 +279,10 @@ def test_usd_pair_tells_the_amounts_apart(estimate: float, cap: float,
 
 @pytest.mark.parametrize(("offer", "message"), [
     ("aws:g5.xlarge", "cloud:instance_type:region"),            # malformed key
-    ("aws:x9.huge:us-east-1", "not in the price catalog"),       # unknown offer
+    ("aws:x9.huge:us-east-1", "no offer 'aws:x9.huge:us-east-1:on-demand' in the price catalog"),
+    # a typo is answered with the keys it was meant to be
+    ("aws:g5.xlarg:us-east-1", "did you mean aws:g5.xlarge:us-east-1:on-demand"),
+    ("aws:g5.xlarge:us-east-7", "did you mean aws:g5.xlarge:us-east-1:on-demand"),
 ])
 def test_bad_offers_are_one_line_errors(tmp_path: Path, offer: str, message: str) -> None:
     code, _, err = _run("probe", str(_tiny_yaml(tmp_path)), "--on", offer)
