@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from cli.errors import handle_errors
-from cli.options import PositiveNumber, json_option, spec_file_argument
+from cli.options import OneOf, PositiveNumber, json_option, spec_file_argument
 from cli.render import console, echo_json
 
 __all__ = ["model"]
@@ -31,14 +31,14 @@ def model() -> None:
 @click.option("--repeats", "-r", type=PositiveNumber(integer=True), default=10, show_default=True,
               help="Seeded probe sets drawn per (workload, target accelerator).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option("--reference", type=click.Choice(["shipped", "none"]), default="shipped",
+@click.option("--reference", type=OneOf(["shipped", "none"]), default="shipped",
               show_default=True,
               help="Add the shipped reference measurements to the other workloads of the file.")
 @click.option("--unseen-target", is_flag=True,
               help="Remove every row of the target accelerator from the reference first "
                    "(as if it were brand new).")
 @click.option("--model", "model_name",
-              type=click.Choice(["transfer", "median-ratio", "nearest-ratio"]),
+              type=OneOf(["transfer", "median-ratio", "nearest-ratio"]),
               default="transfer", show_default=True,
               help="The throughput model, or a simple baseline: the median reference ratio, "
                    "or the ratios of the nearest reference workload over the probes.")

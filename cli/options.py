@@ -14,7 +14,7 @@ import click
 from advisor._fields import MAX_NUMBER
 from cli.errors import BadInput
 
-__all__ = ["PositiveNumber", "SpecFile", "check_report_outputs", "json_flag", "json_option",
+__all__ = ["OneOf", "PositiveNumber", "SpecFile", "check_report_outputs", "json_flag", "json_option",
            "spec_file_argument", "storage_option"]
 
 _Decorator = Callable[[Any], Any]
@@ -121,6 +121,20 @@ class PositiveNumber(_ParamType):
             shown = str(value) if len(str(value)) <= 40 else str(value)[:40] + "..."
             raise BadInput(f"{_option_name(param)}: must be {self._wanted()}, got {shown!r}")
         return int(number) if self.integer else float(number)
+
+
+class OneOf(click.Choice):  # type: ignore[type-arg]
+    """``click.Choice`` refusing in one line, as every option does:
+    ``error: --cloud: must be one of aws, gcp, azure, got 'xyz'`` and exit code 2 (click's own
+    refusal is four lines: the usage, a pointer to --help, a blank, the error)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            raise BadInput(f"{_option_name(param)}: must be one of "
+                           f"{', '.join(map(str, self.choices))}, got {value!r}") from None
 
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])

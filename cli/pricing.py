@@ -11,7 +11,7 @@ from rich.text import Text
 
 from advisor.storage import data_dir
 from cli.errors import handle_errors
-from cli.options import json_option
+from cli.options import OneOf, json_option
 from cli.render import console, echo_json, fmt_usd, printable
 from pricing import Cloud, Market
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the catalog (numpy) is imported when a command reads it, no
 
 __all__ = ["pricing"]
 
-_CLOUDS = click.Choice([c.value for c in Cloud])
+_CLOUDS = OneOf([c.value for c in Cloud])
 
 
 

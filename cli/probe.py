@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from advisor.storage import data_dir, default_storage_url
 from cli._tune_table import print_tuning, tune_options
-from cli.errors import handle_errors
+from cli.errors import BadInput, handle_errors
 from cli.options import PositiveNumber, json_option, spec_file_argument
 from cli.probe_table import op_class_line, print_warnings, probe_table
 from cli.render import console, echo_json, fmt_number, printable
@@ -149,7 +149,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
     from advisor.spec import load_workload_spec
 
     if allow_numerics and not tune:
-        raise click.UsageError("--allow-numerics applies to --tune; add --tune")
+        raise BadInput("--allow-numerics applies to --tune; add --tune")
     time_box_s = time_box_s or (_TUNE_TIME_BOX_S if tune else _DEFAULT_TIME_BOX_S)
     spec = load_workload_spec(model_yaml)
     cap = max_usd if max_usd is not None else spec.probes_max_usd
@@ -162,7 +162,7 @@ def probe(model_yaml: str, offers: tuple[str, ...], max_usd: float | None,
                            "estimated_usd": 0.0, "spent_usd": 0.0, "probes": []})
             return
     if not offers:
-        raise click.UsageError("give --on OFFER (repeatable) or --plan N")
+        raise BadInput("give --on OFFER (repeatable) or --plan N")
     targets = [probe_target(text) for text in dict.fromkeys(offers)]
     batch = prepare_probes(spec, targets, ProbeOptions(
         time_box_s=time_box_s, find_batch=find_batch, input_check=not no_input_check,

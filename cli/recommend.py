@@ -19,7 +19,13 @@ from rich.text import Text
 
 from advisor.ranking import RankBy, TunedPolicy
 from cli.errors import handle_errors
-from cli.options import PositiveNumber, check_report_outputs, json_option, spec_file_argument
+from cli.options import (
+    OneOf,
+    PositiveNumber,
+    check_report_outputs,
+    json_option,
+    spec_file_argument,
+)
 from cli.render import (
     console,
     echo_json,
@@ -282,12 +288,12 @@ _RANKING_OPTIONS = (
     click.option("--include-flagged", is_flag=True,
                  help="Rank offers whose price a consistency check doubts (left out by "
                       "default)."),
-    click.option("--rank-by", type=click.Choice([str(r) for r in RankBy]),
+    click.option("--rank-by", type=OneOf([str(r) for r in RankBy]),
                  default=str(RankBy.CONSERVATIVE), show_default=True,
                  help="Order by the low end of each offer's samples-per-dollar range "
                       "(conservative: a guess ranks above evidence only when even its "
                       "pessimistic end is better) or by the point estimate."),
-    click.option("--tuned", type=click.Choice([str(t) for t in TunedPolicy]),
+    click.option("--tuned", type=OneOf([str(t) for t in TunedPolicy]),
                  default=str(TunedPolicy.OFF), show_default=True,
                  help="Use the best configuration 'advisor probe --tune' measured as a probe's "
                       "throughput (basis 'tuned'): same_numerics only when precision and batch "

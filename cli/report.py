@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from cli.errors import handle_errors
-from cli.options import PositiveNumber, spec_file_argument
+from cli.options import OneOf, PositiveNumber, spec_file_argument
 from cli.recommend import ranking_options
 from reports.output import ReportFiles
 
@@ -61,7 +61,7 @@ def report() -> None:
               help="Offer to measure savings against: cloud:instance_type[:region[:market]], "
                    "on-demand unless a market is named (default: the cheapest on-demand 8x "
                    "A100 offer).")
-@click.option("--compare-market", type=click.Choice(["same", "any"]), default="same",
+@click.option("--compare-market", type=OneOf(["same", "any"]), default="same",
               show_default=True,
               help="Markets the saving compares: 'same' prices a spot side at the same "
                    "instance's on-demand price when the other side is on demand (the spot "

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from cli.errors import handle_errors
+from cli.errors import BadInput, handle_errors
 from cli.options import (
     PositiveNumber,
     check_report_outputs,
@@ -370,8 +370,8 @@ def status(study: str | None, storage: str | None, as_json: bool, html_path: Pat
 
     if study is None:
         if html_path is not None or csv_path is not None:
-            raise click.UsageError("--html and --csv report one study: name it "
-                                   "(advisor sweep status STUDY --html FILE)")
+            raise BadInput("--html and --csv report one study: name it "
+                           "(advisor sweep status STUDY --html FILE)")
         from advisor.sweep import list_studies
 
         listings = list_studies(storage_url=storage)

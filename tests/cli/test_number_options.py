@@ -83,3 +83,18 @@ def test_probes_max_usd_nan_in_model_yaml_is_refused(tmp_path: Path) -> None:
     spec.write_text(Path(MLP).read_text() + "probes: {max_usd: .nan}\n")
     line = _one_error_line(CliRunner().invoke(advisor, ["probe", str(spec), "--on", P5]))
     assert "probes.max_usd: must be a finite number, got nan" in line, line
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    # a choice option: click's four lines ('Usage: ...', 'Try ...', '', "Error: Invalid value
+    # for '--cloud': 'xyz' is not one of ...")
+    (["pricing", "list", "--cloud", "xyz"], "error: --cloud: must be one of aws, gcp, azure, got 'xyz'"),
+    (["model", "evaluate", "x.csv", "--model", "best"], "error: --model: must be one of "
+     "transfer, median-ratio, nearest-ratio, got 'best'"),
+    # what the command itself refuses before it runs
+    (["probe", MLP], "error: give --on OFFER (repeatable) or --plan N"),
+    (["probe", MLP, "--on", "local", "--allow-numerics"],
+     "error: --allow-numerics applies to --tune; add --tune"),
+])
+def test_a_refused_choice_or_combination_is_one_line(args: list[str], says: str) -> None:
+    assert _one_error_line(CliRunner().invoke(advisor, args)) == says
