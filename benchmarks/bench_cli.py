@@ -56,19 +56,10 @@ def _time(args: list[str], env: dict[str, str], cwd: Path = ROOT) -> float:
 
 def _help_calls() -> list[list[str]]:
     """``--help`` of the group and of every command and subcommand, from the command tree."""
-    import click
-
     sys.path.insert(0, str(ROOT))
-    from cli.main import advisor
+    from cli.main import command_paths
 
-    calls = [["--help"]]
-    ctx = click.Context(advisor)
-    for name in advisor.list_commands(ctx):
-        command = advisor.get_command(ctx, name)
-        calls.append([name, "--help"])
-        if isinstance(command, click.Group):
-            calls += [[name, sub, "--help"] for sub in command.list_commands(ctx)]
-    return calls
+    return [[*path, "--help"] for path in command_paths()]
 
 
 def _recommend_rows(env: dict[str, str], home: Path, repeats: int) -> list[list[str]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-__all__ = ["advisor", "main"]
+__all__ = ["advisor", "command_paths", "main"]
 
 # command name -> (module, attribute, one-line help shown by --help without importing it)
 _COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -101,6 +101,19 @@ def advisor() -> None:
 
     Works offline on the shipped price snapshot; no cloud account needed to rank.
     """
+
+
+def command_paths() -> list[list[str]]:
+    """Every command's words from the command tree: ``[]`` (the group), ``[name]`` and
+    ``[name, sub]`` (imports each command's module)."""
+    paths: list[list[str]] = [[]]
+    ctx = click.Context(advisor)
+    for name in advisor.list_commands(ctx):
+        command = advisor.get_command(ctx, name)
+        paths.append([name])
+        if isinstance(command, click.Group):
+            paths += [[name, sub] for sub in command.list_commands(ctx)]
+    return paths
 
 
 def main(argv: list[str] | None = None) -> Any:

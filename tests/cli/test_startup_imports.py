@@ -9,10 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 
-from cli.main import advisor
+from cli.main import command_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 # modules no --help needs (a package counts with everything under it)
@@ -21,14 +20,7 @@ HEAVY = ("numpy", "yaml", "sqlalchemy", "optuna", "torch", "pandas", "boto3", "p
 
 
 def _help_calls() -> list[list[str]]:
-    calls = [["--help"]]
-    ctx = click.Context(advisor)
-    for name in advisor.list_commands(ctx):
-        command = advisor.get_command(ctx, name)
-        calls.append([name, "--help"])
-        if isinstance(command, click.Group):
-            calls += [[name, sub, "--help"] for sub in command.list_commands(ctx)]
-    return calls
+    return [[*path, "--help"] for path in command_paths()]
 
 
 def _imported_heavy(args: list[str]) -> list[str]:
