@@ -10,6 +10,7 @@ import errno
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -57,6 +58,29 @@ class LazyGroup(click.Group):
             _silence_stdout()
             click.echo(f"error: cannot write the output: {exc.strerror}", err=True)
             raise click.exceptions.Exit(1) from None
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        """click's ``main``, but a usage error (an unknown option or command, a missing
+        argument) is one line, as every other refusal: ``error: No such option: --fo Did you
+        mean --top? (see 'advisor recommend --help')``, exit 2, not click's four lines."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"error: {exc.format_message()}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        # a command's return value is None; an exit code comes back from ctx.exit (click.Exit)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, _COMMANDS[n][2]) for n in self.list_commands(ctx)]

@@ -98,3 +98,16 @@ def test_probes_max_usd_nan_in_model_yaml_is_refused(tmp_path: Path) -> None:
 ])
 def test_a_refused_choice_or_combination_is_one_line(args: list[str], says: str) -> None:
     assert _one_error_line(CliRunner().invoke(advisor, args)) == says
+
+
+@pytest.mark.parametrize(("args", "starts", "command"), [
+    # click's four lines: 'Usage: ...', "Try 'advisor recommend --help' for help.", '', 'Error: ...'
+    (["recommend", MLP, "--fo"], "error: No such option '--fo'", "advisor recommend"),
+    (["recommend"], "error: Missing argument 'MODEL_YAML'", "advisor recommend"),
+    (["frobnicate"], "error: No such command 'frobnicate'", "advisor"),
+    (["sweep", "status", "--bogus"], "error: No such option '--bogus'", "advisor sweep status"),
+])
+def test_a_usage_error_is_one_line_with_where_to_look(args: list[str], starts: str,
+                                                      command: str) -> None:
+    line = _one_error_line(CliRunner().invoke(advisor, args))
+    assert line.startswith(starts) and line.endswith(f"(see '{command} --help')"), line
