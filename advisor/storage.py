@@ -16,7 +16,15 @@ from pathlib import Path
 from advisor.errors import AdvisorError
 
 # the masking lives in the lower layer (the probe store shows URLs too): one implementation
-from probes import MASK, db_error_line, mask_secrets, shown_url, sqlalchemy_url, url_secrets
+from probes import (
+    MASK,
+    db_error_line,
+    mask_secrets,
+    shown_url,
+    sqlalchemy_url,
+    sqlite_database,
+    url_secrets,
+)
 
 __all__ = ["MASK", "data_dir", "db_error_line", "default_storage_url", "is_postgres_url",
            "mask_secrets", "profile_cache_dir", "shown_url", "sqlalchemy_url", "sqlite_file",
@@ -50,12 +58,10 @@ def default_storage_url() -> str:
 
 
 def sqlite_file(url: str) -> Path | None:
-    """The file of a ``sqlite:///PATH`` URL (query dropped); None for any other URL."""
-    prefix = "sqlite:///"
-    if not url.startswith(prefix):
-        return None
-    path = url[len(prefix):].split("?")[0]
-    return None if path in ("", ":memory:") else Path(path)
+    """The file of a SQLite URL (``probes.sqlite_database``, options cut); None for an
+    in-memory database and any other URL."""
+    database = sqlite_database(url)
+    return None if database in (None, "", ":memory:") else Path(database)
 
 
 def is_postgres_url(url: str) -> bool:

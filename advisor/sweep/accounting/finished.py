@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from advisor.formatting import fmt_money
+from advisor.storage import sqlite_file
 from advisor.sweep.accounting.budget import BudgetGate, expected_trial_usd
 from advisor.sweep.accounting.instances import overhead_usd
 from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR, WORKER_ATTR, instances_of, read_settings
@@ -65,12 +66,10 @@ class FinishedSweep:
 
 
 def sqlite_path_of(url: str) -> Path | None:
-    """The file of a plain ``sqlite:///PATH`` URL; None for any other URL (or in-memory)."""
-    prefix = "sqlite:///"
-    if not url.startswith(prefix) or "?" in url:
-        return None
-    path = url[len(prefix):]
-    return None if path in ("", ":memory:") else Path(path)
+    """The file of a plain ``sqlite:///PATH`` URL (no driver, no options); None for any other
+    URL (or in-memory)."""
+    plain = url.startswith("sqlite:///") and "?" not in url
+    return sqlite_file(url) if plain else None
 
 
 @dataclass(frozen=True)
