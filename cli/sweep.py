@@ -86,49 +86,42 @@ def sweep(ctx: click.Context) -> None:
         click.echo(ctx.get_help())
 
 
-def _money(usd: float) -> str:
-    """Dollars as every output writes them (the sweep's HTML report too)."""
-    from cli.render import fmt_money
-
-    return fmt_money(usd)
-
-
 def _render_status(status: SweepStatus) -> None:
     from rich.table import Table
 
     from advisor.sweep import TrialStatus
     from cli.render import console as make_console
-    from cli.render import fmt_bytes
+    from cli.render import fmt_bytes, fmt_money
 
     console = make_console()  # piped: $COLUMNS wide, else 140, as the README says
     console.print(f"sweep [bold]{status.study}[/] ({status.direction}), trials charged at "
-                  f"{_money(status.price_usd_per_hour)}/h ({status.instance})")
+                  f"{fmt_money(status.price_usd_per_hour)}/h ({status.instance})")
     table = Table()
     table.add_column("state")
     table.add_column("trials", justify="right")
     table.add_column("dollars", justify="right")
     usd = status.spend_by_state()  # unrounded, as the HTML report reads them
     for state, count in status.count_by_state().items():
-        table.add_row(str(state), str(count), _money(usd[state]))
+        table.add_row(str(state), str(count), fmt_money(usd[state]))
     if status.worker_instances:
-        table.add_row("instance overhead", "", _money(status.instance_overhead_usd))
+        table.add_row("instance overhead", "", fmt_money(status.instance_overhead_usd))
     table.add_row("total", str(sum(status.trials_by_state.values())),
-                  _money(sum(usd.values()) + status.instance_overhead_usd))
+                  fmt_money(sum(usd.values()) + status.instance_overhead_usd))
     console.print(table)
     if status.worker_instances:
         n = status.worker_instances
-        console.print(f"instance overhead: {_money(status.instance_overhead_usd)} of instance "
+        console.print(f"instance overhead: {fmt_money(status.instance_overhead_usd)} of instance "
                       f"time billed beyond the trials on {n} worker instance{'s' * (n != 1)} "
                       "(boot, set-up, idle, shut-down; included in spent)")
     running = usd.get(TrialStatus.RUNNING, 0.0)
     if running:
-        console.print(f"spent on ended trials: {_money(status.spent_usd)} (running trials: "
-                      f"{_money(running)} so far)")
+        console.print(f"spent on ended trials: {fmt_money(status.spent_usd)} (running trials: "
+                      f"{fmt_money(running)} so far)")
     best = status.best_trial()
     if best is not None and best.value is not None:
         console.print(f"best: trial {best.number} value {best.value:.6g} "
                       f"params {json.dumps(dict(best.params))}")
-    console.print(f"saved by pruning (estimated): {_money(status.saved_by_pruning_usd)}; "
+    console.print(f"saved by pruning (estimated): {fmt_money(status.saved_by_pruning_usd)}; "
                   f"artifacts cleaned: {fmt_bytes(status.bytes_cleaned)}")
     if status.stop_reason:
         console.print(f"stopped: {status.stop_reason}", markup=False)
@@ -138,7 +131,7 @@ def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[An
     """A progress bar on stderr, shown from the first update on (after every check passed)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from cli.render import console
+    from cli.render import console, fmt_money
 
     progress = Progress(TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[info]}"), transient=False,
@@ -151,7 +144,7 @@ def _progress_display(max_trials: int | None, max_usd: float | None) -> tuple[An
     def update(status: SweepStatus) -> None:
         by = status.count_by_state()
         best = status.best_value
-        info = (f"{_money(status.spent_usd)}{cap} | pruned {by.get(TrialStatus.PRUNED, 0)} | "
+        info = (f"{fmt_money(status.spent_usd)}{cap} | pruned {by.get(TrialStatus.PRUNED, 0)} | "
                 f"failed {by.get(TrialStatus.FAIL, 0)} | running "
                 f"{by.get(TrialStatus.RUNNING, 0)} | best {'-' if best is None else f'{best:.4g}'}")
         progress.update(task, completed=status.finished, info=info)
@@ -321,7 +314,7 @@ def _render_listing(listings: list[StudyListing], storage: str | None) -> None:
 
     from advisor.storage import default_storage_url, shown_url
     from cli.render import console as make_console
-    from cli.render import printable
+    from cli.render import fmt_money, printable
 
     out = make_console()
     where = shown_url(storage or default_storage_url())
@@ -335,7 +328,7 @@ def _render_listing(listings: list[StudyListing], storage: str | None) -> None:
     for row in listings:
         states = ", ".join(f"{state} {n}" for state, n in row.trials_by_state.items())
         table.add_row(*(escape(printable(cell)) for cell in (
-            row.study, row.direction, str(row.trials), states, _money(row.spent_usd),
+            row.study, row.direction, str(row.trials), states, fmt_money(row.spent_usd),
             row.instance)))
     out.print(table)
     out.print(f"{len(listings)} stud{'y' if len(listings) == 1 else 'ies'} in "
