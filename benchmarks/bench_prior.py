@@ -19,6 +19,7 @@ Run: python benchmarks/bench_prior.py   (writes benchmarks/results/prior.md)
 
 from __future__ import annotations
 
+import copy
 import math
 import statistics
 import sys
@@ -140,8 +141,9 @@ def leave_one_accelerator_out() -> list[str]:
                                                        batch_size=s.batch_size, tf32=s.tf32)
             errors[(generation, None)].append(abs(base / s.samples_per_second - 1))
             for ridge in _RIDGES:
-                fitted.anchor_ridge = ridge
-                predicted = math.exp(fitted.predict_log(s.op_mix, s.accelerator,
+                variant = copy.copy(fitted)  # a fit remembers its answers: vary a copy
+                variant.anchor_ridge = ridge
+                predicted = math.exp(variant.predict_log(s.op_mix, s.accelerator,
                                                         batch_size=s.batch_size, tf32=s.tf32,
                                                         precision_key=key))
                 errors[(generation, ridge)].append(abs(predicted / s.samples_per_second - 1))

@@ -271,6 +271,8 @@ class AnchoredRoofline:
 
     ``roofline`` (unfitted) is the prior to fit; by default one whose efficiencies start
     from, and are pulled toward, the single-kernel measurements' (``shipped_kernel_priors``).
+    A fitted one remembers its predictions: change a setting on a copy (``copy.copy``), or
+    refit.
     """
 
     def __init__(self, *, conv_fractions: Mapping[str, float], kind_width: float = 0.25,
@@ -286,6 +288,7 @@ class AnchoredRoofline:
 
     def fit(self, samples: Sequence[RooflineSample]) -> Self:
         """Fit the roofline and record each sample's log residual; returns self."""
+        self.__dict__.pop("answers_", None)
         roofline = self.roofline or RooflinePrior(class_priors=shipped_kernel_priors())
         self.roofline_ = roofline.fit(samples)
         residuals: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -303,13 +306,29 @@ class AnchoredRoofline:
 
     def predict_log(self, op_mix: OpMix, accelerator: AcceleratorSpec, *, batch_size: int,
                     tf32: bool, precision_key: str) -> float:
-        """Log samples/s on one device: roofline plus the similar references' residual."""
-        base = math.log(self.roofline_.samples_per_second(op_mix, accelerator,
-                                                          batch_size=batch_size, tf32=tf32))
-        conv = op_mix.flops_fraction(OpClass.CONVOLUTION) or 0.0
-        if accelerator.name in self.residuals_:
-            return base + self.anchor(accelerator.name, conv, precision_key)
-        return base + self._borrowed_anchor(accelerator, conv, precision_key)
+        """Log samples/s on one device: roofline plus the similar references' residual
+        (remembered: one ranking asks the same of a part again for each anchor and peer)."""
+        key = (op_mix, accelerator, batch_size, tf32, precision_key)
+        answers = self._answers()
+        if key not in answers:
+            base = math.log(self.roofline_.samples_per_second(op_mix, accelerator,
+                                                              batch_size=batch_size, tf32=tf32))
+            conv = op_mix.flops_fraction(OpClass.CONVOLUTION) or 0.0
+            answers[key] = base + (self.anchor(accelerator.name, conv, precision_key)
+                                   if accelerator.name in self.residuals_
+                                   else self._borrowed_anchor(accelerator, conv, precision_key))
+        return answers[key]
+
+    def _answers(self) -> dict[tuple[object, ...], float]:
+        """This fit's answers so far, by question (fit starts them afresh; never pickled),
+        dropped whole past ``_MAX_ANSWERS``."""
+        answers: dict[tuple[object, ...], float] | None = self.__dict__.get("answers_")
+        if answers is None or len(answers) > _MAX_ANSWERS:
+            answers = self.__dict__["answers_"] = {}
+        return answers
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "answers_"}
 
     def anchor_terms(self, name: str, conv_fraction: float,
                      precision_key: str) -> list[tuple[str, float, float]]:
@@ -328,9 +347,14 @@ class AnchoredRoofline:
         return terms
 
     def anchor(self, name: str, conv_fraction: float, precision_key: str) -> float:
-        """``name``'s weighted mean residual over the reference workloads run on it."""
-        terms = self.anchor_terms(name, conv_fraction, precision_key)
-        return sum(w * r for _, r, w in terms) / max(sum(w for *_, w in terms), 1.0)
+        """``name``'s weighted mean residual over the reference workloads run on it
+        (remembered, as ``predict_log``: the borrowed anchors ask it of every peer)."""
+        key = ("anchor", name, conv_fraction, precision_key)
+        answers = self._answers()
+        if key not in answers:
+            terms = self.anchor_terms(name, conv_fraction, precision_key)
+            answers[key] = sum(w * r for _, r, w in terms) / max(sum(w for *_, w in terms), 1.0)
+        return answers[key]
 
     def _borrowed_anchor(self, accelerator: AcceleratorSpec, conv_fraction: float,
                          precision_key: str) -> float:
@@ -346,6 +370,7 @@ class AnchoredRoofline:
 
 
 _MIN_ANCHORED = 3  # anchored accelerators of a class needed to regress an unseen one's
+_MAX_ANSWERS = 4096  # remembered predictions of one fit (a ranking asks about 100)
 
 
 def anchor_features(spec: AcceleratorSpec) -> tuple[float, float, float] | None:

@@ -3,7 +3,9 @@ TransferModel keeps its old no-probe path when the workload has no operator mix.
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 from dataclasses import replace
 
 import pytest
@@ -160,6 +162,28 @@ def test_no_correction_is_borrowed_across_classes_or_from_too_few_parts() -> Non
 def test_a_part_with_its_own_reference_rows_keeps_its_own_correction() -> None:
     model = _anchored(_CLASS)
     assert _log_error(model, "A40") < 0.05  # its own residual, not the regression's
+
+
+def test_a_remembered_prediction_is_the_fit_s_own_and_no_copy_or_refit_keeps_it() -> None:
+    model = _anchored(_CLASS)
+    h100 = SPECS["H100-SXM"]
+    first = model.predict_log(_MIX, h100, batch_size=256, tf32=False, precision_key="mixed")
+    assert model.predict_log(_MIX, h100, batch_size=256, tf32=False,
+                             precision_key="mixed") == first
+    # another batch, part or precision is its own question
+    assert model.predict_log(_MIX, h100, batch_size=32, tf32=False,
+                             precision_key="mixed") != first
+    # a copy with another setting answers afresh (the answers are not copied or pickled)
+    wider = copy.copy(model)
+    wider.anchor_ridge = 100.0
+    assert wider.predict_log(_MIX, h100, batch_size=256, tf32=False,
+                             precision_key="mixed") != first
+    assert "answers_" not in pickle.loads(pickle.dumps(model)).__dict__
+    # a refit on other rows forgets them
+    model.fit([RooflineSample(_MIX, 256, SPECS[n], False, 1000.0, group="resnet50/mixed")
+               for n in _CLASS])
+    assert model.predict_log(_MIX, h100, batch_size=256, tf32=False,
+                             precision_key="mixed") != first
 
 
 def test_class_priors_set_where_each_efficiency_starts() -> None:
