@@ -152,6 +152,8 @@ def check_report_outputs(outputs: Sequence[tuple[str, Path | None]], *,
     """Before the work, so a typo costs nothing: each given ``--csv``/``--html`` output (by
     option, in this order) can be written, and none is a file the command reads (``reads``,
     by name) or another output's, ``--csv``'s columns file (``NAME.columns.md``) included."""
+    if all(path is None for _, path in outputs):
+        return  # nothing to write: the reports' modules stay unloaded
     from reports.columns import columns_doc_path
     from reports.output import check_output_path, check_outputs_apart
 
