@@ -305,10 +305,14 @@ def probes() -> None:
 def list_probes(fingerprint: str | None, as_json: bool) -> None:
     """Every stored probe result, oldest first."""
     from pricing import shipped_catalog
-    from probes import rechecked
+    from probes import ProbeError, rechecked, sqlite_problem, stored_results
 
-    results = rechecked(_store().list(fingerprint=fingerprint), shipped_catalog())
-    rows = [r.to_dict() for r in results]
+    url = default_storage_url()
+    if (problem := sqlite_problem(url)) is not None:
+        raise ProbeError(f"probe store: {problem}")
+    # read only: listing creates no store where there is none yet
+    results = stored_results(url, fingerprint)
+    rows = [r.to_dict() for r in rechecked(results, shipped_catalog())] if results else []
     if as_json:
         echo_json({"probes": rows})
         return

@@ -24,7 +24,7 @@ from probes.urls import (
     sqlite_problem,
 )
 
-__all__ = ["ProbeStore", "most_trustworthy", "workload_results"]
+__all__ = ["ProbeStore", "most_trustworthy", "stored_results"]
 
 _TABLE = "advisor_probe_results"
 _DRIVER_HINT = "; install the PostgreSQL driver: pip install 'advisor[postgres]'"
@@ -156,12 +156,12 @@ class ProbeStore:
             raise ProbeError(self._problem(what, exc)) from exc
 
 
-def workload_results(url: str, fingerprint: str) -> list[ProbeResult]:
-    """``ProbeStore(url).list(fingerprint=fingerprint)``, only reading: a SQLite file is read
-    with the standard library (``recommend`` reads the store on every run, and importing
-    SQLAlchemy costs it a quarter of a second or more); other URLs through ``ProbeStore``. A
-    SQLite file that does not exist (none is created) or has no table holds no results.
-    ProbeError (one line) as ``ProbeStore`` gives."""
+def stored_results(url: str, fingerprint: str | None = None) -> list[ProbeResult]:
+    """``ProbeStore(url).list(fingerprint=fingerprint)`` (every workload's when None), only
+    reading: a SQLite file is read with the standard library (``recommend`` reads the store on
+    every run, and importing SQLAlchemy costs it a quarter of a second or more); other URLs
+    through ``ProbeStore``. A SQLite file that does not exist (none is created) or has no
+    table holds no results. ProbeError (one line) as ``ProbeStore`` gives."""
     path = _sqlite_path(url)
     if path is not None and not path.exists():
         return []  # no store yet: nothing measured, and none created
@@ -173,11 +173,12 @@ def workload_results(url: str, fingerprint: str) -> list[ProbeResult]:
             store.close()
     import sqlite3
 
-    query = (f"SELECT payload FROM {_TABLE} WHERE workload_fingerprint = ? "
-             "ORDER BY created_at, probe_id")
+    where, values = ("", ()) if fingerprint is None else (
+        " WHERE workload_fingerprint = ?", (fingerprint,))
+    query = f"SELECT payload FROM {_TABLE}{where} ORDER BY created_at, probe_id"
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
-            rows = conn.execute(query, (fingerprint,)).fetchall()
+            rows = conn.execute(query, values).fetchall()
     except sqlite3.Error as exc:
         if "no such table" in str(exc):
             return []

@@ -44,14 +44,14 @@ def stored_probe_evidence(spec: WorkloadSpec, catalog: Catalog, *,
     AdvisorError (one line, naming the store) when the store cannot be read: a missing
     folder, an in-memory or damaged SQLite file, a server that refuses the connection.
     """
-    from probes import ProbeError, sqlite_problem, workload_results
+    from probes import ProbeError, sqlite_problem, stored_results
 
     url = default_storage_url()
     problem = sqlite_problem(url)
     if problem is not None:
         raise AdvisorError(f"recommend cannot read the probe store: {problem}")
     try:
-        stored = workload_results(url, spec.fingerprint())
+        stored = stored_results(url, spec.fingerprint())
     except ProbeError as exc:
         raise AdvisorError(f"recommend cannot read the probe store: {exc}") from exc
     return evidence_from_probes(stored, catalog, policy=tuned)

@@ -16,7 +16,7 @@ from rich.console import Console
 import cli.probe
 import cli.probe_table
 from advisor.formatting import fmt_usd_pair
-from advisor.storage import default_storage_url
+from advisor.storage import data_dir, default_storage_url
 from cli.main import advisor
 from probes.launchers.fake import FakeLauncher
 from probes.result_warnings import probe_warnings
@@ -419,6 +419,7 @@ def test_probes_show_of_an_ambiguous_prefix_lists_the_matches() -> None:
 def test_probes_list_says_when_the_filter_matches_nothing() -> None:
     code, out, _ = _run("probes", "list")
     assert code == 0 and "no probes yet" in out
+    assert not (data_dir() / "advisor.db").exists()  # listing creates no store
     _record("8812fb604c01")
     code, out, _ = _run("probes", "list", "--fingerprint", "nosuch")
     assert code == 0 and "no probes match --fingerprint nosuch" in out and "yet" not in out

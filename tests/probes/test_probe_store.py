@@ -11,7 +11,7 @@ import pytest
 from probe_helpers import make_request, ok_result
 
 from probes.errors import ProbeError
-from probes.store import ProbeStore, most_trustworthy, workload_results
+from probes.store import ProbeStore, most_trustworthy, stored_results
 from probes.types import ProbeResult, ProbeStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -106,14 +106,14 @@ def test_workload_results_read_sqlite_as_the_store_lists_them(tmp_path: Path) ->
     store = ProbeStore(url)
     _filled(store)
     for fingerprint in ("fp-tiny", "other", "none"):
-        assert workload_results(url, fingerprint) == store.list(fingerprint=fingerprint)
-    assert [r.probe_id for r in workload_results(url, "fp-tiny")] == ["a1", "l1", "a2", "a3"]
+        assert stored_results(url, fingerprint) == store.list(fingerprint=fingerprint)
+    assert [r.probe_id for r in stored_results(url, "fp-tiny")] == ["a1", "l1", "a2", "a3"]
 
 
 def test_workload_results_of_a_file_without_the_table_are_none(tmp_path: Path) -> None:
     path = tmp_path / "empty.db"
     sqlite3.connect(path).close()  # a SQLite file, no tables yet
-    assert workload_results(f"sqlite:///{path}", "fp-tiny") == []
+    assert stored_results(f"sqlite:///{path}", "fp-tiny") == []
     assert path.stat().st_size == 0  # read only: nothing created
 
 
@@ -121,7 +121,7 @@ def test_workload_results_of_a_damaged_file_name_it(tmp_path: Path) -> None:
     path = tmp_path / "x.db"
     path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)  # header, then garbage
     with pytest.raises(ProbeError, match=r"cannot read the probe store at .*x\.db.*damaged"):
-        workload_results(f"sqlite:///{path}", "fp-tiny")
+        stored_results(f"sqlite:///{path}", "fp-tiny")
     assert path.read_bytes()[:16] == b"SQLite format 3\x00"
 
 
@@ -129,11 +129,11 @@ def test_workload_results_of_other_urls_go_through_the_store(tmp_path: Path) -> 
     # a URL with options is SQLAlchemy's to read
     url = f"sqlite:///{tmp_path / 'x.db'}?timeout=5"
     _filled(ProbeStore(url))
-    assert [r.probe_id for r in workload_results(url, "other")] == ["o1"]
+    assert [r.probe_id for r in stored_results(url, "other")] == ["o1"]
 
 
 def test_workload_results_of_a_store_not_yet_made_are_none_and_make_none(tmp_path: Path
                                                                           ) -> None:
     for url in (f"sqlite:///{tmp_path / 'x.db'}", f"sqlite:///{tmp_path / 'x.db'}?timeout=5"):
-        assert workload_results(url, "fp-tiny") == []
+        assert stored_results(url, "fp-tiny") == []
     assert not (tmp_path / "x.db").exists()
