@@ -15,7 +15,7 @@ import optuna
 from optuna.trial import TrialState
 
 from advisor.errors import AdvisorError
-from advisor.storage import default_storage_url
+from advisor.storage import default_storage_url, sqlite_file
 from advisor.sweep.accounting.records import read_settings
 from advisor.sweep.accounting.status import StudyListing, SweepStatus, study_listing, sweep_status
 from advisor.sweep.accounting.timestamps import check_study_clock
@@ -35,16 +35,27 @@ def quiet_optuna_logging() -> None:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
 
 
+def _not_found(study_name: str, url: str, known: str) -> AdvisorError:
+    return AdvisorError(f"study {study_name!r} not found in {shown_url(url)} (known: {known}); "
+                        "pass --storage URL if it lives elsewhere")
+
+
 def _load(study_name: str, storage: optuna.storages.RDBStorage, url: str) -> optuna.Study:
     try:
         study = optuna.load_study(study_name=study_name, storage=storage)
     except KeyError:
         summaries = optuna.get_all_study_summaries(storage, include_best_trial=False)
         known = ", ".join(sorted(s.study_name for s in summaries)) or "none"
-        raise AdvisorError(f"study {study_name!r} not found in {shown_url(url)} (known: "
-                           f"{known}); pass --storage URL if it lives elsewhere") from None
+        raise _not_found(study_name, url, known) from None
     check_study_clock(study, record=False)  # readers write nothing
     return study
+
+
+def _not_made_yet(url: str) -> bool:
+    """True for a SQLite file that does not exist in a folder that does: it holds no study,
+    and a reader must not create it (opening the storage would)."""
+    path = sqlite_file(url)
+    return path is not None and path.parent.is_dir() and not path.exists()
 
 
 def open_stored_study(study_name: str, storage_url: str | None = None) -> optuna.Study:
@@ -54,12 +65,16 @@ def open_stored_study(study_name: str, storage_url: str | None = None) -> optuna
     ``advisor.sweep.run.heartbeat.trials_seen_dead`` to show them failed and charged.
     """
     url = storage_url or default_storage_url()
+    if _not_made_yet(url):
+        raise _not_found(study_name, url, "none")
     return _load(study_name, open_rdb_storage(url, origin=storage_origin(None, storage_url)), url)
 
 
 def open_stored_studies(storage_url: str | None = None) -> list[optuna.Study]:
     """Every study in the storage, by name, as it is (failing nothing: for listings)."""
     url = storage_url or default_storage_url()
+    if _not_made_yet(url):
+        return []
     storage = open_rdb_storage(url, origin=storage_origin(None, storage_url))
     names = sorted(s.study_name for s in optuna.get_all_study_summaries(
         storage, include_best_trial=False))

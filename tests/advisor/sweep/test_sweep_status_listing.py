@@ -89,3 +89,21 @@ def test_sweep_output_is_as_wide_as_columns(tmp_path: Path, columns: str | None,
     code, out, _ = _invoke("sweep", "status", LONG + "-" * (width - 130), "--storage", storage,
                            env={"COLUMNS": columns})
     assert code == 0 and out.splitlines()[0] == first
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "status"],
+    ["sweep", "status", "--json"],
+    ["sweep", "status", "resnet-lr"],
+    ["report", "sweep", "resnet-lr", "--out", "{tmp}/review"],
+])
+def test_reading_a_storage_not_made_yet_creates_none(tmp_path: Path, args: list[str]) -> None:
+    db = tmp_path / "sweeps.db"
+    code, out, err = _invoke(*[a.replace("{tmp}", str(tmp_path)) for a in args],
+                             "--storage", f"sqlite:///{db}")
+    assert not db.exists()  # a reader opened nothing that would create it
+    if "resnet-lr" in args:
+        assert code == 2 and "study 'resnet-lr' not found" in err and "known: none" in err
+    else:
+        assert code == 0, err
+        assert "no studies" in out or json.loads(out) == []
