@@ -18,11 +18,16 @@ anchored to the published figures):
   datasheet roofline corrected by its vendor peers' published runs. Parts with reference rows
   do not use published rows: both columns are the same for them.
 
-The family-order check lists, within each vendor, the pairs whose published order the
-held-out model gets backwards. Published figures ran tuned stacks (MLPerf, NVIDIA DLE); the
-model predicts the harness's PyTorch step; only ratios are compared. Last, the H200/H100 ratio
-on the three built-in examples against the probe harness's measurements on real H200 and H100
-(issue 27: ResNet-50 1.10, GPT-2 small 1.08, BERT-base MLM 1.12; target within 10%).
+Per accelerator, a part counts when it is within 25% in every table it appears in: over the
+whole bench, and over issue 27's own scope (the ResNet-50 and BERT-large tables; the BERT-base
+Hugging Face, GPT-3 and 2017 TensorFlow tables are the bench's own, stricter). The system-size
+section counts again with each published system's N-chip scaling efficiency taken out
+(``_system_size``). The family-order check lists, within each vendor, the pairs whose
+published order the held-out model gets backwards. Published figures ran tuned stacks
+(MLPerf, NVIDIA DLE); the model predicts the harness's PyTorch step; only ratios are compared.
+Last, the H200/H100 ratio on the three built-in examples against the probe harness's
+measurements on real H200 and H100 (issue 27: ResNet-50 1.10, GPT-2 small 1.08, BERT-base MLM
+1.12; target within 10%).
 
 Run: python benchmarks/bench_published_ratios.py   (writes benchmarks/results/published_ratios.md)
 """
@@ -33,12 +38,15 @@ import copy
 import math
 import statistics
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _published_notes import NOTES  # noqa: E402
+from _system_size import system_size_lines  # noqa: E402
 from _table import write_result  # noqa: E402
 
 from advisor.profiling import op_mix_for_spec, profile_workload  # noqa: E402
@@ -61,34 +69,6 @@ HALF = ("bf16", "fp16", "mixed")  # bf16/fp16 submissions: the precision of the 
 EIGHT_BIT = ("fp8", "int8")  # Transformer Engine fp8 (H100, H200, B200, Gaudi2), int8 AQT (TPUs)
 # issue 27: probe harness, real H200 vs real H100, same steps (builtins-h100-h200.md)
 H200_MEASURED = {"resnet50": 2423 / 2205, "gpt2": 245 / 227, "bert": 2979 / 2654}
-NOTES = [
-    "Before the stack factors (a687e00's anchoring; TPU-v2's V100 anchors dropped), run on the "
-    "same tree: per comparison in-sample 24 of 30, held-out 19 of 30; per accelerator in-sample "
-    "13 of 17, held-out 9 of 17; without the GPT-3 table 21 and 17 of 25 comparisons (after: "
-    "21 and 18). Changed: TPU-v4 held-out MLPerf ResNet-50 -19% -> +3%, BERT -10% -> +20%; "
-    "TPU-v3 -10% -> +9%; Gaudi ResNet-50 -28% -> -24%; TPU-v2 anchored (in-sample against "
-    "RiseML -47% -> -15%, MLPerf held-out -24% -> -18%); H200 / H100 unchanged (a sibling of "
-    "its anchor).",
-    "GPT-3 TPUs: their published ratio is of int8 (AQT, x1.06 over bf16) beside an H100 on fp8 "
-    "(about x1.5 over the half-width factor): the model predicts a half-width step and now puts "
-    "them x1.35 above that ratio in-sample, by construction, so the raw count falls (per "
-    "accelerator 13/9 -> 11/8). Against the ratio at half width (each side's 8-bit gain taken "
-    "out, the gains measured by the judging model, the held-out one without the judged part's "
-    "rows) the after model is 14/11; the before model against the same targets: TPUs "
-    "in-sample -26% to -28%, held-out -15% to 0%.",
-    "H100-PCIe (a reference part, untouched by the anchoring) sits at +25% on MLPerf BERT fp8 "
-    "and flips in and out with other changes to the reference operator mixes: counts +/-1.",
-    "Cross-suite anchors (2026-11-27: Trainium1, K80, P100, parts with no same-suite ratio) "
-    "leave every table above unchanged against 7d06a1f (per accelerator then 10 / 7 of 17 "
-    "raw, 13 / 10 at half width); the 2017 TensorFlow table adds K80 (in-sample +0%, held out "
-    "+68%: held out, K80 is its Kepler roofline corrected by P100's anchor as a peer), so "
-    "11 / 7 and 14 / 10 of 18. Trainium1 has no second published figure to judge it by.",
-    "Left: the V100 itself (a reference part) +45% against MLPerf: its own factor is low; "
-    "Gaudi/Gaudi2 on BERT (their only mixed-precision BERT anchor is the A100, so the typical "
-    "factor is the A100's: no correction); B200 held-out +51% on BERT (a sibling: its peers' "
-    "corrections); TPU-v2 held-out against RiseML -43% (its peers' corrections, not its own "
-    "anchors).",
-]
 
 
 class Table(NamedTuple):
@@ -101,6 +81,7 @@ class Table(NamedTuple):
     stack: Stack
     anchor: str
     precisions: tuple[str, ...] = HALF
+    issue: bool = True  # in issue 27's own scope (ResNet-50 and BERT-large tables)
 
 
 TABLES = [
@@ -116,12 +97,13 @@ TABLES = [
           "bert_large_pretrain_phase2", Stack.VENDOR_TUNED, "A100-80GB-SXM"),
     Table("BERT-base pre-training, Hugging Face Trainer / Optimum Habana (seq 512; bf16 HPUs, "
           "fp16 A100)", "bert_base_512", "bert_base_pretrain_hf", Stack.PYTORCH_EAGER,
-          "A100-80GB-SXM"),
+          "A100-80GB-SXM", issue=False),
     Table("GPT-3 175B, MLPerf (vs the GPT-2 example), 8-bit submissions (fp8 GPUs and Gaudi2, "
-          "int8 TPUs)", "gpt2", "gpt3_175b_mlperf", Stack.MLPERF_TUNED, "H100-SXM", EIGHT_BIT),
+          "int8 TPUs)", "gpt2", "gpt3_175b_mlperf", Stack.MLPERF_TUNED, "H100-SXM", EIGHT_BIT,
+          issue=False),
     Table("ResNet-50, 2017 TensorFlow benchmarks (tf_cnn_benchmarks, fp32; no part with "
           "reference rows: both sides cross-suite anchored)", "resnet50_fp32", "resnet50",
-          Stack.VENDOR_TUNED, "P100", ("fp32",)),
+          Stack.VENDOR_TUNED, "P100", ("fp32",), issue=False),
 ]
 
 
@@ -212,14 +194,17 @@ def _half_width(table: Table, features: WorkloadFeatures, model: TransferModel,
 
 def run_table(table: Table, features: WorkloadFeatures, models: Models,
               errors: dict[str, list[tuple[float, float]]],
-              half_errors: dict[str, list[tuple[float, float]]]
+              half_errors: dict[str, list[tuple[float, float]]], *,
+              judged: Sequence[PublishedRow] | None = None
               ) -> tuple[list[str], int, int, int]:
     """Markdown lines for one table; the counts within ``TARGET`` (in-sample, held-out) and
     compared. ``errors`` collects each accelerator's (in-sample, held-out) errors against the
     published ratio, ``half_errors`` against the ratio at half width (8-bit tables: each
-    side's 8-bit gain taken out; else the published ratio)."""
+    side's 8-bit gain taken out; else the published ratio). The published ratios are of
+    ``judged`` (default: the rows the models were anchored to)."""
     specs = load_accelerators()
-    published = relative_throughput(models.rows, workload=table.published, stack=table.stack,
+    published = relative_throughput(models.rows if judged is None else judged,
+                                    workload=table.published, stack=table.stack,
                                     anchor=table.anchor, precisions=table.precisions)
     inside = {n: _ratio(models.shipped, features, specs, n, table.anchor) for n in published}
     held = {n: _ratio(models.without(n), features, specs, n, table.anchor) for n in published}
@@ -275,16 +260,61 @@ def _h200_lines(models: Models, features: dict[str, WorkloadFeatures]) -> list[s
     return [*lines, ""]
 
 
-def _per_accelerator(errors: dict[str, list[tuple[float, float]]], label: str = "") -> list[str]:
+Errors = dict[str, list[tuple[float, float]]]  # accelerator -> (in-sample, held-out) errors
+
+
+def _counts(errors: Errors) -> tuple[int, int, int]:
+    """Accelerators within 25% in every comparison they appear in: in-sample, held-out, of."""
+    return (sum(all(abs(e) <= TARGET for e, _ in v) for v in errors.values()),
+            sum(all(abs(h) <= TARGET for _, h in v) for v in errors.values()), len(errors))
+
+
+def _per_accelerator(errors: Errors, label: str = "") -> list[str]:
     """Per accelerator: within 25% in every comparison it appears in."""
-    inside = sum(all(abs(e) <= TARGET for e, _ in v) for v in errors.values())
-    held = sum(all(abs(h) <= TARGET for _, h in v) for v in errors.values())
+    inside, held, total = _counts(errors)
     misses = sorted(n for n, v in errors.items() if not all(abs(h) <= TARGET for _, h in v))
     median = statistics.median(abs(h) for v in errors.values() for _, h in v)
     return [f"**Per accelerator{label} (within 25% in every table it appears in): in-sample "
-            f"{inside} of {len(errors)}, held-out {held} of {len(errors)} (target: 80%).** "
+            f"{inside} of {total}, held-out {held} of {total} (target: 80%).** "
             f"Held-out misses: {', '.join(misses) or 'none'}. Median held-out |error| "
             f"{median:.0%}.", ""]
+
+
+class Judged(NamedTuple):
+    """Every table judged: its lines, the per-comparison counts and, per scope (``whole``:
+    every table; ``issue``: issue 27's ResNet-50 and BERT-large tables), the errors against
+    the published ratios and against them at half width."""
+
+    lines: list[str]
+    within: int
+    within_held: int
+    compared: int
+    errors: dict[str, Errors]
+    half_errors: dict[str, Errors]
+
+
+def judge(models: Models, features: dict[str, WorkloadFeatures], *,
+          judged: Sequence[PublishedRow] | None = None) -> Judged:
+    """Run every table (published ratios of ``judged``, default the models' rows)."""
+    errors: dict[str, Errors] = {"whole": {}, "issue": {}}
+    half_errors: dict[str, Errors] = {"whole": {}, "issue": {}}
+    body: list[str] = []
+    within = within_held = compared = 0
+    for table in TABLES:
+        found: Errors = {}
+        half: Errors = {}
+        lines, inside, held, count = run_table(table, features[table.spec], models, found,
+                                               half, judged=judged)
+        for scope in ("whole", "issue") if table.issue else ("whole",):
+            for name, values in found.items():
+                errors[scope].setdefault(name, []).extend(values)
+            for name, values in half.items():
+                half_errors[scope].setdefault(name, []).extend(values)
+        body += lines
+        within += inside
+        within_held += held
+        compared += count
+    return Judged(body, within, within_held, compared, errors, half_errors)
 
 
 def _stack_factor_lines(models: Models, features: dict[str, WorkloadFeatures]) -> list[str]:
@@ -335,18 +365,49 @@ _CROSS_SPEC = {"resnet50": "resnet50", "bert_large_mlperf": "bert_large",
                "bert_large_squad": "bert_large", "bert_base_pretrain_hf": "bert_base_512"}
 
 
-def _factor(models: Models, features: dict[str, WorkloadFeatures], row: PublishedRow) -> float:
-    """A row's per-chip figure over the model's harness prediction of the same part, the step
-    at the row's arithmetic (fp32 and TF32 rows: the fp32 step; others: half width)."""
-    specs = load_accelerators()
-    name = _CROSS_SPEC[row.workload]
+def _row_step(features: dict[str, WorkloadFeatures], row: PublishedRow
+              ) -> WorkloadFeatures | None:
+    """The example step standing in for a row's workload on its part, at the row's arithmetic
+    (fp32 and TF32 rows: the fp32 step; others: half width); None for GPT-3 175B."""
+    name = _CROSS_SPEC.get(row.workload)
+    if name is None:
+        return None
     fp32 = row.precision in ("fp32", "tf32")
     step = features[f"{name}_fp32" if fp32 and name == "resnet50" else name]
     if fp32 and name != "resnet50":
         step = replace(step, precision=Precision.FP32)
-    step = _as_published(step, specs[row.accelerator])
-    return (row.samples_per_second_per_chip
-            / models.shipped.estimate(step, specs[row.accelerator]).samples_per_second)
+    return _as_published(step, load_accelerators()[row.accelerator])
+
+
+def _factor(models: Models, features: dict[str, WorkloadFeatures], row: PublishedRow) -> float:
+    """A row's per-chip figure over the model's harness prediction of the same part (the step
+    as ``_row_step`` puts it)."""
+    step = _row_step(features, row)
+    assert step is not None, row.workload  # only rows of _CROSS_SPEC's workloads come here
+    return (row.samples_per_second_per_chip / models.shipped.estimate(
+        step, load_accelerators()[row.accelerator]).samples_per_second)
+
+
+def _system_size_lines(models: Models, features: dict[str, WorkloadFeatures],
+                       plain: Judged) -> list[str]:
+    """Issue 27's lead 1 (``_system_size.system_size_lines``): the counts with each published
+    system's N-chip efficiency taken out of the judged ratios, and of the anchoring's too."""
+    def step_of(row: PublishedRow) -> WorkloadFeatures | None:
+        return _row_step(features, row)
+
+    def counts(found: Judged) -> list[tuple[int, int, int]]:
+        return [_counts(found.errors["whole"]), _counts(found.errors["issue"]),
+                _counts(found.half_errors["whole"])]
+
+    def recount(anchored: Sequence[PublishedRow] | None, judged: Sequence[PublishedRow]
+                ) -> list[tuple[int, int, int]]:
+        if anchored is None:
+            return counts(judge(models, features, judged=judged))
+        shipped = copy.copy(models.shipped).anchor_to(anchored)
+        return counts(judge(Models(shipped, tuple(anchored), {}), features, judged=judged))
+
+    return system_size_lines(models.shipped, models.rows, load_accelerators(),
+                             step_of=step_of, plain=counts(plain), recount=recount)
 
 
 def _cross_suite_lines(models: Models, features: dict[str, WorkloadFeatures]) -> list[str]:
@@ -447,17 +508,7 @@ def main() -> None:
     features = {name: _features(name) for name in sorted(names)}
     specs = load_accelerators()
     models = Models(cached_transfer_model(specs), load_published(), {})
-    body: list[str] = []
-    errors: dict[str, list[tuple[float, float]]] = {}
-    half_errors: dict[str, list[tuple[float, float]]] = {}
-    total_within = total_held = total = 0
-    for table in TABLES:
-        lines, within, within_held, compared = run_table(table, features[table.spec], models,
-                                                         errors, half_errors)
-        body += lines
-        total_within += within
-        total_held += within_held
-        total += compared
+    judged = judge(models, features)
     lines = ["# Published per-chip ratios vs the no-probe model (issue 27)", "",
              "Command: `python benchmarks/bench_published_ratios.py`", "",
              "Published ratio: per-chip samples/s over the anchor's, inside one suite (one "
@@ -472,12 +523,15 @@ def main() -> None:
              "with no bf16 (V100) is predicted at fp16, as its submissions ran. In-sample: "
              "anchored to every published row; held-out: "
              "anchored to every published row except the judged accelerator's (leave one "
-             "accelerator out). Error = predicted / published - 1.", "", *body,
-             f"**Per comparison: in-sample {total_within} of {total}, held-out {total_held} of "
-             f"{total} within 25%.**", "", *_per_accelerator(errors),
-             *_per_accelerator(half_errors, ", 8-bit ratios at half width"),
+             "accelerator out). Error = predicted / published - 1.", "", *judged.lines,
+             f"**Per comparison: in-sample {judged.within} of {judged.compared}, held-out "
+             f"{judged.within_held} of {judged.compared} within 25%.**", "",
+             *_per_accelerator(judged.errors["whole"]),
+             *_per_accelerator(judged.half_errors["whole"], ", 8-bit ratios at half width"),
+             *_per_accelerator(judged.errors["issue"], ", issue 27's own scope (the ResNet-50 "
+                               "and BERT-large tables; no 8-bit ratio there needs half width)"),
              *_stack_factor_lines(models, features), *_cross_suite_lines(models, features),
-             *_h200_lines(models, features)]
+             *_system_size_lines(models, features, judged), *_h200_lines(models, features)]
     write_result("published_ratios", "\n".join(lines))
 
 
