@@ -120,8 +120,8 @@ __all__ = [
     "sqlalchemy_url",
     "sqlite_database",
     "sqlite_problem",
-    "url_secrets",
     "stored_results",
+    "url_secrets",
 ]
 
 _HOME = {
