@@ -42,7 +42,9 @@ NOTES = [
     "the published ratio over eff(P, N_P) / eff(A, N_A), or the model's per-chip prediction "
     "at each published chip count (a); and a ratio made one-device before anchoring (b) keeps"
     " the chip counts out of the single-device figure the anchoring corrects.",
-    "Against (kept off the headline; the anchoring unchanged): the efficiencies are the "
+    "Against (kept off the headline; the anchoring unchanged; measured before the peer "
+    "corrections were carried by the size trend, the table above is recomputed): the "
+    "efficiencies are the "
     "scaling model's, fitted on the reference's Lambda and DLE rows, harness-speed steps "
     "whose gradient loads reach about 4 GB/s per device on the H100s (10 GB/s on small-batch "
     "RTX cards), and whose fitted effective bandwidths absorb every multi-GPU loss (H100-SXM:"

@@ -23,7 +23,10 @@ fp16, as its published half-precision rows ran. Several anchors are averaged, we
 trust. A part with nothing published borrows the mean correction of the anchored parts of its
 vendor and architecture class, each weighted by the trust of its own anchors for the workload
 (a peer anchored by a run of the user's kind counts more than one anchored by the other kind),
-shrunk by ``published_peer_count`` pseudo-weights toward none; it stays a prior.
+shrunk by ``published_peer_count`` pseudo-weights toward none; it stays a prior. Where the
+part's prior has no per-part correction of its own (no reference rows of its vendor: TPUs,
+Gaudi, Trainium), each peer's correction is first carried to it by the reference parts' size
+trend (``advisor.throughput._size_trend``): a peer twice its size reached less of its roofline.
 
 The interval of an anchored part (``published_bounds``) is the anchor part's no-probe error
 combined with the ratio's spread: across suites for a same-suite anchor
@@ -79,6 +82,10 @@ class PublishedAnchoring:
 
     def _reference_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                        probes: Mapping[str, float]) -> tuple[float, str]:
+        raise NotImplementedError
+
+    def _size_shift(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                    peer: AcceleratorSpec) -> float:
         raise NotImplementedError
 
     def anchor_to(self, published: Sequence[PublishedRow]) -> Self:
@@ -181,9 +188,10 @@ class PublishedAnchoring:
 
     def _peer_correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                          probes: Mapping[str, float]) -> float:
-        """Mean correction of the anchored peers, each weighted by how far its own anchors speak
-        for this workload (the sum of their trust), shrunk toward 0 by
-        ``published_peer_count`` pseudo-weights (0 when there is none)."""
+        """Mean correction of the anchored peers, each carried to the part by the reference
+        parts' size trend where the part's prior has none (``_size_shift``) and weighted by
+        how far its own anchors speak for this workload (the sum of their trust), shrunk
+        toward 0 by ``published_peer_count`` pseudo-weights (0 when there is none)."""
         total = weights = 0.0
         harness = self._harness(workload, probes)
         for name in self._peers(accelerator):
@@ -191,6 +199,7 @@ class PublishedAnchoring:
             correction = self._correction(workload, spec, probes, harness)
             if correction is not None:
                 weight = sum(self._trust(workload, a) for a, _ in self._usable(workload, spec))
+                correction += self._size_shift(workload, accelerator, spec)
                 total += weight * correction
                 weights += weight
         return total / (weights + self.published_peer_count) if weights else 0.0

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.errors import AdvisorError
-from advisor.profiling import reference_op_mixes
+from advisor.profiling import OpClass, reference_op_mixes
 from advisor.spec import Precision
 from advisor.throughput._anchored import PublishedAnchoring
 from advisor.throughput._calibration import (
@@ -63,6 +63,7 @@ from advisor.throughput._op_transfer import OpTransfer
 from advisor.throughput._pair_shift import PairShift
 from advisor.throughput._params import check_hyper_parameters
 from advisor.throughput._probe_shrink import ProbeShrinkage, stack_variance
+from advisor.throughput._size_trend import size_shift
 from advisor.throughput._table import (
     FloatArray,
     ReferenceTable,
@@ -405,6 +406,19 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         unlike = unlike_probes([self._architecture_of(name)], architecture_class(accelerator))
         return value, residual_case(accelerator.name not in self._reference_parts(), 1,
                                     unlike=unlike)
+
+    def _size_shift(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                    peer: AcceleratorSpec) -> float:
+        """Log shift carrying ``peer``'s published correction to ``accelerator`` by the
+        reference parts' size trend (``advisor.throughput._size_trend``); 0 without an
+        operator mix or a fitted roofline (the prior is then not the roofline)."""
+        roofline = self.roofline() if workload.op_mix is not None else None
+        if roofline is None or workload.op_mix is None:
+            return 0.0
+        key = precision_key(workload.precision, accelerator) if workload.precision else None
+        return size_shift(roofline, accelerator, peer,
+                          workload.op_mix.flops_fraction(OpClass.CONVOLUTION) or 0.0,
+                          key or "mixed")
 
     def _reference_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                        probes: Mapping[str, float]) -> tuple[float, str]:
