@@ -28,13 +28,14 @@ _UNBOUNDED = 10_000  # a console width no table reaches: measures its true minim
 
 def console(*, stderr: bool = False) -> Console:
     """A rich console: plain and $COLUMNS (else 140) columns wide when not a terminal (pipes,
-    files, CI)."""
+    files, CI); text is shown as written (no ``:name:`` emoji codes: an offer key or a
+    workload name is data)."""
     probe = Console(stderr=stderr)
     width = None
     if not probe.is_terminal:
         columns = os.environ.get("COLUMNS", "")
         width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width, emoji=False)
 
 
 def printable(text: object) -> str:

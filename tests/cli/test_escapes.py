@@ -53,3 +53,13 @@ def test_pricing_list_escapes_snapshot_cells(advisor_home: Path) -> None:
     path.write_text("".join([header, first, *rest]))
     out = _stdout("pricing", "list", "--cloud", "aws")
     assert "x\\x1b[31m[bold]y" in out
+
+
+def test_emoji_codes_in_data_are_shown_as_written() -> None:
+    # rich would turn ':fire:' into a flame by default: a stored field is data, not markup
+    ProbeStore(default_storage_url()).record(ProbeResult(
+        probe_id="def456", offer_key="aws:g5.xlarge:us-east-1:on-demand",
+        workload_fingerprint="fp", status=ProbeStatus.ERROR, batch_size=32,
+        device="cuda:0", error="step raised :fire: at :thumbs_up:"))
+    out = _stdout("probes", "show", "def456")
+    assert ":fire: at :thumbs_up:" in out and "\U0001f525" not in out
