@@ -16,23 +16,17 @@ precision and batch; ``ANY``: numerics-changing ones too, when the tune allowed 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.ranking.offers import MeasuredMemory
 from advisor.ranking.policy import TunedPolicy
 from advisor.throughput import Basis, Measurement
 from pricing import Catalog
-from probes import (
-    ProbeResult,
-    ProbeStatus,
-    TuneRow,
-    findings_for,
-    most_trustworthy,
-    rechecked,
-    result_accelerator,
-)
+
+if TYPE_CHECKING:  # the results' modules load where there are results (most runs have none)
+    from probes import ProbeResult, TuneRow
 
 __all__ = ["ProbeEvidence", "TunedPolicy", "evidence_from_probes"]
 
@@ -57,6 +51,8 @@ def _summary(result: ProbeResult, accelerator: str | None, used: bool) -> dict[s
 def _memory_limits(results: Iterable[ProbeResult]) -> dict[str, MeasuredMemory]:
     """Per accelerator: the largest batch any probe ran (and its peak), the smallest that ran
     out of memory. ``wrong_device`` results are not evidence of anything."""
+    from probes import ProbeStatus, result_accelerator
+
     limits: dict[str, MeasuredMemory] = {}
     for result in results:
         accelerator = result_accelerator(result)
@@ -109,12 +105,16 @@ def _tuning_advice(result: ProbeResult, used: TuneRow | None) -> list[str]:
     return lines
 
 
-def evidence_from_probes(results: Iterable[ProbeResult], catalog: Catalog, *,
+def evidence_from_probes(results: Sequence[ProbeResult], catalog: Catalog, *,
                          policy: TunedPolicy = TunedPolicy.OFF) -> ProbeEvidence:
     """Measurements, memory limits, advice and summaries from a workload's stored probes
     (any status, oldest first): the most trustworthy ``ok`` probe per offer and device is
     throughput (its tuned configuration's, basis ``tuned``, where ``policy`` allows);
     ``wrong_device`` ones are listed and said to be unused."""
+    if not results:
+        return ProbeEvidence()
+    from probes import ProbeStatus, findings_for, most_trustworthy, rechecked, result_accelerator
+
     checked = rechecked(results, catalog)
     measurements, advice, summaries = [], [], []
     for result in checked:

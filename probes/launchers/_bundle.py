@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 
 from probes.errors import ProbeError
 from probes.launchers.runtimes import Runtime
-from probes.types import ProbeRequest
 
 if TYPE_CHECKING:
     import tarfile
+
+    from probes.types import ProbeRequest
 
 __all__ = ["REMOTE_DIR", "boot_script", "make_bundle"]
 

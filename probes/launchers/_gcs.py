@@ -11,14 +11,16 @@ import contextlib
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probes.errors import ProbeError
 from probes.launchers._bundle import boot_script, make_bundle
 from probes.launchers.base import TAG_EXPIRES, Launcher, LaunchFailed, LaunchHandle, log_tail, probe_tags
 from probes.launchers.credentials import check_gcp_credentials
 from probes.launchers.runtimes import Runtime, RuntimeTable
-from probes.types import ProbeRequest, ProbeResult
+
+if TYPE_CHECKING:
+    from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["CAPACITY_MARKERS", "GcpLauncherBase", "GcsArea", "default_storage_client",
            "first_zone_with_capacity", "gcp_labels", "google_errors", "is_capacity_error",
@@ -156,6 +158,8 @@ class GcsArea:
 
     def result(self, handle: LaunchHandle) -> ProbeResult | None:
         """The probe's result once the instance wrote it."""
+        from probes.types import ProbeResult
+
         body = self.read(handle.probe_id, "result.json")
         return ProbeResult.from_json(body) if body is not None else None
 

@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pricing import Cloud, Market, parse_offer_key
 from probes.errors import ProbeError
@@ -33,7 +33,9 @@ from probes.launchers.base import (
 )
 from probes.launchers.credentials import check_aws_credentials
 from probes.launchers.runtimes import AWS_RUNTIMES, ImageLookup, Runtime, RuntimeTable, aws_family
-from probes.types import ProbeRequest, ProbeResult
+
+if TYPE_CHECKING:
+    from probes.types import ProbeRequest, ProbeResult
 
 __all__ = ["CAPACITY_ERRORS", "AwsLauncher"]
 
@@ -277,6 +279,8 @@ class AwsLauncher(Launcher):
         return bytes(reply["Body"].read())
 
     def poll(self, handle: LaunchHandle) -> ProbeResult | None:
+        from probes.types import ProbeResult
+
         body = self._read(handle, "result.json")
         return ProbeResult.from_json(body) if body is not None else None
 

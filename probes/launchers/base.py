@@ -29,12 +29,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pricing import BillingRule, Cloud, billing_rule
 from probes.errors import ProbeError
 from probes.launchers.quote import ProbeQuote
-from probes.types import NO_DEVICE, ProbeRequest, ProbeResult, ProbeStatus
+
+if TYPE_CHECKING:  # the result types load where a probe runs (a quote needs none of them)
+    from probes.types import ProbeRequest, ProbeResult
 
 __all__ = [
     "TAG_EXPIRES",
@@ -202,6 +204,8 @@ class Launcher(abc.ABC):
         Never terminates (the caller does, in ``finally``); returns a ``timeout`` or
         ``error`` result instead of raising for the probe's own faults.
         """
+        from probes.types import NO_DEVICE, ProbeResult, ProbeStatus
+
         deadline = handle.started_s + self.boot_s(request.offer_key) + request.max_run_s + self.grace_s
         def forward() -> None:
             for line in self.progress(handle):

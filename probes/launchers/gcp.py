@@ -14,14 +14,16 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pricing import Cloud, Market, parse_offer_key
 from probes.errors import ProbeError
 from probes.launchers._gcs import GcpLauncherBase, expired, google_errors, is_not_found, resource_name
 from probes.launchers.base import TAG_MANAGED, TAG_PROBE_ID, LaunchFailed, LaunchHandle
 from probes.launchers.runtimes import GCP_GPU_RUNTIMES, Runtime, RuntimeTable, gcp_family
-from probes.types import ProbeRequest
+
+if TYPE_CHECKING:
+    from probes.types import ProbeRequest
 
 __all__ = ["GcpLauncher", "split_machine_type"]
 

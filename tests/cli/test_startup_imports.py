@@ -23,10 +23,10 @@ def _help_calls() -> list[list[str]]:
     return [[*path, "--help"] for path in command_paths()]
 
 
-def _imported_heavy(args: list[str]) -> list[str]:
+def _imported_heavy(args: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
     code = ("import json, sys\nfrom cli.main import main\ntry:\n    main(sys.argv[1:])\n"
             "except SystemExit:\n    pass\n"
-            f"heavy = {HEAVY!r}\n"
+            f"heavy = {heavy!r}\n"
             "print(json.dumps(sorted({h for h in heavy for m in sys.modules "
             "if m == h or m.startswith(h + '.')})))")
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
@@ -44,3 +44,13 @@ def test_the_check_sees_a_heavy_import() -> None:
     """A command that ranks imports the catalog and numpy: the check above would see them."""
     found = _imported_heavy(["pricing", "list", "--accelerator", "H100-SXM", "--json"])
     assert {"numpy", "pricing.catalog"} <= set(found)
+
+
+# what only stored probe results need: their types (with the tune's tables), findings and store
+PROBE_RESULTS = ("probes.types", "probes.tune", "probes.findings", "probes.store", "sqlalchemy")
+
+
+def test_a_ranking_with_no_probes_loads_no_probe_results() -> None:
+    """A user who never probed this workload pays for none of what decodes stored probes."""
+    assert _imported_heavy(["recommend", str(ROOT / "examples" / "mlp.yaml")],
+                           PROBE_RESULTS) == []
