@@ -44,8 +44,7 @@ if TYPE_CHECKING:
     from probes.op_classes import OpClass, classify_op
     from probes.orchestrate import ProbeEvent, ResultNotStored, check_credentials, run_probes
     from probes.result_warnings import probe_warnings
-    from probes.store import ProbeStore, most_trustworthy
-    from probes.store_reader import stored_results
+    from probes.store import ProbeStore, most_trustworthy, stored_results
     from probes.tune import RowKind, RowStatus, StepProfile, TuneReport, TuneRow
     from probes.types import LOCAL_OFFER_KEY, ProbeRequest, ProbeResult, ProbeStatus
     from probes.urls import (
@@ -143,7 +142,7 @@ _HOME = {
     "ProbeEvent": "orchestrate", "ResultNotStored": "orchestrate", "run_probes": "orchestrate",
     "check_credentials": "orchestrate",
     "probe_warnings": "result_warnings",
-    "ProbeStore": "store", "most_trustworthy": "store", "stored_results": "store_reader",
+    "ProbeStore": "store", "most_trustworthy": "store", "stored_results": "store",
     "RowKind": "tune", "RowStatus": "tune", "StepProfile": "tune", "TuneReport": "tune",
     "TuneRow": "tune",
     "LOCAL_OFFER_KEY": "types", "ProbeRequest": "types", "ProbeResult": "types",

@@ -3,22 +3,34 @@
 Results are keyed by probe id and indexed by workload fingerprint and offer key, so
 ``recommend`` finds the measurements of the workload it ranks. Tables are created on first
 use. The URL comes from the caller (the CLI passes ``advisor.storage.default_storage_url()``).
+The result types load where a result is read or written: ``stored_results`` of a workload
+with no probes (most rankings) pays for neither them nor SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from probes.errors import ProbeError
-from probes.store_reader import TABLE, store_problem
-from probes.types import ProbeResult, ProbeStatus
-from probes.urls import mask_secrets, shown_url, sqlalchemy_url, sqlite_problem
+from probes.urls import (
+    db_error_line,
+    mask_secrets,
+    shown_url,
+    sqlalchemy_url,
+    sqlite_database,
+    sqlite_problem,
+)
 
-__all__ = ["ProbeStore", "most_trustworthy"]
+if TYPE_CHECKING:
+    from probes.types import ProbeResult, ProbeStatus
 
+__all__ = ["ProbeStore", "most_trustworthy", "stored_results"]
+
+_TABLE = "advisor_probe_results"
 _DRIVER_HINT = "; install the PostgreSQL driver: pip install 'advisor[postgres]'"
 _MATCHES_SHOWN = 10  # ids an ambiguous-prefix error lists before "and N more"
 
@@ -48,7 +60,7 @@ class ProbeStore:
                              f"{_DRIVER_HINT if isinstance(exc, ImportError) else ''}") from exc
         meta = sa.MetaData()
         self._table = sa.Table(
-            TABLE, meta,
+            _TABLE, meta,
             sa.Column("probe_id", sa.String(64), primary_key=True),
             sa.Column("workload_fingerprint", sa.String(64), index=True, nullable=False),
             sa.Column("offer_key", sa.String(200), index=True, nullable=False),
@@ -71,7 +83,7 @@ class ProbeStore:
         return shown_url(self.url)
 
     def _problem(self, what: str, exc: BaseException) -> str:
-        return store_problem(what, self.shown_url, exc)
+        return _store_problem(what, self.shown_url, exc)
 
     def record(self, result: ProbeResult) -> None:
         """Insert or replace the row of ``result.probe_id``."""
@@ -93,7 +105,7 @@ class ProbeStore:
                                .where(table.c.probe_id == probe_id)).first()
         if row is None:
             raise ProbeError(f"no probe with id {probe_id!r}; see 'advisor probes list'")
-        return ProbeResult.from_json(row[0])
+        return _results([row[0]])[0]
 
     def resolve_id(self, text: str) -> str:
         """The id of the one probe whose id is ``text`` or starts with it (surrounding spaces
@@ -137,7 +149,7 @@ class ProbeStore:
             query = query.where(table.c.status == str(status))
         with self._transaction() as conn:
             rows = conn.execute(query).all()
-        return [ProbeResult.from_json(r[0]) for r in rows]
+        return _results(r[0] for r in rows)
 
     @contextmanager
     def _transaction(self, what: str = "cannot read") -> Iterator[Any]:
@@ -146,6 +158,69 @@ class ProbeStore:
                 yield conn
         except self._sa.exc.SQLAlchemyError as exc:
             raise ProbeError(self._problem(what, exc)) from exc
+
+
+def stored_results(url: str, fingerprint: str | None = None) -> list[ProbeResult]:
+    """``ProbeStore(url).list(fingerprint=fingerprint)`` (every workload's when None), only
+    reading: a SQLite file is read with the standard library (``recommend`` reads the store on
+    every run, and importing SQLAlchemy costs it a quarter of a second or more); other URLs
+    through ``ProbeStore``. A SQLite file that does not exist (none is created) or has no
+    table holds no results. ProbeError (one line) as ``ProbeStore`` gives."""
+    path = _sqlite_path(url)
+    if path is not None and not path.exists():
+        return []  # no store yet: nothing measured, and none created
+    if path is None or not url.startswith("sqlite:///") or "?" in url:
+        store = ProbeStore(url)
+        try:
+            return store.list(fingerprint=fingerprint)
+        finally:
+            store.close()
+    import sqlite3
+
+    where, values = ("", ()) if fingerprint is None else (
+        " WHERE workload_fingerprint = ?", (fingerprint,))
+    query = f"SELECT payload FROM {_TABLE}{where} ORDER BY created_at, probe_id"
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            rows = conn.execute(query, values).fetchall()
+    except sqlite3.Error as exc:
+        if "no such table" in str(exc):
+            return []
+        raise ProbeError(_store_problem("cannot read", shown_url(url), exc)) from exc
+    return _results(payload for (payload,) in rows)
+
+
+def _results(payloads: Iterable[str]) -> list[ProbeResult]:
+    """Stored payloads as results; the result types load here, at the first one read."""
+    texts = list(payloads)
+    if not texts:
+        return []
+    from probes.types import ProbeResult
+
+    return [ProbeResult.from_json(text) for text in texts]
+
+
+def _sqlite_path(url: str) -> Path | None:
+    """The file a SQLite URL names (relative, or absolute with four slashes); None for other
+    databases, an in-memory one and a ``file:`` URI."""
+    database = sqlite_database(url)
+    if database is None or database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database).expanduser()
+
+
+def _store_problem(what: str, shown: str, exc: BaseException) -> str:
+    """One line: what failed on which store, the database's reason, and what to do."""
+    line = db_error_line(exc)
+    if "not a database" in line or "malformed" in line:
+        return (f"{what} the probe store at {shown}: {line}; the file is damaged "
+                "or not a SQLite database: advisor leaves it as it is; move it aside or "
+                "set ADVISOR_STORAGE_URL to another file")
+    if "readonly" in line or "read-only" in line:
+        return (f"{what} the probe store at {shown}: {line}; make the file and its "
+                "folder writable or set ADVISOR_STORAGE_URL to a writable database")
+    return (f"{what} the probe store at {shown}: {line}; check the URL "
+            "(ADVISOR_STORAGE_URL), the server and your access to it")
 
 
 def most_trustworthy(results: Iterable[ProbeResult]) -> list[ProbeResult]:
@@ -157,6 +232,8 @@ def most_trustworthy(results: Iterable[ProbeResult]) -> list[ProbeResult]:
     ``batch_size`` per device). Local probes are told apart by device: one measured on the
     laptop's CPU and one on a workstation's GPU are both kept.
     """
+    from probes.types import ProbeStatus
+
     best: dict[tuple[str, str], ProbeResult] = {}
     for result in results:
         if result.status is not ProbeStatus.OK:

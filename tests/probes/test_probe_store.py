@@ -11,8 +11,7 @@ import pytest
 from probe_helpers import make_request, ok_result
 
 from probes.errors import ProbeError
-from probes.store import ProbeStore, most_trustworthy
-from probes.store_reader import stored_results
+from probes.store import ProbeStore, most_trustworthy, stored_results
 from probes.types import ProbeResult, ProbeStatus
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
