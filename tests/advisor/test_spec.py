@@ -205,3 +205,20 @@ def test_fuzzed_fields_either_parse_or_raise_one_spec_error(path: str, value: An
         parse_workload_spec(data)
     except SpecError as exc:
         assert str(exc).split(":")[0] and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(
+    ("required", "typo"),
+    [
+        ("batch_size", "batch_sise"),  # a letter off
+        ("model", "modle"),  # two letters swapped
+        ("data", "Data"),  # the case
+    ],
+)
+def test_a_misspelt_required_key_is_named_as_the_likely_typo(required: str, typo: str) -> None:
+    data = _with(required, ...)
+    data[typo] = VALID[required]
+    with pytest.raises(SpecError) as info:
+        parse_workload_spec(data)
+    assert str(info.value) == f"{required}: is required; is {typo!r} a misspelling of it?"
+
