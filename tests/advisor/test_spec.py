@@ -222,3 +222,17 @@ def test_a_misspelt_required_key_is_named_as_the_likely_typo(required: str, typo
         parse_workload_spec(data)
     assert str(info.value) == f"{required}: is required; is {typo!r} a misspelling of it?"
 
+
+@pytest.mark.parametrize(
+    ("accelerators", "message"),
+    [
+        ({"include": ["H100"], "exclude": ["H100"]}, "'H100' is in both include and exclude"),
+        ({"include": ["a100", "T4"], "exclude": ["A100"]}, "'a100' is in both include and exclude"),
+    ],
+)
+def test_an_accelerator_both_included_and_excluded_is_refused(
+        accelerators: dict[str, list[str]], message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_workload_spec(_with("constraints.accelerators", accelerators))
+    assert str(info.value).startswith(f"constraints.accelerators: {message}")
+    assert "remove it from one" in str(info.value)
