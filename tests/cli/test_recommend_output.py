@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -376,3 +377,15 @@ def test_wrapped_lines_hang_instead_of_restarting_at_column_0(calls: list[Path])
     assert lines[1].startswith("      ") and lines[1].strip()  # the headline goes on, indented
     bullets = lines[lines.index("assumptions:") + 1:]
     assert all(line.startswith(("  - ", "    ")) for line in bullets)  # no line at column 0
+
+
+def test_suggest_probes_with_nothing_ranked_says_there_is_no_pick(
+        mlp_rec: Recommendation, monkeypatch: pytest.MonkeyPatch) -> None:
+    # "none would change the pick enough to pay off" spoke of a pick that does not exist
+    empty = replace(mlp_rec, ranked=())
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", lambda _p, **_k: empty)
+    code, out, err = _run("recommend", str(MLP_YAML), "--suggest-probes", "3")
+    assert code == 0, err
+    assert ("suggested probes: none: no offer meets every constraint, so there is no pick "
+            "for a probe to settle") in out
+    assert "pay off" not in out
