@@ -390,4 +390,4 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
                             if rec.ranked else "suggested probes: none: no offer meets every "
                             "constraint, so there is no pick for a probe to settle")
             for s in suggestions:
-                console().print(f"  - {s.describe()}")
+                _hanging(console(), f"  - {s.describe()}")
