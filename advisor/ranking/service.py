@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from advisor._time_limit import time_limit
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, SpecError
 from advisor.profiling import (
     OpMix,
     needs_measuring,
@@ -17,12 +17,12 @@ from advisor.profiling import (
     step_op_names,
 )
 from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
-from advisor.ranking.offers import RankBy, Recommendation
+from advisor.ranking.offers import RankBy, Recommendation, check_constraint_names
 from advisor.ranking.recommend import recommend
 from advisor.spec import WorkloadSpec, load_workload_spec
 from advisor.storage import data_dir, default_storage_url
 from advisor.throughput import fit_in_background
-from pricing import Catalog, shipped_catalog
+from pricing import Catalog, UnknownNameError, shipped_catalog
 
 __all__ = ["current_catalog", "recommend_for_file", "stored_probe_evidence", "traced_op_mix"]
 
@@ -66,6 +66,7 @@ def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
     ``progress`` hears one line when the seconds of work start: profiling a new model."""
     spec = load_workload_spec(Path(path))
     catalog = current_catalog()
+    _check_names(spec, catalog, source=str(path))  # before seconds of profiling
     measuring = needs_measuring(spec)
     if measuring:  # seconds of torch work: fit a missing model beside it
         fit_in_background(catalog.accelerators)
@@ -90,6 +91,16 @@ def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
         return rec
     return replace(rec, advice=evidence.advice + rec.advice,
                    extra={**rec.extra, "probes": list(evidence.probes)})
+
+
+def _check_names(spec: WorkloadSpec, catalog: Catalog, *, source: str) -> None:
+    """``check_constraint_names``, its one line naming the file as every model.yaml error does."""
+    try:
+        check_constraint_names(spec, catalog)
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{source}: {exc}") from None
+    except SpecError as exc:
+        raise SpecError(exc.field, exc.problem, source=source) from None
 
 
 def traced_op_mix(spec: WorkloadSpec) -> OpMix | None:
