@@ -198,7 +198,7 @@ def _parse_constraints(fields: Fields) -> Constraints:
             raise cons.error("clouds", f"unknown cloud {shown(name)}; use aws, gcp or "
                              "azure") from None
     accel = cons.raw("accelerators", {})
-    if isinstance(accel, list):  # shorthand: a list means include
+    if isinstance(accel, list | str):  # shorthand: a list (or one name) means include
         accel = {"include": accel}
     acc = Fields(accel, cons.field("accelerators"), source=fields.source)
     include, exclude = acc.string_list("include"), acc.string_list("exclude")

@@ -236,3 +236,11 @@ def test_an_accelerator_both_included_and_excluded_is_refused(
         parse_workload_spec(_with("constraints.accelerators", accelerators))
     assert str(info.value).startswith(f"constraints.accelerators: {message}")
     assert "remove it from one" in str(info.value)
+
+
+
+@pytest.mark.parametrize("accelerators", ["H100", ["H100"], {"include": "H100"}])
+def test_one_accelerator_name_is_the_include_shorthand_as_a_list_is(accelerators: Any) -> None:
+    # regions: us-east-1 and clouds: gcp take one name; accelerators: H100 was refused
+    spec = parse_workload_spec(_with("constraints.accelerators", accelerators))
+    assert spec.constraints.accelerators_include == ("H100",)
