@@ -104,9 +104,18 @@ def _check_names(spec: WorkloadSpec, catalog: Catalog, *, source: str) -> None:
 
 
 def traced_op_mix(spec: WorkloadSpec) -> OpMix | None:
-    """The cached (or freshly traced) operator mix of ``spec``; None where the step cannot be
+    """The cached (or freshly traced) operator mix of ``spec``, its FLOPs scaled to
+    ``profile.flops_per_sample`` where model.yaml states it; None where the step cannot be
     traced (no torch, a model that does not run on fake tensors): the FLOPs prior stands in."""
     try:
-        return op_mix_for_spec(spec)
+        mix = op_mix_for_spec(spec)
     except AdvisorError:
         return None
+    stated = spec.profile.flops_per_sample
+    if stated is None or mix.flops_per_sample <= 0:
+        return mix
+    # profile.flops_per_sample states the FLOPs instead of measuring them: the traced classes
+    # keep their shares and bytes, their FLOPs are scaled to the stated total
+    scale = stated / mix.flops_per_sample
+    return replace(mix, per_sample=tuple(replace(c, flops=c.flops * scale)
+                                         for c in mix.per_sample))
