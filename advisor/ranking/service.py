@@ -21,7 +21,7 @@ from advisor.ranking.offers import RankBy, Recommendation, check_constraint_name
 from advisor.ranking.recommend import recommend
 from advisor.spec import WorkloadSpec, load_workload_spec
 from advisor.storage import data_dir, default_storage_url
-from advisor.throughput import fit_in_background
+from advisor.throughput import Basis, fit_in_background
 from pricing import Catalog, UnknownNameError, shipped_catalog
 
 __all__ = ["current_catalog", "recommend_for_file", "stored_probe_evidence", "traced_op_mix"]
@@ -87,6 +87,12 @@ def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
                     measurements=evidence.measurements, memory=evidence.memory,
                     include_flagged=include_flagged, op_mix=op_mix, rank_by=rank_by,
                     step_operators=lambda: step_op_names(spec))
+    if tuned is not TunedPolicy.OFF and not any(
+            m.basis is Basis.TUNED for m in evidence.measurements):
+        rec = replace(rec, warnings=(*rec.warnings, (
+            f"--tuned {tuned}: no stored probe of this workload has a tuned configuration it "
+            "allows, so the ranking is as without it; 'advisor probe MODEL.yaml --on OFFER "
+            "--tune' measures one")))
     if not evidence.probes:
         return rec
     return replace(rec, advice=evidence.advice + rec.advice,

@@ -167,3 +167,23 @@ def test_a_stated_flops_per_sample_is_the_op_mixs_flops(monkeypatch: pytest.Monk
     assert mix.flops_per_sample == pytest.approx(stated or 4e6)
     assert mix.flops_fraction(OpClass.MATMUL) == pytest.approx(0.75)  # the split kept
     assert [c.bytes_moved for c in mix.per_sample] == [4e3, 8e3] and mix.per_step == traced.per_step
+
+
+@pytest.mark.parametrize(("tuned", "warned"), [
+    ("off", False),
+    ("same_numerics", True),   # asked for, with no tuned probe stored: it changed nothing, silently
+    ("any", True),
+])
+def test_tuned_with_no_tuned_probe_says_it_changed_nothing(tuned: str, warned: bool) -> None:
+    from pathlib import Path
+
+    from advisor.ranking import TunedPolicy
+    from advisor.ranking.service import recommend_for_file
+
+    mlp = Path(__file__).resolve().parents[2] / "examples" / "mlp.yaml"
+    rec = recommend_for_file(mlp, tuned=TunedPolicy(tuned))
+    said = [w for w in rec.warnings if w.startswith(f"--tuned {tuned}:")]
+    assert bool(said) == warned
+    if warned:
+        assert "no stored probe of this workload has a tuned configuration" in said[0]
+        assert "--tune" in said[0]
