@@ -124,7 +124,8 @@ class Fields:
         """A hint naming a key of this mapping that looks like ``key`` misspelt (or '')."""
         others = [k for k in self.data if isinstance(k, str) and k != key
                   and len(k) <= _MAX_KEY_CHARS]
-        close = difflib.get_close_matches(key, others, n=1) or [
+        # a close cutoff: 'log' is a key of its own beside a missing 'low', not a typo of it
+        close = difflib.get_close_matches(key, others, n=1, cutoff=0.75) or [
             k for k in others if k.lower() == key.lower()]
         return f"; is {close[0]!r} a misspelling of it?" if close else ""
 
