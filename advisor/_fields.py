@@ -117,8 +117,17 @@ class Fields:
     def required(self, key: str) -> Any:
         """The value, or a SpecError saying the key is missing."""
         if not self.has(key):
-            raise self.error(key, "is required")
+            raise self.error(key, "is required" + self._misspelt(key))
         return self.raw(key)
+
+    def _misspelt(self, key: str) -> str:
+        """A hint naming a key of this mapping that looks like ``key`` misspelt (or '')."""
+        others = [k for k in self.data if isinstance(k, str) and k != key
+                  and len(k) <= _MAX_KEY_CHARS]
+        # a close cutoff: 'log' is a key of its own beside a missing 'low', not a typo of it
+        close = difflib.get_close_matches(key, others, n=1, cutoff=0.75) or [
+            k for k in others if k.lower() == key.lower()]
+        return f"; is {close[0]!r} a misspelling of it?" if close else ""
 
     def sub(self, key: str, *, required: bool = False) -> Fields:
         """The nested mapping under ``key`` (empty when absent and not required)."""

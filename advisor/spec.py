@@ -198,11 +198,15 @@ def _parse_constraints(fields: Fields) -> Constraints:
             raise cons.error("clouds", f"unknown cloud {shown(name)}; use aws, gcp or "
                              "azure") from None
     accel = cons.raw("accelerators", {})
-    if isinstance(accel, list):  # shorthand: a list means include
+    if isinstance(accel, list | str):  # shorthand: a list (or one name) means include
         accel = {"include": accel}
     acc = Fields(accel, cons.field("accelerators"), source=fields.source)
     include, exclude = acc.string_list("include"), acc.string_list("exclude")
     acc.done()
+    both = next((name for name in include if name.lower() in {e.lower() for e in exclude}), None)
+    if both is not None:
+        raise cons.error("accelerators", f"{shown(both)} is in both include and exclude, so no "
+                         "offer of it could rank; remove it from one of them")
     result = Constraints(
         budget_usd=cons.opt_number("budget_usd", maximum=MAX_BUDGET_USD),
         deadline_hours=cons.opt_number("deadline_hours", maximum=MAX_DEADLINE_HOURS),

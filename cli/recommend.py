@@ -385,7 +385,9 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
     else:
         _render(rec, top, all_regions=all_regions)
         if suggest_probes:
-            console().print("suggested probes:" if suggestions else
-                            "suggested probes: none would change the pick enough to pay off")
+            _hanging(console(), "suggested probes:" if suggestions else
+                     "suggested probes: none would change the pick enough to pay off"
+                     if rec.ranked else "suggested probes: none: no offer meets every "
+                     "constraint, so there is no pick for a probe to settle")
             for s in suggestions:
-                console().print(f"  - {s.describe()}")
+                _hanging(console(), f"  - {s.describe()}")

@@ -88,7 +88,7 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None,
       advisor report recommend m.yaml --out r/ --baseline gcp:a2-highgpu-8g:us-central1:spot
     """
     from cli.recommend import rank_for_options
-    from reports.baseline import CompareMarket, parse_baseline, report_savings
+    from reports.baseline import CompareMarket, no_saving_because, parse_baseline, report_savings
     from reports.output import check_output_path
     from reports.recommendation import write_recommendation_report
 
@@ -104,12 +104,13 @@ def recommend_report(model_yaml: Path, out_dir: Path, baseline: str | None,
                                         compare_market=market)
     if base is not None:
         click.echo(f"baseline {base.offer.key} ({base.chosen_by})", err=True)
+    no_saving = no_saving_because(rec, base) if saved is None else None
     if saved is not None:
         click.echo(f"the top pick {saved.describe()}", err=True)
-    elif base is not None and base.no_saving_because is not None:
-        click.echo(f"no saving against the baseline: {base.no_saving_because}", err=True)
+    elif no_saving is not None:
+        click.echo(f"no saving against the baseline: {no_saving}", err=True)
     _done(files, as_json, savings=saved.to_dict() if saved is not None else None,
-          no_saving=base.no_saving_because if base is not None and saved is None else None)
+          no_saving=no_saving)
 
 
 @report.command("sweep")

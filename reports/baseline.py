@@ -38,6 +38,7 @@ __all__ = [
     "CompareMarket",
     "Savings",
     "choose_baseline",
+    "no_saving_because",
     "parse_baseline",
     "report_savings",
     "savings",
@@ -359,6 +360,16 @@ def savings(top: CostEstimate, baseline: Baseline,
         hours_difference=pick_side.run_hours - base_side.run_hours,
         spot_discount_usd=spot_share, mixed_markets=mixed,
     )
+
+
+def no_saving_because(rec: Recommendation, base: Baseline | None) -> str | None:
+    """Why the report states no saving against ``base`` (None: it states one, or there is no
+    baseline): no offer ranked, so no pick, or the baseline itself was rejected."""
+    if base is None:
+        return None
+    if not rec.ranked:
+        return "no offer meets every constraint, so there is no top pick to compare"
+    return base.no_saving_because
 
 
 def report_savings(rec: Recommendation, wanted: str | None = None,

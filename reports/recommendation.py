@@ -154,6 +154,7 @@ def render_recommendation_html(rec: Recommendation, *, baseline: str | None = No
         opportunities=[describe_opportunity(o) for o in rec.could_be_better],
         bases=[(b, basis_counts.get(b, 0), BASIS_MEANING[b]) for b in Basis],
         ranked=list(enumerate(rec.ranked, start=1)), table_rows=_TABLE_ROWS,
+        spot_bands=any(e.spot is not None for e in rec.ranked),
         rejection_groups=_rejection_groups(rec),
         sources=price_sources([e.offer for e in rec.ranked] + [r.offer for r in rec.rejected]),
         columns=COLUMN_DOCS, **_charts(rec, base))

@@ -66,6 +66,11 @@ run_cost_usd_high            | USD               | run_hours_high x price_usd_pe
 on_demand_price_usd_per_hour | USD/hour          | on-demand price of the same instance (cloud, type,
                                                    region); empty for a spot offer whose instance the
                                                    ranking has no on-demand offer of
+spot_interruption_band       |                   | spot: the instance type's monthly interruption band
+                                                   (e.g. `5-10%/month`, AWS Spot Advisor), as the table
+                                                   shows it beside `spot`
+spot_band_basis              |                   | spot: `published`, or `assumed` where none is
+                                                   published and the top band is taken (the table's `?`)
 spot_overhead_fraction       | fraction          | spot: expected extra run time lost to interruptions
                                                    (hours per hour of uninterrupted training)
 spot_overhead_fraction_high  | fraction          | spot: the pessimistic end (the band's top, or a
@@ -84,6 +89,8 @@ price_source                 |                   | where the price came from (ca
 prices_captured_at           | date (YYYY-MM-DD) | capture date of the price snapshot (oldest capture among
                                                    the clouds used)
 reason                       |                   | why a rejected offer was left out
+reason_kind                  |                   | the rule it failed, one word per kind (`budget`,
+                                                   `deadline`, `memory`, `region`, ...), as `--json` names it
 saved_vs_baseline_usd        | USD               | top pick only (with a baseline): what it saves on the
                                                    run against the baseline, like for like unless
                                                    compare_market is `any` (the report's headline figure)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from advisor.errors import NoFeasibleOffer
+from advisor.errors import NoFeasibleOffer, SpecError
 from advisor.profiling import WorkloadProfile, overhead_for_accelerator, overhead_for_vendor
 from advisor.ranking.columns import RankedOffers, RejectedOffers
 from advisor.ranking.cost_estimate import (
@@ -23,7 +23,7 @@ from advisor.ranking.rejections import Rejection, RejectionKind
 from advisor.ranking.spot_risk import measured_pessimistic_rate, spot_overhead
 from advisor.spec import SpotPolicy, WorkloadSpec
 from advisor.throughput import ThroughputEstimate
-from pricing import AcceleratorSpec, Catalog, InstanceOffer, Market, matching_accelerators
+from pricing import AcceleratorSpec, Catalog, Cloud, InstanceOffer, Market, matching_accelerators
 from pricing.billing import usd_many
 from pricing.offer_table import OfferTable
 from probes import search_largest_batch
@@ -162,11 +162,25 @@ def _accelerator_set(names: Sequence[str], accelerators: dict[str, AcceleratorSp
             for match in matching_accelerators(name, accelerators, field=field_name)}
 
 
+def _check_regions_of_clouds(regions: Sequence[str], clouds: Sequence[Cloud],
+                             catalog: Catalog) -> None:
+    """SpecError for a region with offers on none of ``clouds`` (none given: any cloud)."""
+    for region in regions if clouds else ():
+        if not any(region in catalog.regions(cloud) for cloud in clouds):
+            owners = ", ".join(c.value for c in Cloud if region in catalog.regions(c))
+            raise SpecError("constraints.regions", f"{region!r} has offers only on {owners}, "
+                            f"which constraints.clouds leaves out; add {owners} to "
+                            "constraints.clouds or name a region of "
+                            f"{', '.join(c.value for c in clouds)}")
+
+
 def check_constraint_names(spec: WorkloadSpec, catalog: Catalog) -> None:
     """Raise UnknownNameError naming the constraints field of any region or accelerator the
-    catalog does not know, with close matches (call before ranking)."""
+    catalog does not know, with close matches, and SpecError for a region of no cloud
+    ``constraints.clouds`` allows (call before ranking)."""
     cons = spec.constraints
     catalog.check_regions(cons.regions, field="constraints.regions")
+    _check_regions_of_clouds(cons.regions, cons.clouds, catalog)
     _accelerator_set(cons.accelerators_include, catalog.accelerators, "include")
     _accelerator_set(cons.accelerators_exclude, catalog.accelerators, "exclude")
 

@@ -73,6 +73,8 @@ class ProbeSuggestion:
         """One line for the terminal."""
         saving = (f", expected saving {fmt_money(self.expected_saving_usd)} on the run"
                   if self.expected_saving_usd is not None else "")
+        if self.expected_saving_usd is not None and self.expected_saving_usd < self.probe_cost_usd:
+            saving += ", less than the probe costs"  # worth it only for what it teaches
         return (f"probe {self.accelerator} on {self.offer_key}: {quote_text(self.probe_cost_usd)}, "
                 f"expected regret cut {self.expected_regret_cut_pct:.1f}%{saving}")
 

@@ -121,6 +121,30 @@ def _memory_advice(spec: WorkloadSpec, profile: WorkloadProfile, assumptions: Co
             "instances with more devices (batch_size is split across them)")
 
 
+def _round_up(value: float) -> float:
+    """``value`` rounded up to three significant figures (written back into model.yaml as a
+    limit, it still admits ``value``)."""
+    if value <= 0 or not math.isfinite(value):
+        return value
+    decimals = 2 - math.floor(math.log10(value))
+    return float(math.ceil(value * 10.0**decimals) / 10.0**decimals)
+
+
+def _nearest_misses(rejected: Sequence[Rejection]) -> dict[tuple[str, str | None], str]:
+    """For the budget and deadline blocks: the offer that misses by the least and its figure
+    (rounded up), as a note to the fix."""
+    notes = {}
+    for kind, figure, text in ((RejectionKind.BUDGET, "run_cost_usd", "the cheapest run costs ${}"),
+                               (RejectionKind.DEADLINE, "run_hours",
+                                "the quickest run takes {} h")):
+        misses = [r for r in rejected if r.kind is kind]
+        if misses:
+            best = min(misses, key=lambda r: (float(r.figures[figure]), r.offer.key))
+            limit = _round_up(float(best.figures[figure]))
+            notes[_block_of(best)] = f"; {text.format(f'{limit:,.10g}')}, on {best.offer.key}"
+    return notes
+
+
 def _no_offer_advice(spec: WorkloadSpec, rejected: Sequence[Rejection], profile: WorkloadProfile,
                      assumptions: CostAssumptions, catalog: Catalog) -> list[str]:
     """Why nothing ranked, in the rejections' own terms, and what would rank offers."""
@@ -137,8 +161,9 @@ def _no_offer_advice(spec: WorkloadSpec, rejected: Sequence[Rejection], profile:
             allowed=[r.offer for r in training if r.kind in _MEMORY_KINDS],
             anywhere=[r.offer for r in training]))
     unblocked = Counter(_block_of(r) for r in training if id(r) not in no_room)
-    fixes = [f"{fix} ({n:,} offers that fit in memory fail it)"
-             for (_, fix), n in unblocked.most_common() if fix]
+    nearest = _nearest_misses([r for r in training if id(r) not in no_room])
+    fixes = [f"{fix} ({n:,} offers that fit in memory fail it{nearest.get(block, '')})"
+             for block, n in unblocked.most_common() if (fix := block[1])]
     if fixes:
         advice.append("to rank offers: " + "; ".join(fixes))
     return advice

@@ -84,12 +84,13 @@ KIND_TEXT: Mapping[RejectionKind, KindText] = MappingProxyType({
                                "have a price a consistency check doubts",
                                "check those prices, then pass --include-flagged"),
     _M.MEMORY: KindText(
-        "needs {needed_gib:.1f} GiB per device at batch {batch} ({basis} {step_gib:.1f} GiB + "
-        "{overhead_gib:.1f} GiB {runtime}), {accelerator} has {memory_gib:.1f} GiB: "
-        "{short_gib:.1f} GiB short", "lack device memory", None),
+        "needs {needed_gib:,.1f} GiB per device at batch {batch:,} ({basis} {step_gib:,.1f} GiB "
+        "+ {overhead_gib:,.1f} GiB {runtime}), {accelerator} has {memory_gib:,.1f} GiB: "
+        "{short_gib:,.1f} GiB short", "lack device memory", None),
     _M.MEMORY_PROBE_OOM: KindText(
-        "needs more than {memory_gib:.1f} GiB per device at batch {batch}: probe {probe_id} ran "
-        "out of memory at batch {failed_batch} on {accelerator}", "lack device memory", None),
+        "needs more than {memory_gib:,.1f} GiB per device at batch {batch:,}: probe {probe_id} "
+        "ran out of memory at batch {failed_batch:,} on {accelerator}", "lack device memory",
+        None),
     _M.DEADLINE: KindText("run takes {run_hours:,.1f} h{spot} > constraints.deadline_hours "
                           "{deadline_hours:g}", "run past constraints.deadline_hours",
                           "raise constraints.deadline_hours"),

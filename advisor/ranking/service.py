@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from advisor._time_limit import time_limit
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, SpecError
 from advisor.profiling import (
     OpMix,
     needs_measuring,
@@ -17,12 +17,12 @@ from advisor.profiling import (
     step_op_names,
 )
 from advisor.ranking.evidence import ProbeEvidence, TunedPolicy, evidence_from_probes
-from advisor.ranking.offers import RankBy, Recommendation
+from advisor.ranking.offers import RankBy, Recommendation, check_constraint_names
 from advisor.ranking.recommend import recommend
 from advisor.spec import WorkloadSpec, load_workload_spec
 from advisor.storage import data_dir, default_storage_url
-from advisor.throughput import fit_in_background
-from pricing import Catalog, shipped_catalog
+from advisor.throughput import Basis, fit_in_background
+from pricing import Catalog, UnknownNameError, shipped_catalog
 
 __all__ = ["current_catalog", "recommend_for_file", "stored_probe_evidence", "traced_op_mix"]
 
@@ -66,6 +66,7 @@ def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
     ``progress`` hears one line when the seconds of work start: profiling a new model."""
     spec = load_workload_spec(Path(path))
     catalog = current_catalog()
+    _check_names(spec, catalog, source=str(path))  # before seconds of profiling
     measuring = needs_measuring(spec)
     if measuring:  # seconds of torch work: fit a missing model beside it
         fit_in_background(catalog.accelerators)
@@ -86,16 +87,41 @@ def recommend_for_file(path: str | Path, *, include_flagged: bool = False,
                     measurements=evidence.measurements, memory=evidence.memory,
                     include_flagged=include_flagged, op_mix=op_mix, rank_by=rank_by,
                     step_operators=lambda: step_op_names(spec))
+    if tuned is not TunedPolicy.OFF and not any(
+            m.basis is Basis.TUNED for m in evidence.measurements):
+        rec = replace(rec, warnings=(*rec.warnings, (
+            f"--tuned {tuned}: no stored probe of this workload has a tuned configuration it "
+            "allows, so the ranking is as without it; 'advisor probe MODEL.yaml --on OFFER "
+            "--tune' measures one")))
     if not evidence.probes:
         return rec
     return replace(rec, advice=evidence.advice + rec.advice,
                    extra={**rec.extra, "probes": list(evidence.probes)})
 
 
+def _check_names(spec: WorkloadSpec, catalog: Catalog, *, source: str) -> None:
+    """``check_constraint_names``, its one line naming the file as every model.yaml error does."""
+    try:
+        check_constraint_names(spec, catalog)
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{source}: {exc}") from None
+    except SpecError as exc:
+        raise SpecError(exc.field, exc.problem, source=source) from None
+
+
 def traced_op_mix(spec: WorkloadSpec) -> OpMix | None:
-    """The cached (or freshly traced) operator mix of ``spec``; None where the step cannot be
+    """The cached (or freshly traced) operator mix of ``spec``, its FLOPs scaled to
+    ``profile.flops_per_sample`` where model.yaml states it; None where the step cannot be
     traced (no torch, a model that does not run on fake tensors): the FLOPs prior stands in."""
     try:
-        return op_mix_for_spec(spec)
+        mix = op_mix_for_spec(spec)
     except AdvisorError:
         return None
+    stated = spec.profile.flops_per_sample
+    if stated is None or mix.flops_per_sample <= 0:
+        return mix
+    # profile.flops_per_sample states the FLOPs instead of measuring them: the traced classes
+    # keep their shares and bytes, their FLOPs are scaled to the stated total
+    scale = stated / mix.flops_per_sample
+    return replace(mix, per_sample=tuple(replace(c, flops=c.flops * scale)
+                                         for c in mix.per_sample))

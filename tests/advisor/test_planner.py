@@ -66,5 +66,21 @@ def test_a_suggestion_states_its_saving_as_every_other_dollar_figure(saving_usd:
     line = ProbeSuggestion(offer_key="aws:g4dn.xlarge:us-east-1:spot", accelerator="T4",
                            probe_cost_usd=0.01, expected_regret_cut_pct=6.5,
                            expected_saving_usd=saving_usd).describe()
-    assert line.endswith(f", expected saving {fmt_money(saving_usd)} on the run")
+    assert f", expected saving {fmt_money(saving_usd)} on the run" in line
     assert "$0.00 " not in line
+
+
+@pytest.mark.parametrize(("saving_usd", "worth_it"), [
+    (0.00105, False),  # examples/mlp.yaml's suggestions: a $0.012 probe to save a tenth of a cent
+    (0.01, True),      # as much as the probe costs: it pays for itself
+    (12.5, True),
+])
+def test_a_suggestion_that_costs_more_than_it_saves_says_so(saving_usd: float,
+                                                           worth_it: bool) -> None:
+    line = ProbeSuggestion(offer_key="aws:g4dn.xlarge:us-east-1:spot", accelerator="T4",
+                           probe_cost_usd=0.01, expected_regret_cut_pct=6.5,
+                           expected_saving_usd=saving_usd).describe()
+    assert ("less than the probe costs" not in line) == worth_it
+    if not worth_it:
+        assert line.endswith(f"expected saving {fmt_money(saving_usd)} on the run, less than "
+                             "the probe costs")

@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from advisor.errors import SpecError
 from advisor.ranking.offers import check_constraint_names, filter_offers
 from advisor.spec import WorkloadSpec, parse_workload_spec
 from pricing import Cloud, InstanceOffer, Market, UnknownNameError, shipped_catalog
@@ -80,4 +81,25 @@ def test_filter_names_the_field_of_an_unknown_accelerator() -> None:
 def test_known_family_and_region_names_pass() -> None:
     check_constraint_names(spec(regions=["us-east-1"],
                                 accelerators={"include": ["TPU", "a100"], "exclude": ["V100"]}),
+                           CATALOG)
+
+
+@pytest.mark.parametrize(("constraints", "message"), [
+    ({"clouds": ["gcp"], "regions": ["us-east-1"]},
+     "constraints.regions: 'us-east-1' has offers only on aws, which constraints.clouds leaves "
+     "out; add aws to constraints.clouds or name a region of gcp"),
+    ({"clouds": ["aws", "gcp"], "regions": ["us-east-1", "eastus"]},  # one of two is azure's
+     "constraints.regions: 'eastus' has offers only on azure, which constraints.clouds leaves "
+     "out; add azure to constraints.clouds or name a region of aws, gcp"),
+])
+def test_a_region_of_no_allowed_cloud_is_refused(constraints: dict[str, object],
+                                                 message: str) -> None:
+    # it used to rank nothing (or silently drop the region), after profiling the model
+    with pytest.raises(SpecError) as info:
+        check_constraint_names(spec(**constraints), CATALOG)
+    assert str(info.value) == message
+
+
+def test_known_regions_of_allowed_clouds_pass() -> None:
+    check_constraint_names(spec(clouds=["aws", "gcp"], regions=["us-east-1", "us-central1"]),
                            CATALOG)

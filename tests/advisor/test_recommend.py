@@ -146,3 +146,44 @@ def test_the_picks_and_challengers_evidence_notes_are_assumptions() -> None:
     notes = {model.evidence_note(e.offer.accelerator) for e in shown} - {None}
     assert notes and notes <= set(rec.assumptions)
     assert len([a for a in rec.assumptions if a in notes]) == len(notes)
+
+
+@pytest.mark.parametrize("stated", [None, 1e12])
+def test_a_stated_flops_per_sample_is_the_op_mixs_flops(monkeypatch: pytest.MonkeyPatch,
+                                                         stated: float | None) -> None:
+    # profile.flops_per_sample changed nothing where a step traced: the traced operator mix
+    # (its own FLOPs) predicted every offer, so 'state figures instead of measuring' was ignored
+    import advisor.ranking.service as service
+    from advisor.profiling.op_profile import OpClass, OpCost, OpMix
+
+    traced = OpMix(per_sample=(OpCost(OpClass.MATMUL, "float32", 3e6, 4e3),
+                               OpCost(OpClass.ELEMENTWISE, "float32", 1e6, 8e3)),
+                   per_step=(OpCost(OpClass.OPTIMIZER, "float32", 5e6, 8e6, 2.0),))
+    monkeypatch.setattr(service, "op_mix_for_spec", lambda _spec: traced)
+    spec = parse_workload_spec({**SPEC, "profile": {} if stated is None
+                                else {"flops_per_sample": stated}})
+    mix = service.traced_op_mix(spec)
+    assert mix is not None
+    assert mix.flops_per_sample == pytest.approx(stated or 4e6)
+    assert mix.flops_fraction(OpClass.MATMUL) == pytest.approx(0.75)  # the split kept
+    assert [c.bytes_moved for c in mix.per_sample] == [4e3, 8e3] and mix.per_step == traced.per_step
+
+
+@pytest.mark.parametrize(("tuned", "warned"), [
+    ("off", False),
+    ("same_numerics", True),   # asked for, with no tuned probe stored: it changed nothing, silently
+    ("any", True),
+])
+def test_tuned_with_no_tuned_probe_says_it_changed_nothing(tuned: str, warned: bool) -> None:
+    from pathlib import Path
+
+    from advisor.ranking import TunedPolicy
+    from advisor.ranking.service import recommend_for_file
+
+    mlp = Path(__file__).resolve().parents[2] / "examples" / "mlp.yaml"
+    rec = recommend_for_file(mlp, tuned=TunedPolicy(tuned))
+    said = [w for w in rec.warnings if w.startswith(f"--tuned {tuned}:")]
+    assert bool(said) == warned
+    if warned:
+        assert "no stored probe of this workload has a tuned configuration" in said[0]
+        assert "--tune" in said[0]

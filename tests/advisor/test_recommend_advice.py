@@ -95,6 +95,22 @@ def test_advice_names_the_constraint_that_rejects(model: ThroughputModel,
     assert wanted in text and unwanted not in text
 
 
+
+@pytest.mark.parametrize(("constraints", "says", "field"), [
+    ({"budget_usd": 0.0001}, r"the cheapest run costs \$([\d.]+), on (\S+)\)", "budget_usd"),
+    ({"deadline_hours": 0.01}, r"the quickest run takes ([\d.]+) h, on (\S+)\)",
+     "deadline_hours"),
+])
+def test_a_budget_or_deadline_that_rejects_all_says_what_would_rank_one(
+        model: ThroughputModel, constraints: dict[str, float], says: str, field: str) -> None:
+    rec = _recommend(model, SMALL, constraints=constraints)
+    found = re.search(says, " ".join(rec.advice))
+    assert rec.ranked == () and found, rec.advice
+    # the figure is rounded up: written into model.yaml, it ranks the offer named
+    loosened = _recommend(model, SMALL, constraints={field: float(found.group(1))})
+    assert found.group(2) in {e.offer.key for e in loosened.ranked}
+
+
 # ResNet-50 at 224x224: ~24.5 GFLOPs per training sample, 25.6 M parameters.
 RESNET = WorkloadProfile(flops_per_sample=24.5e9, params=25_557_032, weight_bytes=102_228_128,
                          gradient_bytes=102_228_128, optimizer_bytes=204_456_256,

@@ -69,3 +69,18 @@ def test_each_kind_renders_without_placeholders() -> None:
         reason = Rejection(offer(), kind, figures).reason
         assert "{" not in reason and "}" not in reason, kind
         assert reason and reason == reason.strip(), kind
+
+
+def test_memory_figures_have_thousands_separators_as_every_other_figure() -> None:
+    # 'needs 6713.1 GiB per device' beside the advice's 'lower it to 1,312'
+    figures = {"needed_gib": 6713.14, "batch": 8192, "basis": "traced step", "step_gib": 6712.1,
+               "overhead_gib": 1.0, "runtime": "runtime", "memory_gib": 1024.0,
+               "short_gib": 5689.1}
+    reason = Rejection(offer(), RejectionKind.MEMORY, figures).reason
+    assert reason.startswith("needs 6,713.1 GiB per device at batch 8,192 (traced step "
+                             "6,712.1 GiB + 1.0 GiB runtime)")
+    assert "has 1,024.0 GiB: 5,689.1 GiB short" in reason
+    oom = Rejection(offer(), RejectionKind.MEMORY_PROBE_OOM, {
+        "memory_gib": 1024.0, "batch": 16384, "probe_id": "p1", "failed_batch": 32768}).reason
+    assert oom.startswith("needs more than 1,024.0 GiB per device at batch 16,384")
+    assert "at batch 32,768" in oom

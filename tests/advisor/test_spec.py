@@ -205,3 +205,42 @@ def test_fuzzed_fields_either_parse_or_raise_one_spec_error(path: str, value: An
         parse_workload_spec(data)
     except SpecError as exc:
         assert str(exc).split(":")[0] and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(
+    ("required", "typo"),
+    [
+        ("batch_size", "batch_sise"),  # a letter off
+        ("model", "modle"),  # two letters swapped
+        ("data", "Data"),  # the case
+    ],
+)
+def test_a_misspelt_required_key_is_named_as_the_likely_typo(required: str, typo: str) -> None:
+    data = _with(required, ...)
+    data[typo] = VALID[required]
+    with pytest.raises(SpecError) as info:
+        parse_workload_spec(data)
+    assert str(info.value) == f"{required}: is required; is {typo!r} a misspelling of it?"
+
+
+@pytest.mark.parametrize(
+    ("accelerators", "message"),
+    [
+        ({"include": ["H100"], "exclude": ["H100"]}, "'H100' is in both include and exclude"),
+        ({"include": ["a100", "T4"], "exclude": ["A100"]}, "'a100' is in both include and exclude"),
+    ],
+)
+def test_an_accelerator_both_included_and_excluded_is_refused(
+        accelerators: dict[str, list[str]], message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_workload_spec(_with("constraints.accelerators", accelerators))
+    assert str(info.value).startswith(f"constraints.accelerators: {message}")
+    assert "remove it from one" in str(info.value)
+
+
+
+@pytest.mark.parametrize("accelerators", ["H100", ["H100"], {"include": "H100"}])
+def test_one_accelerator_name_is_the_include_shorthand_as_a_list_is(accelerators: Any) -> None:
+    # regions: us-east-1 and clouds: gcp take one name; accelerators: H100 was refused
+    spec = parse_workload_spec(_with("constraints.accelerators", accelerators))
+    assert spec.constraints.accelerators_include == ("H100",)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -376,3 +377,38 @@ def test_wrapped_lines_hang_instead_of_restarting_at_column_0(calls: list[Path])
     assert lines[1].startswith("      ") and lines[1].strip()  # the headline goes on, indented
     bullets = lines[lines.index("assumptions:") + 1:]
     assert all(line.startswith(("  - ", "    ")) for line in bullets)  # no line at column 0
+
+
+def test_suggest_probes_with_nothing_ranked_says_there_is_no_pick(
+        mlp_rec: Recommendation, monkeypatch: pytest.MonkeyPatch) -> None:
+    # "none would change the pick enough to pay off" spoke of a pick that does not exist
+    empty = replace(mlp_rec, ranked=())
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", lambda _p, **_k: empty)
+    code, out, err = _run("recommend", str(MLP_YAML), "--suggest-probes", "3")
+    assert code == 0, err
+    assert ("suggested probes: none: no offer meets every constraint, so there is no pick "
+            "for a probe to settle") in " ".join(out.split())  # however wide the console
+    assert "pay off" not in out
+
+
+
+@pytest.mark.parametrize(("constraints", "says"), [
+    ("regions: [us-eas-1]", "constraints.regions: unknown region 'us-eas-1'; did you mean"),
+    ("accelerators: [H1000]", "constraints.accelerators.include: unknown accelerator 'H1000'"),
+    ("{clouds: [gcp], regions: [us-east-1]}", "constraints.regions: 'us-east-1' has offers only"),
+])
+def test_a_constraint_name_error_names_the_file_before_any_profiling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, constraints: str, says: str) -> None:
+    # as every other model.yaml error does; and a typo costs no profiling run first
+    def no_profiling(_spec: object) -> None:
+        raise AssertionError("profiled before the constraints' names were checked")
+
+    monkeypatch.setattr(advisor.ranking.service, "profile_workload", no_profiling)
+    model = tmp_path / "model.yaml"
+    text = MLP_YAML.read_text().replace("constraints:\n", "constraints_old:\n")
+    model.write_text(text.split("constraints_old:")[0]
+                     + (f"constraints: {constraints}\n" if constraints.startswith("{")
+                        else f"constraints:\n  {constraints}\n"))
+    code, out, err = _run("recommend", str(model))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {model}: {says}") and err.count("\n") == 1, err

@@ -107,3 +107,20 @@ def sample_sweep() -> SweepReportData:
         study="resnet50-lr", direction="minimize", instance="aws:g5.xlarge:us-east-1:on-demand",
         price_usd_per_hour=1.006, trials=trials, budget_usd=5.0, saved_by_pruning_usd=1.2072,
         bytes_cleaned=3 * 98_000_000, stop_reason="", prices_captured_at=date(2025, 3, 1))
+
+
+def mlp_ranking(**constraints: object) -> Recommendation:
+    """The real ranking of a small MLP on the shipped catalog (a fixed profile, no torch):
+    spot rows with published and assumed interruption bands, rejections of several kinds."""
+    from advisor.profiling.profile import WorkloadProfile
+    from advisor.ranking.recommend import recommend
+    from advisor.spec import parse_workload_spec
+    from pricing import shipped_catalog
+
+    mlp = WorkloadProfile(flops_per_sample=6.6e6, params=1_100_000, weight_bytes=4_400_000,
+                          gradient_bytes=4_400_000, optimizer_bytes=8_800_000,
+                          activation_bytes_per_sample=20_000, method="test")
+    spec = parse_workload_spec({"name": "m", "model": {"builtin": "mlp"}, "batch_size": 256,
+                                "data": {"samples": 60000, "epochs": 20},
+                                "constraints": constraints})
+    return recommend(spec, catalog=shipped_catalog(), profile=mlp, today=date(2026, 1, 1))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import optuna
@@ -14,7 +15,7 @@ from optuna.trial import TrialState, create_trial
 from report_samples import sample_recommendation
 
 import advisor.ranking.service
-from advisor.ranking import RankBy, TunedPolicy
+from advisor.ranking import RankBy, Rejection, RejectionKind, TunedPolicy
 from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR
 from cli.main import advisor as advisor_cli
 from reports.formatting import fmt_money
@@ -105,6 +106,30 @@ def test_a_rejected_baseline_says_why_there_is_no_saving_everywhere(
     if as_json:
         doc = json.loads(out)
         assert doc["savings"] is None and doc["no_saving_because"].startswith(why)
+
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_with_nothing_ranked_no_saving_says_there_is_no_pick(
+        monkeypatch: pytest.MonkeyPatch, fake_recommend: None, tmp_path: Path,
+        as_json: bool) -> None:
+    # every offer over the budget: the saving is missing for want of a pick, not because the
+    # default baseline (a rejected offer like all of them) "was rejected"
+    sample = sample_recommendation()
+    over = tuple(Rejection(e.offer, RejectionKind.BUDGET,
+                           {"run_cost_usd": 50.0, "budget_usd": 1.0, "spot": ""})
+                 for e in sample.ranked)
+    empty = replace(sample, ranked=(), rejected=(*over, *sample.rejected))
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", lambda _p, **_k: empty)
+    code, out, err = _run("report", "recommend", "model.yaml", "--out", str(tmp_path),
+                          *(["--json"] if as_json else []))
+    assert code == 0, err
+    why = "no offer meets every constraint, so there is no top pick to compare"
+    assert f"no saving against the baseline: {why}" in err
+    assert "it was rejected" not in err
+    if as_json:
+        doc = json.loads(out)
+        assert doc["savings"] is None and doc["no_saving_because"] == why
 
 
 def test_recommend_html_option(fake_recommend: None, tmp_path: Path) -> None:

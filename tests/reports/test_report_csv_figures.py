@@ -9,8 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from report_samples import G4, NC, sample_recommendation, sample_sweep
+from report_samples import G4, NC, mlp_ranking, sample_recommendation, sample_sweep
 
+from advisor.ranking import recommendation_to_dict
 from advisor.ranking.offers import Rejection, RejectionKind
 from advisor.throughput import Basis
 from reports.columns import csv_cell
@@ -89,3 +90,23 @@ def test_sweep_csv_writes_small_costs_without_an_exponent(tmp_path: Path) -> Non
     text = path.read_text()
     assert "e-0" not in text and "E-0" not in text
     assert {r["trial"]: r for r in _rows(path)}["3"]["cost_usd"] == "0.00009477"
+
+
+def test_csv_rows_carry_the_spot_band_and_rejection_kind_json_does(tmp_path: Path) -> None:
+    # the table shows 'spot >20%?' and --json each row's band and reason_kind; the CSV had
+    # neither, so a spreadsheet could only parse reasons back
+    rec = mlp_ranking(clouds=["aws", "gcp"], budget_usd=0.06)
+    doc = recommendation_to_dict(rec)
+    path, columns = write_recommendation_csv(rec, tmp_path / "r.csv")
+    rows = {row["offer"]: row for row in _rows(path)}
+    for item in doc["ranked"]:
+        row = rows[item["offer"]]
+        assert row["spot_interruption_band"] == (item.get("spot_interruption_band") or "")
+        assert row["spot_band_basis"] == (item.get("spot_band_basis") or "")
+    spot = [r for r in rows.values() if r["market"] == "spot" and r["status"] == "ranked"]
+    assert spot and all(r["spot_interruption_band"] and r["spot_band_basis"] for r in spot)
+    kinds = {item["offer"]: item["reason_kind"] for item in doc["rejected"]}
+    assert {o: rows[o]["reason_kind"] for o in kinds} == kinds
+    assert {"cloud", "budget"} <= set(kinds.values())
+    text = columns.read_text()
+    assert "`spot_interruption_band`" in text and "`reason_kind`" in text

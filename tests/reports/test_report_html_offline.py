@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 from offline_html import blank_page, external_references
-from report_samples import GENERATED_AT, sample_recommendation, sample_sweep
+from report_samples import GENERATED_AT, mlp_ranking, sample_recommendation, sample_sweep
 
 from advisor.sweep import SweepStatus as SweepReportData
 from reports.recommendation import render_recommendation_html
@@ -122,3 +122,15 @@ def test_empty_sweep_renders_no_data_charts() -> None:
                             price_usd_per_hour=0.0, trials=())
     document = render_sweep_html(empty, generated_at=GENERATED_AT)
     assert "no data" in document and external_references(document) == []
+
+
+def test_the_ranking_shows_each_spot_rows_band_as_the_terminal_table_does() -> None:
+    # the table's market cell reads 'spot >20%?' (or 'spot 5-10%'); the HTML said 'spot' alone
+    rec = mlp_ranking(clouds=["aws"])
+    document = render_recommendation_html(rec, generated_at=GENERATED_AT)
+    cells = {f"<td>spot {e.spot.bucket.value}{'?' if e.spot.basis.value == 'assumed' else ''}"
+             "</td>" for e in rec.ranked if e.spot is not None}
+    assert len(cells) > 1  # published bands and the assumed one
+    assert all(html.escape(cell, quote=False).replace("&lt;td&gt;", "<td>")
+               .replace("&lt;/td&gt;", "</td>") in document for cell in cells)
+    assert "'?' = none published, the top band assumed" in html.unescape(document)

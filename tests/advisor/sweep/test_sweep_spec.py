@@ -158,3 +158,12 @@ def test_fuzzed_yaml_gives_spec_or_spec_error(data: dict[str, object]) -> None:
         parse_sweep_spec(merged)
     except SpecError as exc:
         assert exc.field
+
+
+def test_a_missing_required_key_is_not_blamed_on_a_valid_sibling() -> None:
+    # 'log' is a key of its own, not 'low' misspelt: the hint for misspelt required keys
+    # ('batch_size: is required; is 'batch_sise' a misspelling of it?') stays out of it
+    data = _with(search_space={"lr": {"type": "float", "high": 0.1, "log": True}})
+    with pytest.raises(SpecError) as info:
+        parse_sweep_spec(data, source="sweep.yaml")
+    assert str(info.value) == "sweep.yaml: search_space.lr.low: is required"
