@@ -10,6 +10,7 @@ raise ``ModelOptionError`` (a ``ProbeError``) naming the option and the allowed 
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import reprlib
 from collections.abc import Callable, Mapping
@@ -132,9 +133,12 @@ def check_options(
     for name, value in options.items():
         if name not in defaults:
             shown = _shown.repr(name)
-            raise ModelOptionError(model, "", f"{shown} is not known for {model}; allowed "
+            close = (difflib.get_close_matches(name, list(defaults), n=1, cutoff=0.75)
+                     if isinstance(name, str) else [])
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ModelOptionError(model, "", f"{shown} is not known for {model}; {hint}allowed "
                                    f"options: {allowed}", message=f"model option {shown} is "
-                                   f"not known for {model}; allowed options: {allowed}")
+                                   f"not known for {model}; {hint}allowed options: {allowed}")
         problem = _problem(value, defaults[name], (minimum or {}).get(name, 1),
                            (maximum or {}).get(name), (choices or {}).get(name, ()))
         if problem is not None:

@@ -74,8 +74,10 @@ def test_bert_classification_task_trains() -> None:
 
 
 @pytest.mark.parametrize(("name", "options", "needle"), [
-    # unknown option: named, allowed ones listed
-    ("resnet50", {"dept": 50}, "'dept' is not known for resnet50; allowed options: depth,"),
+    # unknown option: named, the nearest one suggested, allowed ones listed
+    ("resnet50", {"dept": 50},
+     "'dept' is not known for resnet50; did you mean 'depth'? allowed options: depth,"),
+    ("mlp", {"colour": 1}, "'colour' is not known for mlp; allowed options: hidden,"),
     # wrong type for an integer option
     ("mlp", {"hidden": "big"}, "'hidden' of mlp must be a whole number"),
     # negative size
