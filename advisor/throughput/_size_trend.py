@@ -22,12 +22,10 @@ from __future__ import annotations
 import math
 
 from advisor.throughput.estimate import architecture_class
-from advisor.throughput.roofline import AnchoredRoofline, anchor_features, class_peers, ridge_at
+from advisor.throughput.roofline import MIN_ANCHORED, AnchoredRoofline, ridge_at
 from pricing import AcceleratorSpec
 
 __all__ = ["size_features", "size_shift"]
-
-_MIN_PARTS = 3  # reference parts needed to regress (as ``AnchoredRoofline``'s borrowed anchor)
 
 
 def size_features(spec: AcceleratorSpec) -> tuple[float, float] | None:
@@ -42,17 +40,17 @@ def size_shift(roofline: AnchoredRoofline, accelerator: AcceleratorSpec, peer: A
                conv_fraction: float, precision_key: str) -> float:
     """Log shift carrying ``peer``'s correction to ``accelerator`` by the size trend of the
     reference parts of ``accelerator``'s architecture class (see the module); 0 where
-    ``accelerator``'s own roofline correction already regresses on its figures (parts of its
-    vendor and class have reference rows), where a figure is missing, or where fewer than
-    ``_MIN_PARTS`` reference parts of its class have them."""
-    if (anchor_features(accelerator) is not None
-            and len(class_peers(accelerator, roofline.specs_)) >= _MIN_PARTS):
+    ``accelerator``'s own roofline correction already regresses on its figures
+    (``AnchoredRoofline.regresses``: parts of its vendor and class have reference rows), where
+    a figure is missing, or where fewer than ``MIN_ANCHORED`` reference parts of its class have
+    them."""
+    if roofline.regresses(accelerator):
         return 0.0
     ours, theirs = size_features(accelerator), size_features(peer)
     parts = {name: figures for name, spec in sorted(roofline.specs_.items())
              if architecture_class(spec) == architecture_class(accelerator)
              and (figures := size_features(spec)) is not None}
-    if ours is None or theirs is None or len(parts) < _MIN_PARTS:
+    if ours is None or theirs is None or len(parts) < MIN_ANCHORED:
         return 0.0
     features = list(parts.values())
     values = [roofline.anchor(name, conv_fraction, precision_key) for name in parts]

@@ -37,8 +37,8 @@ from advisor.throughput.kernel_efficiency import KernelPriors, shipped_kernel_pr
 from advisor.throughput.reference import ReferenceRow
 from pricing import AcceleratorSpec
 
-__all__ = ["AnchoredRoofline", "PATHS", "RooflinePrior", "RooflineSample", "anchor_features",
-           "class_peers", "compute_path", "reference_samples",
+__all__ = ["MIN_ANCHORED", "AnchoredRoofline", "PATHS", "RooflinePrior", "RooflineSample",
+           "anchor_features", "class_peers", "compute_path", "reference_samples",
            "reference_samples_by_generation", "ridge_at"]
 
 PATHS = ("tensor", "tf32", "simt")
@@ -267,7 +267,7 @@ class AnchoredRoofline:
     accelerators of its class (vendor, tensor cores, bf16) that have one: a ridge regression
     (penalty ``anchor_ridge``) of their corrections for the workload on the logs of their
     peak FLOP/s (tensor and fp32) and memory bandwidth, evaluated at its own figures; with
-    fewer than ``_MIN_ANCHORED`` such accelerators it gets none.
+    fewer than ``MIN_ANCHORED`` such accelerators it gets none.
 
     ``roofline`` (unfitted) is the prior to fit; by default one whose efficiencies start
     from, and are pulled toward, the single-kernel measurements' (``shipped_kernel_priors``).
@@ -356,20 +356,28 @@ class AnchoredRoofline:
             answers[key] = sum(w * r for _, r, w in terms) / max(sum(w for *_, w in terms), 1.0)
         return answers[key]
 
+    def regresses(self, accelerator: AcceleratorSpec) -> bool:
+        """Whether a part with no reference rows borrows a correction regressed from the
+        anchored accelerators of its class: its figures are known and at least
+        ``MIN_ANCHORED`` of them have theirs."""
+        return (anchor_features(accelerator) is not None
+                and len(class_peers(accelerator, self.specs_)) >= MIN_ANCHORED)
+
     def _borrowed_anchor(self, accelerator: AcceleratorSpec, conv_fraction: float,
                          precision_key: str) -> float:
-        """The correction regressed from the anchored accelerators of its class (0 when
-        fewer than ``_MIN_ANCHORED`` of them, or the figures are missing)."""
-        ours = anchor_features(accelerator)
-        seen = class_peers(accelerator, self.specs_)
-        if ours is None or len(seen) < _MIN_ANCHORED:
+        """The correction regressed from the anchored accelerators of its class (0 where
+        ``regresses`` says it borrows none)."""
+        if not self.regresses(accelerator):
             return 0.0
+        ours = anchor_features(accelerator)
+        assert ours is not None  # regresses: its figures are known
+        seen = class_peers(accelerator, self.specs_)
         return ridge_at(list(seen.values()),
                         [self.anchor(name, conv_fraction, precision_key) for name in seen],
                         ours, self.anchor_ridge)
 
 
-_MIN_ANCHORED = 3  # anchored accelerators of a class needed to regress an unseen one's
+MIN_ANCHORED = 3  # anchored accelerators of a class needed to regress an unseen one's
 _MAX_ANSWERS = 4096  # remembered predictions of one fit (a ranking asks about 100)
 
 
