@@ -203,7 +203,8 @@ def _parse_constraints(fields: Fields) -> Constraints:
     acc = Fields(accel, cons.field("accelerators"), source=fields.source)
     include, exclude = acc.string_list("include"), acc.string_list("exclude")
     acc.done()
-    both = next((name for name in include if name.lower() in {e.lower() for e in exclude}), None)
+    excluded = {name.lower() for name in exclude}
+    both = next((name for name in include if name.lower() in excluded), None)
     if both is not None:
         raise cons.error("accelerators", f"{shown(both)} is in both include and exclude, so no "
                          "offer of it could rank; remove it from one of them")
