@@ -221,10 +221,11 @@ def test_probes_face_check_catches_an_inside_import(tmp_path: Path) -> None:
     assert _probes_imports(module) == {"probes", "probes.launchers.quote", "probes.urls"}
 
 
-def test_the_probes_face_exports_what_it_names() -> None:
+@pytest.mark.parametrize("package", ["probes", "pricing"])
+def test_a_lazy_face_exports_what_it_names(package: str) -> None:
     import importlib
 
-    face = importlib.import_module("probes")
+    face = importlib.import_module(package)
     missing = [name for name in face.__all__ if getattr(face, name, None) is None]
     assert missing == []
     assert sorted(face.__all__) == sorted(set(face.__all__))
@@ -239,15 +240,6 @@ def test_importing_the_probes_face_loads_no_torch_or_cloud_sdk() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=ROOT)
     assert done.stdout.strip() == ""
-
-
-def test_the_pricing_face_exports_what_it_names() -> None:
-    import importlib
-
-    face = importlib.import_module("pricing")
-    missing = [name for name in face.__all__ if getattr(face, name, None) is None]
-    assert missing == []
-    assert sorted(face.__all__) == sorted(set(face.__all__))
 
 
 def test_importing_the_pricing_face_loads_no_numpy_or_catalog_code() -> None:
