@@ -22,7 +22,7 @@ from probes import (
     mask_secrets,
     shown_url,
     sqlalchemy_url,
-    sqlite_database,
+    sqlite_file,
     url_secrets,
 )
 
@@ -55,13 +55,6 @@ def data_dir() -> Path:
 def default_storage_url() -> str:
     """The storage URL for probe results and sweeps: env override, else a SQLite file."""
     return os.environ.get("ADVISOR_STORAGE_URL") or f"sqlite:///{data_dir() / 'advisor.db'}"
-
-
-def sqlite_file(url: str) -> Path | None:
-    """The file of a SQLite URL (``probes.sqlite_database``, options cut); None for an
-    in-memory database and any other URL."""
-    database = sqlite_database(url)
-    return None if database in (None, "", ":memory:") else Path(database)
 
 
 def is_postgres_url(url: str) -> bool:

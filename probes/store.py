@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from probes.errors import ProbeError
@@ -21,7 +20,7 @@ from probes.urls import (
     mask_secrets,
     shown_url,
     sqlalchemy_url,
-    sqlite_database,
+    sqlite_file,
     sqlite_problem,
 )
 
@@ -166,7 +165,7 @@ def stored_results(url: str, fingerprint: str | None = None) -> list[ProbeResult
     every run, and importing SQLAlchemy costs it a quarter of a second or more); other URLs
     through ``ProbeStore``. A SQLite file that does not exist (none is created) or has no
     table holds no results. ProbeError (one line) as ``ProbeStore`` gives."""
-    path = _sqlite_path(url)
+    path = sqlite_file(url)
     if path is not None and not path.exists():
         return []  # no store yet: nothing measured, and none created
     if path is None or not url.startswith("sqlite:///") or "?" in url:
@@ -198,15 +197,6 @@ def _results(payloads: Iterable[str]) -> list[ProbeResult]:
     from probes.types import ProbeResult
 
     return [ProbeResult.from_json(text) for text in texts]
-
-
-def _sqlite_path(url: str) -> Path | None:
-    """The file a SQLite URL names (relative, or absolute with four slashes); None for other
-    databases, an in-memory one and a ``file:`` URI."""
-    database = sqlite_database(url)
-    if database is None or database in ("", ":memory:") or database.startswith("file:"):
-        return None
-    return Path(database).expanduser()
 
 
 def _store_problem(what: str, shown: str, exc: BaseException) -> str:

@@ -11,10 +11,14 @@ driver echoes it.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 __all__ = ["MASK", "db_error_line", "mask_secrets", "shown_url", "sqlalchemy_url", "sqlite_database",
-           "sqlite_problem", "url_secrets"]
+           "sqlite_file", "sqlite_problem", "url_secrets"]
 
 MASK = "***"
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -91,7 +95,10 @@ _URL_FORMS = "sqlite:////absolute/path/advisor.db or postgresql://USER@HOST/DB"
 
 
 def sqlalchemy_url(url: str) -> str:
-    """``url`` with a plain ``postgresql://`` (or ``postgres://``) bound to an installed driver.
+    """``url`` as SQLAlchemy is given it: a SQLite file under ``~`` at its expanded absolute
+    path (what ``sqlite_file`` and ``sqlite_problem`` look at; SQLAlchemy would open a
+    folder named ``~``), and a plain ``postgresql://`` (or ``postgres://``) bound to an
+    installed driver.
 
     SQLAlchemy 2.1 reads ``postgresql://`` as psycopg 3 and 2.0 as psycopg2, so the same URL
     fails with one driver installed and not the other. We bind it to psycopg2 where it is
@@ -100,6 +107,11 @@ def sqlalchemy_url(url: str) -> str:
     driver (``postgresql+psycopg://``) and other databases are returned unchanged.
     """
     scheme, sep, rest = url.partition("://")
+    database = sqlite_database(url)
+    if database is not None and database.startswith("~"):
+        path = sqlite_file(url)
+        options = rest.partition("?")[1] + rest.partition("?")[2]
+        return url if path is None else f"{scheme}:///{path}{options}"
     if not sep or scheme not in ("postgresql", "postgres"):
         return url
     import importlib.util
@@ -119,22 +131,33 @@ def sqlite_database(url: str) -> str | None:
     return (rest[1:] if rest.startswith("/") else rest).split("?")[0]
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL names (relative, absolute with four slashes, ``~`` expanded as
+    ``sqlalchemy_url`` does); None for other databases, an in-memory one and a ``file:`` URI
+    (SQLite reads its options itself). The one rule for which file a store is."""
+    from pathlib import Path
+
+    database = sqlite_database(url)
+    if (database is None or database in ("", ":memory:") or "mode=memory" in url
+            or database.startswith("file:")):
+        return None
+    return Path(database).expanduser()
+
+
 def sqlite_problem(url: str) -> str | None:
     """Why the SQLite URL ``url`` cannot keep advisor's state, in one line; None when it can
     (or when ``url`` is not SQLite). Looks without opening: an in-memory database (gone when
     the command ends), a missing folder, and an existing file that is not a SQLite database
     (which advisor names and never overwrites)."""
-    from pathlib import Path
-
     database = sqlite_database(url)
     if database is None:
         return None
     if database in ("", ":memory:") or "mode=memory" in url:
         return (f"{url!r} is an in-memory SQLite database: it is gone when the command ends "
                 f"and each connection sees its own; give a file: {_URL_FORMS}")
-    if database.startswith("file:"):
+    path = sqlite_file(url)
+    if path is None:  # a file: URI
         return None
-    path = Path(database).expanduser()
     folder = path.parent
     if not folder.is_dir():
         problem = "is not a folder" if folder.exists() else "does not exist"

@@ -4,6 +4,7 @@ driver; postgresql+psycopg:// and postgresql+psycopg2:// work as written."""
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,53 @@ def test_every_postgresql_scheme_opens_probe_store_and_optuna(scheme: str,
         assert isinstance(storage.get_all_studies(), list)
     finally:
         storage.engine.dispose()
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("sqlite:///rel/x.db", "rel/x.db"),
+    ("sqlite:////abs/x.db", "/abs/x.db"),
+    ("sqlite:///x.db?timeout=5", "x.db"),
+    ("sqlite://", None),
+    ("sqlite:///:memory:", None),
+    ("sqlite:///file:x.db?mode=memory&uri=true", None),
+    ("sqlite:///file:x.db?uri=true", None),  # a URI: SQLite reads its own options
+    ("postgresql://u@h/db", None),
+])
+def test_sqlite_file_is_one_rule(url: str, expected: str | None) -> None:
+    from advisor.storage import sqlite_file as storage_file
+    from probes.urls import sqlite_file
+
+    assert sqlite_file(url) == (None if expected is None else Path(expected))
+    assert storage_file is sqlite_file  # the sweep and the probe store share it
+
+
+def test_a_home_relative_sqlite_file_is_opened_where_it_is_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sqlite:///~/x.db`` is the file under the home folder for every reader: the
+    checks, the probe store (SQLAlchemy), Optuna's storage and the read-only lister; no
+    folder named ``~`` appears in the working directory."""
+    from probes.store import stored_results
+    from probes.urls import sqlite_file
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    url = "sqlite:///~/probes.db"
+    assert sqlite_file(url) == home / "probes.db"
+    assert sqlalchemy_url(url) == f"sqlite:///{home / 'probes.db'}"
+    assert sqlite_problem(url) is None
+    assert stored_results(url) == []  # nothing there yet, and nothing created
+    assert not (home / "probes.db").exists()
+    store = ProbeStore(url)
+    try:
+        assert store.list() == []
+    finally:
+        store.close()
+    assert (home / "probes.db").is_file()
+    open_rdb_storage("sqlite:///~/study.db", origin="--storage")
+    assert (home / "study.db").is_file()
+    assert not (work / "~").exists()
+    monkeypatch.setenv("HOME", str(tmp_path / "missing"))
+    assert "does not exist" in (sqlite_problem(url) or "")
