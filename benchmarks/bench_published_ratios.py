@@ -101,6 +101,8 @@ TABLES = [
     Table("GPT-3 175B, MLPerf (vs the GPT-2 example), 8-bit submissions (fp8 GPUs and Gaudi2, "
           "int8 TPUs)", "gpt2", "gpt3_175b_mlperf", Stack.MLPERF_TUNED, "H100-SXM", EIGHT_BIT,
           issue=False),
+    Table("RetinaNet, MLPerf (vs the ResNet-50 example; fp16)", "resnet50", "retinanet_mlperf",
+          Stack.MLPERF_TUNED, "H100-SXM", issue=False),
     Table("ResNet-50, 2017 TensorFlow benchmarks (tf_cnn_benchmarks, fp32; no part with "
           "reference rows: both sides cross-suite anchored)", "resnet50_fp32", "resnet50",
           Stack.VENDOR_TUNED, "P100", ("fp32",), issue=False),
@@ -327,7 +329,7 @@ def _stack_factor_lines(models: Models, features: dict[str, WorkloadFeatures]) -
              "", "| stack | workload | precision | parts | factor (geometric mean) | range |",
              "|---|---|---|---|---|---|"]
     for table in TABLES:
-        if table.published == "gpt3_175b_mlperf":  # GPT-3 175B against GPT-2 small: no same step
+        if table.published not in _CROSS_SPEC:  # GPT-3 175B, RetinaNet: no same step
             continue
         per_part: dict[str, list[float]] = {}
         for row in models.rows:

@@ -41,6 +41,9 @@ __all__ = ["PUBLISHED_CONV_FLOPS_FRACTION", "CrossFigures", "Figures", "Publishe
 # workload (convolutional or attention) its ratio speaks for. BERT and GPT have none.
 PUBLISHED_CONV_FLOPS_FRACTION: dict[str, float] = {
     "resnet50": REFERENCE_CONV_FLOPS_FRACTION["resnet50"],
+    # RetinaNet (MLPerf's 'ssd' benchmark): a ResNeXt-50 backbone, FPN and convolutional
+    # heads, all convolution like the reference SSD
+    "retinanet_mlperf": REFERENCE_CONV_FLOPS_FRACTION["ssd"],
     "bert_large_mlperf": 0.0,
     "bert_large_pretrain_phase1": 0.0,
     "bert_large_pretrain_phase2": 0.0,

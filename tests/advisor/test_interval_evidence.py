@@ -140,7 +140,7 @@ def test_a_part_with_no_reference_rows_takes_the_held_out_bounds_of_its_class(mo
 
     with_ops = replace(RESNET, op_mix=reference_op_mixes()["resnet50/mixed"],
                        batch_size_per_device=256)
-    est = model.estimate(with_ops, SPECS["L4"])  # no reference rows, nothing published
+    est = model.estimate(with_ops, SPECS["GH200"])  # no reference rows, nothing published
     assert est.basis is Basis.PRIOR
     low, high = model.no_probe_interval(with_ops, "roofline_unseen@tc-bf16",
                                         quantiles=model.residual_quantiles_,

@@ -39,15 +39,15 @@ def test_h200_over_h100_is_within_ten_percent_of_the_harness(model: TransferMode
     assert _ratio(model, workload, "H200", "H100-SXM") == pytest.approx(measured, rel=0.10)
 
 
-@pytest.mark.parametrize("name", ["H200", "B200", "L40S", "A10G", "TPU-v3", "TPU-v4",
-                                  "TPU-v5p", "Gaudi", "Gaudi2",
+@pytest.mark.parametrize("name", ["H200", "B200", "L40S", "A10G", "L4", "H100-NVL", "TPU-v3",
+                                  "TPU-v4", "TPU-v5p", "Gaudi", "Gaudi2",
                                   "Trainium1", "K80", "P100"])  # the last three: cross-suite
 def test_a_part_with_a_published_anchor_is_predicted_not_prior(model: TransferModel,
                                                                name: str) -> None:
     assert model.estimate(RESNET, SPECS[name]).basis is Basis.PREDICTED
 
 
-@pytest.mark.parametrize("name", ["Trainium2", "Gaudi3", "GH200", "L4", "T4"])
+@pytest.mark.parametrize("name", ["Trainium2", "Gaudi3", "GH200", "T4"])
 def test_a_part_with_nothing_usable_published_stays_prior(model: TransferModel,
                                                           name: str) -> None:
     assert model.estimate(RESNET, SPECS[name]).basis is Basis.PRIOR
