@@ -311,9 +311,11 @@ class PublishedAnchoring:
         anchors = getattr(self, "anchors_", {}).get(accelerator)
         if anchors:
             best: dict[str, PublishedAnchor] = {}
-            for anchor in anchors:  # per workload, the anchor seen in the most suites
-                if len(anchor.suites) > len(best.get(anchor.workload, anchor).suites) or (
-                        anchor.workload not in best):
+            for anchor in anchors:  # per workload, a like-precision anchor before one with
+                # 8-bit matmuls on one side, then the one seen in the most suites
+                known = best.get(anchor.workload)
+                if known is None or ((anchor.exact, len(anchor.suites))
+                                     > (known.exact, len(known.suites))):
                     best[anchor.workload] = anchor
             carried = ("each ratio corrected for its anchor's own speed-up from that stack"
                        if any(not a.cross_suite for a in best.values())
