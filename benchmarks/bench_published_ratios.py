@@ -242,10 +242,12 @@ def run_table(table: Table, features: WorkloadFeatures, models: Models,
             line += f" {ours:.2f} / {theirs:.2f} | {half[0]:+.0%} | {half[1]:+.0%} |"
         half_errors.setdefault(name, []).append(half)
         lines.append(line)
-    misses = _order_misses(published, held, specs)
+    def backwards(predicted: dict[str, float]) -> str:
+        return "; ".join(_order_misses(published, predicted, specs)) or "none"
+
     lines += ["", f"Within 25%: in-sample {within} of {compared}, held-out {within_held} of "
-              f"{compared}. Family order (same vendor) the held-out model gets backwards: "
-              + ("; ".join(misses) if misses else "none") + ".", ""]
+              f"{compared}. Family order (same vendor) the in-sample model gets backwards: "
+              f"{backwards(inside)}; the held-out model: {backwards(held)}.", ""]
     return lines, within, within_held, compared
 
 
