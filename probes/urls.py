@@ -110,8 +110,8 @@ def sqlalchemy_url(url: str) -> str:
     database = sqlite_database(url)
     if database is not None and database.startswith("~"):
         path = sqlite_file(url)
-        options = rest.partition("?")[1] + rest.partition("?")[2]
-        return url if path is None else f"{scheme}:///{path}{options}"
+        _, mark, options = rest.partition("?")
+        return url if path is None else f"{scheme}:///{path}{mark}{options}"
     if not sep or scheme not in ("postgresql", "postgres"):
         return url
     import importlib.util
