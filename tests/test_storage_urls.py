@@ -100,6 +100,7 @@ def test_a_home_relative_sqlite_file_is_opened_where_it_is_checked(
     url = "sqlite:///~/probes.db"
     assert sqlite_file(url) == home / "probes.db"
     assert sqlalchemy_url(url) == f"sqlite:///{home / 'probes.db'}"
+    assert sqlalchemy_url(f"{url}?timeout=5") == f"sqlite:///{home / 'probes.db'}?timeout=5"
     assert sqlite_problem(url) is None
     assert stored_results(url) == []  # nothing there yet, and nothing created
     assert not (home / "probes.db").exists()
