@@ -356,8 +356,11 @@ def _stack_factor_lines(models: Models, features: dict[str, WorkloadFeatures]) -
             "published workload, as in the anchoring's own ratio), f(P) the typical factor: "
             "the geometric mean over the parts with reference rows in the same stack kind "
             "(MLPerf rounds pooled), workload and precision group; a sibling of the anchor "
-            "(same vendor and architecture class: H200, B200, L40S, A10G beside an H100) keeps "
-            "the anchor's factor; an int8 part beside an fp8 anchor is moved by the two "
+            "(same vendor, architecture class and generation: H200, H100-NVL beside an H100) "
+            "keeps the anchor's factor; a part of the class but another generation (L40S, L4, "
+            "A10G beside an H100) keeps its own prior kept between the sibling's ratio and the "
+            "reference parts' speed trend (log f on log harness, pooled within-group slope); "
+            "an int8 part beside an fp8 anchor is moved by the two "
             "groups' gains over bf16/fp16 in the stack (fp8: the H100s' fp8 factor over the "
             "A100's fp16 factor on MLPerf BERT; int8: TPU-v5p's int8 over its bf16 on GPT-3). "
             "No constant is fitted to the judged ratios.", "", *NOTES, ""]
