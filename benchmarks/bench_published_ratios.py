@@ -273,15 +273,16 @@ TWINS = [("L40S", "RTX-6000-Ada", "AD102 both; 864 against 960 GB/s, 362 against
 def _twin_lines(models: Models, features: dict[str, WorkloadFeatures]) -> list[str]:
     """Each anchored part's harness prediction next to its same-die twin's, a reference part
     whose rows measure the harness's plain step: what the tuned-stack anchoring's carry-over
-    (the sibling rule: the anchor's own stack factor) leaves between them."""
+    leaves between them."""
     specs = load_accelerators()
     bare = copy.copy(models.shipped).anchor_to([])
     lines = ["### Harness twins: an anchored part against a reference part on the same die", "",
              "Ratios to H100-SXM of the model's harness prediction (no probe). The twin's "
              "prediction is its own reference rows' (Lambda, plain framework step); the "
-             "anchored part's is its MLPerf ratio carried by the H100's stack factor (a "
-             "sibling), and 'unanchored' the roofline the model gives it with nothing "
-             "published.", "",
+             "anchored part's is its MLPerf ratio carried to the harness by the stack factors "
+             "(a cousin of the H100: its prior kept between the sibling's and the speed "
+             "trend's carry, `advisor.throughput._stack_factor`), and 'unanchored' the "
+             "roofline the model gives it with nothing published.", "",
              "| workload | anchored part | shipped | unanchored | twin | twin's prediction | "
              "shipped / twin | datasheet |", "|---|---|---|---|---|---|---|---|"]
     for workload in ("resnet50", "bert_large"):
@@ -291,12 +292,12 @@ def _twin_lines(models: Models, features: dict[str, WorkloadFeatures]) -> list[s
                                                   (models.shipped, twin)))
             lines.append(f"| {workload} | {part} | {shipped:.3f} | {alone:.3f} | {twin} | "
                          f"{other:.3f} | {shipped / other:.2f} | {sheet} |")
-    return [*lines, "", "Where shipped / twin is well below the datasheet's difference, the "
-            "tuned stack sped the H100 up more than the smaller part (as it does a V100: stack "
-            "factors 2.36 and 1.51 on MLPerf ResNet-50), and carrying the part's MLPerf ratio "
-            "with the H100's own factor (the sibling rule) puts it below what its twin "
-            "measures in the harness. Known and not corrected: a per-part factor has no "
-            "harness measurement of these parts to be fitted on.", ""]
+    return [*lines, "", "Before the cousin bracket (the H100's own factor for every NVIDIA "
+            "part of its class, until 2026-11-27) the ResNet-50 rows read L40S 0.286 (0.73x "
+            "its twin) and A10G 0.133 (0.63x): a tuned stack speeds an H100 up more than these "
+            "smaller parts, as it does a V100 (stack factors 2.36 and 1.51 on MLPerf "
+            "ResNet-50), so their MLPerf ratios understate what they run of the plain step.",
+            ""]
 
 
 Errors = dict[str, list[tuple[float, float]]]  # accelerator -> (in-sample, held-out) errors
@@ -391,8 +392,11 @@ def _stack_factor_lines(models: Models, features: dict[str, WorkloadFeatures]) -
             "published workload, as in the anchoring's own ratio), f(P) the typical factor: "
             "the geometric mean over the parts with reference rows in the same stack kind "
             "(MLPerf rounds pooled), workload and precision group; a sibling of the anchor "
-            "(same vendor and architecture class: H200, B200, L40S, A10G beside an H100) keeps "
-            "the anchor's factor; an int8 part beside an fp8 anchor is moved by the two "
+            "(same vendor, architecture class and generation: H200, H100-NVL beside an H100) "
+            "keeps the anchor's factor; a part of the class but another generation (L40S, L4, "
+            "A10G beside an H100) keeps its own prior kept between the sibling's ratio and the "
+            "reference parts' speed trend (log f on log harness, pooled within-group slope); "
+            "an int8 part beside an fp8 anchor is moved by the two "
             "groups' gains over bf16/fp16 in the stack (fp8: the H100s' fp8 factor over the "
             "A100's fp16 factor on MLPerf BERT; int8: TPU-v5p's int8 over its bf16 on GPT-3). "
             "No constant is fitted to the judged ratios.", "", *NOTES, ""]

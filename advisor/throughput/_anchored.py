@@ -11,8 +11,10 @@ the same pair:
 
 ``f`` is a part's stack factor, its published figure over its harness prediction
 (``advisor.throughput._stack_factor``: the anchor's own, measured, against the stack's typical
-part, with each side's 8-bit gain). ``trust`` is 1 when the published workload is of the
-user's kind (convolution share of FLOPs within ``kind_width``), falling to
+part, with each side's 8-bit gain; a same-generation sibling keeps the anchor's, another
+generation of its class is bracketed by the reference parts' speed trend). ``trust`` is 1
+when the published workload is of the user's kind (convolution share of FLOPs within
+``kind_width``), falling to
 ``published_cross_kind_weight`` for the other kind (a ResNet-50 ratio speaks for a
 transformer only in part: the correction shrinks toward the roofline's own ratio), times
 ``precision_mismatch_weight`` where a side ran 8-bit matmuls (fp8, int8) and the other
@@ -21,12 +23,13 @@ published rows ran at: where the user's step would run at another width on the a
 the target (a bf16 step on a V100, which has no bf16, against a TPU), the anchor is priced at
 fp16, as its published half-precision rows ran. Several anchors are averaged, weighted by their
 trust. A part with nothing published borrows the mean correction of the anchored parts of its
-vendor and architecture class, each weighted by the trust of its own anchors for the workload
-(a peer anchored by a run of the user's kind counts more than one anchored by the other kind),
-shrunk by ``published_peer_count`` pseudo-weights toward none; it stays a prior. Where the
-part's prior has no per-part correction of its own (no reference rows of its vendor: TPUs,
-Gaudi, Trainium), each peer's correction is first carried to it by the reference parts' size
-trend (``advisor.throughput._size_trend``): a peer twice its size reached less of its roofline.
+vendor and architecture class (of its generation where any is anchored), each weighted by the
+trust of its own anchors for the workload (a peer anchored by a run of the user's kind counts
+more than one anchored by the other kind), shrunk by ``published_peer_count`` pseudo-weights
+toward none; it stays a prior. Where the part's prior has no per-part correction of its own (no
+reference rows of its vendor: TPUs, Gaudi, Trainium), each peer's correction is first carried
+to it by the reference parts' size trend (``advisor.throughput._size_trend``): a peer twice its
+size reached less of its roofline.
 
 The interval of an anchored part (``published_bounds``) is the anchor part's no-probe error
 combined with the ratio's spread: across suites for a same-suite anchor
@@ -155,10 +158,11 @@ class PublishedAnchoring:
         # a cross-suite anchor carries no offset: averaged over the part's cross-suite anchors
         # (``_correction``), its factor is theirs, the mean over the reference parts that ran
         # the workload in that stack kind at the same arithmetic
-        sibling = anchor.cross_suite or (
-            spec.vendor == accelerator.vendor
-            and architecture_class(spec) == architecture_class(accelerator))
-        return factors.offset(anchor, harness, sibling=sibling)
+        kin = (spec.vendor == accelerator.vendor
+               and architecture_class(spec) == architecture_class(accelerator))
+        sibling = anchor.cross_suite or (kin and spec.generation == accelerator.generation)
+        return factors.offset(anchor, harness, sibling=sibling,
+                              cousin=accelerator.name if kin and not sibling else None)
 
     def _correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                     probes: Mapping[str, float], harness: Harness | None = None
@@ -180,11 +184,14 @@ class PublishedAnchoring:
         return total / weights
 
     def _peers(self, accelerator: AcceleratorSpec) -> list[str]:
-        """Anchored parts of the accelerator's vendor and architecture class."""
-        return [name for name in sorted(getattr(self, "anchors_", {}))
-                if name != accelerator.name and name in self.specs_
-                and self.specs_[name].vendor == accelerator.vendor
-                and architecture_class(self.specs_[name]) == architecture_class(accelerator)]
+        """Anchored parts of the accelerator's vendor and architecture class: those of its
+        generation where there are any (an H200 borrows from an H100-NVL, not from an L4)."""
+        peers = [name for name in sorted(getattr(self, "anchors_", {}))
+                 if name != accelerator.name and name in self.specs_
+                 and self.specs_[name].vendor == accelerator.vendor
+                 and architecture_class(self.specs_[name]) == architecture_class(accelerator)]
+        return ([n for n in peers if self.specs_[n].generation == accelerator.generation]
+                or peers)
 
     def _peer_correction(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                          probes: Mapping[str, float]) -> float:

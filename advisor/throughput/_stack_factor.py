@@ -17,8 +17,21 @@ MLPerf round pooled) at the same precision group (``precision_group``). Only rat
 predictions enter (``f(A) / T`` compares parts inside one stack and workload), each the model's
 prediction of the user's step, as the anchoring's own ratio is. Two further rules:
 
-- a *sibling* of the anchor (same vendor and architecture class: an H200 beside an H100, a
-  B200 beside an H100) runs the anchor's kernels: its factor is the anchor's, no correction;
+- a *sibling* of the anchor (same vendor, architecture class and generation: an H200 or an
+  H100-NVL beside an H100) runs the anchor's kernels: its factor is the anchor's, no
+  correction;
+- a *cousin* (same vendor and architecture class, another generation: an L40S, an L4 or an
+  A10G beside an H100) runs kernels of the same family but gets less from a tuned stack the
+  slower it runs: on the reference parts ``log f`` rises with the log harness prediction (V100
+  1.51, A100 2.1, H100 2.36 on MLPerf ResNet-50; ``slope``: the pooled within-group slope over
+  every workload, stack and precision group, about 0.4 on a convolutional step and 0 on a
+  transformer one). Taken through the anchor, ``log f(P) = log f(A) + b (h(P) - h(A))``, and
+  ``h(P)`` is on both sides: ``h(P) - h(A) = log r / (1 + b)``. Same-generation pairs do not
+  follow that trend (H100-PCIe 2.37 beside H100-SXM 2.36), and a slow part starved of
+  bandwidth may gain more from fused kernels than its speed says (L4), so the two rules only
+  bracket the cousin: its harness prediction is its own prior kept inside
+  ``[h(A) + log r, h(A) + log r / (1 + b)]`` (the sibling's and the trend's), else the nearer
+  end;
   a part measured in no suite beside a reference part (a ``cross_suite`` anchor, set against
   each reference part that published the workload in the stack kind at the same arithmetic,
   TF32 apart from fp32) gets no offset either: averaged over those anchors, its factor is
@@ -103,15 +116,55 @@ class StackFactors:
                                      - statistics.fmean(half.values()))
         return statistics.fmean(estimates) if estimates else 0.0
 
-    def offset(self, anchor: PublishedAnchor, harness: Harness, *, sibling: bool) -> float:
+    def slope(self, harness: Harness) -> float:
+        """Pooled within-group least-squares slope of the reference parts' log stack factor on
+        their log harness prediction, over every (workload, stack kind, precision group) with
+        two parts or more; 0 where none has."""
+        num = den = 0.0
+        for (workload, stack), by_group in sorted(self.figures.items(),
+                                                  key=lambda i: (i[0][0], i[0][1].value)):
+            for group in sorted(by_group):
+                factors = self._log_factors(workload, stack, group, harness)
+                if len(factors) < 2:
+                    continue
+                speed = {part: harness(part, harness_class(group)) for part in factors}
+                mean_speed = statistics.fmean(v for v in speed.values() if v is not None)
+                mean_factor = statistics.fmean(factors.values())
+                for part, factor in factors.items():
+                    dx = speed[part] - mean_speed  # type: ignore[operator]
+                    num += dx * (factor - mean_factor)
+                    den += dx * dx
+        return num / den if den > 0 else 0.0
+
+    def offset(self, anchor: PublishedAnchor, harness: Harness, *, sibling: bool,
+               cousin: str | None = None) -> float:
         """log f(A) - log f(P) for a published anchor, the mean over its suites: what to add to
-        the published log ratio to carry it to the harness (see the module)."""
+        the published log ratio to carry it to the harness (see the module). ``cousin``: the
+        part P, of the anchor's class but another generation (its prior is bracketed)."""
         groups = anchor.groups or ((anchor.precision, anchor.precision),)
         offsets = []
         for ours, theirs in groups:
             moved = (self.gain(anchor.stack, theirs, harness)
                      - self.gain(anchor.stack, ours, harness)) if ours != theirs else 0.0
-            own = 0.0 if sibling else self.relative(anchor.anchor, anchor.workload,
-                                                    anchor.stack, theirs, harness)
+            if sibling:
+                own = 0.0
+            elif cousin is not None:
+                own = self._bracket(anchor, cousin, theirs, moved, harness)
+            else:
+                own = self.relative(anchor.anchor, anchor.workload, anchor.stack, theirs,
+                                    harness)
             offsets.append(own + moved)
         return statistics.fmean(offsets)
+
+    def _bracket(self, anchor: PublishedAnchor, part: str, group: str, moved: float,
+                 harness: Harness) -> float:
+        """A cousin's log f(A) - log f(P): its prior's gap to the sibling-carried ratio, kept
+        between 0 (the sibling's) and the speed trend's ``-b (log r + moved) / (1 + b)``."""
+        precision = harness_class(group)
+        theirs, prior = harness(anchor.anchor, precision), harness(part, precision)
+        b = self.slope(harness)
+        if theirs is None or prior is None or b <= -1:
+            return 0.0
+        carried = anchor.log_ratio + moved
+        low, high = sorted((0.0, -b * carried / (1 + b)))
+        return min(max(prior - theirs - carried, low), high)

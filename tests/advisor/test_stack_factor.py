@@ -80,3 +80,30 @@ def test_a_precision_s_gain_is_measured_where_the_stack_published_both(group: st
 def test_an_int8_part_beside_an_fp8_anchor_is_carried_by_the_gains_gap() -> None:
     anchor = _anchor("H100", "gpt3_175b_mlperf", (("int8", "fp8"),))
     assert math.exp(FACTORS.offset(anchor, _harness, sibling=False)) == pytest.approx(1.5 / 1.1)
+
+
+def test_the_factor_rises_with_the_harness_speed_inside_a_group() -> None:
+    # resnet50: V100 1.5 at 100, A100 and H100 3 at 200 and 400 samples/s
+    assert FACTORS.slope(_harness) > 0
+
+
+def _cousin_harness(prior: float):  # noqa: ANN202
+    def harness(name: str, precision: str) -> float | None:
+        return math.log(prior) if name == "P" else _harness(name, precision)
+    return harness
+
+
+@pytest.mark.parametrize(("prior", "kept"), [
+    (60.0, 60.0),  # between the sibling's 40 and the trend's 86 (b = 0.5): the prior
+    (30.0, 40.0),  # below the sibling's ratio: the sibling's
+    (1000.0, None),  # above the trend's: the trend's
+])
+def test_a_cousin_s_prior_is_kept_between_the_sibling_and_the_trend(prior: float,
+                                                                     kept: float | None) -> None:
+    anchor = PublishedAnchor("P", "H100", "resnet50", MLPERF, "mixed", math.log(0.1), ("s",),
+                             ("f",), True, (("mixed", "mixed"),))
+    harness = _cousin_harness(prior)
+    carried = math.log(0.1) + FACTORS.offset(anchor, harness, sibling=False, cousin="P")
+    b = FACTORS.slope(harness)
+    trend = 400.0 * 0.1 ** (1 / (1 + b))
+    assert math.exp(carried) * 400.0 == pytest.approx(trend if kept is None else kept)
