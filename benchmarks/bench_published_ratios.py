@@ -394,7 +394,7 @@ def _stack_factor_lines(models: Models, features: dict[str, WorkloadFeatures]) -
             "(MLPerf rounds pooled), workload and precision group; a sibling of the anchor "
             "(same vendor, architecture class and generation: H200, H100-NVL beside an H100) "
             "keeps the anchor's factor; a part of the class but another generation (L40S, L4, "
-            "A10G beside an H100) keeps its own prior kept between the sibling's ratio and the "
+            "A10G beside an H100) keeps its own prior between the sibling's ratio and the "
             "reference parts' speed trend (log f on log harness, pooled within-group slope); "
             "an int8 part beside an fp8 anchor is moved by the two "
             "groups' gains over bf16/fp16 in the stack (fp8: the H100s' fp8 factor over the "
