@@ -320,6 +320,23 @@ def _per_accelerator(errors: Errors, label: str = "") -> list[str]:
             f"{median:.0%}.", ""]
 
 
+def _plain_step_lines(models: Models, errors: Errors) -> list[str]:
+    """The in-sample misses, each with what measures its plain step where anything does: its
+    own reference rows (the harness-like measurements it is predicted from) or a same-die
+    twin's (``TWINS``); there a tuned-stack ratio judges a different quantity."""
+    twins = {part: twin for part, twin, _ in TWINS}
+    misses = sorted(n for n, v in errors.items() if not all(abs(e) <= TARGET for e, _ in v))
+
+    def measured(name: str) -> str:
+        if models.shipped.evidence_note(name) is None:
+            return "its own reference rows"
+        return f"its die twin {twins[name]}" if name in twins else "nothing"
+
+    said = [f"{name} ({measured(name)})" for name in misses]
+    return [f"In-sample misses and what measures their plain step: {'; '.join(said) or 'none'}.",
+            ""]
+
+
 class Judged(NamedTuple):
     """Every table judged: its lines, the per-comparison counts and, per scope (``whole``:
     every table; ``issue``: issue 27's ResNet-50 and BERT-large tables), the errors against
@@ -573,6 +590,7 @@ def main() -> None:
              *_per_accelerator(judged.half_errors["whole"], ", 8-bit ratios at half width"),
              *_per_accelerator(judged.errors["issue"], ", issue 27's own scope (the ResNet-50 "
                                "and BERT-large tables; no 8-bit ratio there needs half width)"),
+             *_plain_step_lines(models, judged.errors["issue"]),
              *_stack_factor_lines(models, features), *_cross_suite_lines(models, features),
              *_system_size_lines(models, features, judged), *_h200_lines(models, features),
              *_twin_lines(models, features)]
