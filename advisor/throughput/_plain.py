@@ -399,13 +399,19 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
                 workload.op_mix, probed=probed, probed_log_sps=log_sps, target=accelerator,
                 batch_size=batch, precision=workload.precision, probed_batch_size=probed_batch,
                 recorded=recorded, corrections=(corrections[0], corrections[1]),
-                borrow={s.name: s for s in (accelerator, probed)
-                        if s.name not in getattr(self, "anchors_", {})})
+                borrow={s.name: s for s in (accelerator, probed) if self._may_borrow(s)})
         except AdvisorError:  # a part without the bandwidth or TFLOPS figure
             return None
         unlike = unlike_probes([self._architecture_of(name)], architecture_class(accelerator))
         return value, residual_case(accelerator.name not in self._reference_parts(), 1,
                                     unlike=unlike)
+
+    def _may_borrow(self, spec: AcceleratorSpec) -> bool:
+        """Whether the pair shift may borrow residuals for ``spec`` from its roofline peers:
+        not where published runs speak for it, its own (a published anchor) or its anchored
+        peers' (whose correction its no-probe prediction, and so the transfer's correction,
+        already carries: borrowing as well moved a probe that agreed with the prediction)."""
+        return spec.name not in getattr(self, "anchors_", {}) and not self._peers(spec)
 
     def _size_shift(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                     peer: AcceleratorSpec) -> float:

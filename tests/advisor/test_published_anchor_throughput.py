@@ -213,3 +213,20 @@ def test_a_cross_suite_part_is_its_figure_over_its_anchors_mean_factor(
         "A100-80GB-SXM"].log_ratio)
     assert _ratio(model, BERT, "Trainium1", "A100-80GB-SXM") == pytest.approx(published,
                                                                              rel=0.05)
+
+
+@pytest.mark.parametrize("name", ["GH200", "T4", "L40S", "H200"])
+def test_a_probe_that_agrees_with_the_prediction_leaves_a_peer_where_it_was(
+        model: TransferModel, name: str) -> None:
+    # one H100 probe exactly at the H100's own prediction: the operator transfer carries it
+    # to another NVIDIA part; a part whose no-probe figure already holds its anchored peers'
+    # published corrections (GH200) is not given its roofline peers' residuals on top (it
+    # moved +15% before), nor is an anchored one (L40S, H200) or one with no anchored peer (T4)
+    from advisor.throughput.estimate import Measurement
+
+    assert model.estimate(RESNET, SPECS["H100-SXM"]).basis is Basis.PREDICTED
+    h100 = model.estimate(RESNET, SPECS["H100-SXM"]).samples_per_second
+    alone = model.estimate(RESNET, SPECS[name]).samples_per_second
+    probed = model.estimate(RESNET, SPECS[name],
+                            measurements=[Measurement("H100-SXM", h100)]).samples_per_second
+    assert probed == pytest.approx(alone, rel=0.01)
