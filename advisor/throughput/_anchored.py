@@ -45,6 +45,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Self
 
+from advisor.errors import AdvisorError
 from advisor.profiling import OpClass
 from advisor.spec import Precision
 from advisor.throughput._calibration import grouped_conformal_half_width
@@ -89,6 +90,10 @@ class PublishedAnchoring:
 
     def _size_shift(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                     peer: AcceleratorSpec) -> float:
+        raise NotImplementedError
+
+    def _probes_miss(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
+                     probes: Mapping[str, float]) -> float:
         raise NotImplementedError
 
     def anchor_to(self, published: Sequence[PublishedRow]) -> Self:
@@ -215,7 +220,16 @@ class PublishedAnchoring:
                        probes: Mapping[str, float]) -> tuple[float, str]:
         """Log single-device samples/s of a part with no reference rows (not probed): its base
         plus its own published correction (case ``published``), or its peers' (its base's
-        case)."""
+        case). Probes on other parts move that figure by the share of their misses it carries
+        (``_probes_miss``), so a probe that lands on its own prediction moves nothing; with no
+        figure to move (a workload of unknown FLOPs), the probes are carried by the reference
+        model as before."""
+        if probes:
+            try:
+                alone, case = self._published_log(workload, accelerator, {})
+                return alone + self._probes_miss(workload, accelerator, probes), case
+            except AdvisorError:  # no FLOPs to predict from without them: the probes carry it
+                pass
         base, case = self._reference_log(workload, accelerator, probes)
         own = self._correction(workload, accelerator, probes)
         if own is not None:
