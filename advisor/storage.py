@@ -20,6 +20,7 @@ from probes import (
     MASK,
     db_error_line,
     mask_secrets,
+    plain_sqlite_file,
     shown_url,
     sqlalchemy_url,
     sqlite_file,
@@ -27,8 +28,8 @@ from probes import (
 )
 
 __all__ = ["MASK", "data_dir", "db_error_line", "default_storage_url", "is_postgres_url",
-           "mask_secrets", "profile_cache_dir", "shown_url", "sqlalchemy_url", "sqlite_file",
-           "url_secrets"]
+           "mask_secrets", "plain_sqlite_file", "profile_cache_dir", "shown_url", "sqlalchemy_url",
+           "sqlite_file", "url_secrets"]
 
 
 def data_dir() -> Path:

@@ -18,6 +18,7 @@ from probes.errors import ProbeError
 from probes.urls import (
     db_error_line,
     mask_secrets,
+    plain_sqlite_file,
     shown_url,
     sqlalchemy_url,
     sqlite_file,
@@ -168,7 +169,8 @@ def stored_results(url: str, fingerprint: str | None = None) -> list[ProbeResult
     path = sqlite_file(url)
     if path is not None and not path.exists():
         return []  # no store yet: nothing measured, and none created
-    if path is None or not url.startswith("sqlite:///") or "?" in url:
+    path = plain_sqlite_file(url)
+    if path is None:
         store = ProbeStore(url)
         try:
             return store.list(fingerprint=fingerprint)

@@ -17,8 +17,8 @@ from urllib.parse import unquote
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["MASK", "db_error_line", "mask_secrets", "shown_url", "sqlalchemy_url", "sqlite_database",
-           "sqlite_file", "sqlite_problem", "url_secrets"]
+__all__ = ["MASK", "db_error_line", "mask_secrets", "plain_sqlite_file", "shown_url", "sqlalchemy_url",
+           "sqlite_database", "sqlite_file", "sqlite_problem", "url_secrets"]
 
 MASK = "***"
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -142,6 +142,14 @@ def sqlite_file(url: str) -> Path | None:
             or database.startswith("file:")):
         return None
     return Path(database).expanduser()
+
+
+def plain_sqlite_file(url: str) -> Path | None:
+    """``sqlite_file`` of a plain ``sqlite:///PATH`` URL (no driver, no options: a file the
+    standard library's ``sqlite3`` reads as SQLAlchemy would open it); None for any other URL.
+    Readers that skip SQLAlchemy for speed take only these."""
+    plain = url.startswith("sqlite:///") and "?" not in url
+    return sqlite_file(url) if plain else None
 
 
 def sqlite_problem(url: str) -> str | None:

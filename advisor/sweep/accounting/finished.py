@@ -20,19 +20,18 @@ import math
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from advisor.formatting import fmt_money
-from advisor.storage import sqlite_file
+from advisor.storage import plain_sqlite_file
 from advisor.sweep.accounting.budget import BudgetGate, expected_trial_usd
 from advisor.sweep.accounting.instances import overhead_usd
 from advisor.sweep.accounting.records import COST_ATTR, PRICE_ATTR, WORKER_ATTR, instances_of, read_settings
 from advisor.sweep.spec.outcomes import StopReason, TrialStatus, render_stop_reason
 from advisor.sweep.spec.sweep_spec import SweepSpec
 
-__all__ = ["FinishedSweep", "finished_sweep", "sqlite_path_of"]
+__all__ = ["FinishedSweep", "finished_sweep"]
 
 _FINISHED = tuple(s for s in TrialStatus if s.ended)
 
@@ -63,13 +62,6 @@ class FinishedSweep:
                 f"{self.trials} trial{'' if self.trials == 1 else 's'}, {self.pruned} pruned, "
                 f"{self.failed} failed, "
                 f"{fmt_money(self.spent_usd)} spent, {best}")
-
-
-def sqlite_path_of(url: str) -> Path | None:
-    """The file of a plain ``sqlite:///PATH`` URL (no driver, no options); None for any other
-    URL (or in-memory)."""
-    plain = url.startswith("sqlite:///") and "?" not in url
-    return sqlite_file(url) if plain else None
 
 
 @dataclass(frozen=True)
@@ -144,7 +136,7 @@ def finished_sweep(spec: SweepSpec, url: str, *, now_s: float | None = None) -> 
     then runs the sweep as usual, which reports those. ``now_s`` (Unix seconds, default now)
     is when running worker instances are billed to. Never writes.
     """
-    path = sqlite_path_of(url)
+    path = plain_sqlite_file(url)
     if path is None or not path.is_file():
         return None
     try:

@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from optuna.distributions import FloatDistribution
 from sweep_helpers import write_sweep
 
+from advisor.storage import plain_sqlite_file
 from advisor.sweep.accounting.budget import BudgetGate
-from advisor.sweep.accounting.finished import finished_sweep, sqlite_path_of
+from advisor.sweep.accounting.finished import finished_sweep
 from advisor.sweep.accounting.instances import WorkerInstance
 from advisor.sweep.accounting.ledger import read_ledger
 from advisor.sweep.accounting.records import COST_ATTR, STOP_REASON_ATTR, WORKER_ATTR, record_instance
@@ -86,10 +87,10 @@ def test_unsure_answers_none(tmp_path: Path) -> None:
 
 
 def test_only_plain_sqlite_files_are_read() -> None:
-    assert sqlite_path_of("sqlite:////data/x.db") == Path("/data/x.db")
-    assert sqlite_path_of("sqlite:///:memory:") is None
-    assert sqlite_path_of("sqlite:///x.db?mode=ro") is None
-    assert sqlite_path_of("postgresql://u@h/db") is None
+    assert plain_sqlite_file("sqlite:////data/x.db") == Path("/data/x.db")
+    assert plain_sqlite_file("sqlite:///:memory:") is None
+    assert plain_sqlite_file("sqlite:///x.db?mode=ro") is None
+    assert plain_sqlite_file("postgresql://u@h/db") is None
 
 
 def test_every_trial_failed_is_left_to_the_full_path(tmp_path: Path) -> None:
