@@ -229,11 +229,12 @@ def _render(rec: Recommendation, top: int, *, all_regions: bool = False) -> None
 
     out = console()
     _hanging(out, headline(rec), hang=6, text_style="bold")
-    table, dropped = ranking_table(rec, top, width=out.width, all_regions=all_regions)
-    out.print(table)
-    if dropped:
-        out.print(f"({' and '.join(dropped)} left out to fit {out.width} columns; "
-                  "--json or --csv has every column)")
+    if rec.ranked:  # no empty table: the rejections and the advice below say why
+        table, dropped = ranking_table(rec, top, width=out.width, all_regions=all_regions)
+        out.print(table)
+        if dropped:
+            out.print(f"({' and '.join(dropped)} left out to fit {out.width} columns; "
+                      "--json or --csv has every column)")
     groups = group_regions(rec.ranked)
     grouped = ("" if all_regions or len(groups) == len(rec.ranked) else
                f" as {len(groups):,} choices (one row each, in its best region; '+N' more "
@@ -346,6 +347,10 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
     prints the best offers with whole-run cost and time. Files written by --csv and --html
     are listed on stderr.
 
+    Exit status: 0 when an offer ranks; 1 when none meets every constraint (the output,
+    files and --json included, says which constraints rejected them and what to relax);
+    2 for bad input.
+
     \b
     Examples:
       advisor recommend examples/resnet50.yaml
@@ -391,3 +396,5 @@ def recommend(model_yaml: Path, top: int, as_json: bool, csv_path: Path | None,
                      "constraint, so there is no pick for a probe to settle")
             for s in suggestions:
                 _hanging(console(), f"  - {s.describe()}")
+    if not rec.ranked:  # a script's `advisor recommend ... && launch` stops here
+        raise SystemExit(1)

@@ -18,7 +18,8 @@ MODEL_FILES = sorted(p for p in EXAMPLES.rglob("*.yaml") if "sweep" not in p.par
 
 def _recommend_json(path: Path) -> dict[str, object]:
     result = CliRunner().invoke(advisor, ["recommend", str(path), "--json"])
-    assert result.exit_code == 0, result.output
+    # 1: nothing ranks (mlp_oom.yaml, made to fit nowhere); the JSON is whole either way
+    assert result.exit_code == (1 if path.name == "mlp_oom.yaml" else 0), result.output
     data: dict[str, object] = json.loads(result.stdout)
     return data
 

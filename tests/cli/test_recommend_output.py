@@ -385,10 +385,32 @@ def test_suggest_probes_with_nothing_ranked_says_there_is_no_pick(
     empty = replace(mlp_rec, ranked=())
     monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", lambda _p, **_k: empty)
     code, out, err = _run("recommend", str(MLP_YAML), "--suggest-probes", "3")
-    assert code == 0, err
+    assert code == 1, err
     assert ("suggested probes: none: no offer meets every constraint, so there is no pick "
             "for a probe to settle") in " ".join(out.split())  # however wide the console
     assert "pay off" not in out
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_nothing_ranked_exits_1_after_saying_why(
+        mlp_rec: Recommendation, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        as_json: bool) -> None:
+    # exit 0 let `advisor recommend model.yaml && launch` go on with no pick; the table was an
+    # empty frame of column names; the files and the JSON are still written, whole
+    empty = replace(mlp_rec, ranked=())
+    monkeypatch.setattr(advisor.ranking.service, "recommend_for_file", lambda _p, **_k: empty)
+    csv_file = tmp_path / "ranking.csv"
+    code, out, err = _run("recommend", str(MLP_YAML), "--csv", str(csv_file),
+                          *(["--json"] if as_json else []))
+    assert code == 1, err
+    assert csv_file.is_file() and "Traceback" not in err
+    if as_json:
+        doc = json.loads(out)
+        assert doc["ranked"] == [] and doc["headline"].startswith("no offer meets")
+    else:
+        assert out.startswith("no offer meets every constraint")
+        assert "samples/$" not in out and "━" not in out  # no empty table
+        assert "0 offers ranked" in out and "rejected" in out
 
 
 
