@@ -60,6 +60,17 @@ def _spec(tmp_path: Path, **budget: float) -> object:
     })
 
 
+@pytest.fixture(autouse=True)
+def _no_real_time_staleness(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heartbeats run on the real clock, these trials on a fake one: on a machine stalled
+    for the 2 s grace (a busy CI host), Optuna would fail a running trial as stale and charge
+    it real seconds. The storage's grace is made long; the budget's arithmetic still counts
+    ``stale_after_s(heartbeat_s)`` of worst case, which is what these tests check."""
+    import advisor.sweep.run.database as database
+
+    monkeypatch.setattr(database, "grace_period_s", lambda _heartbeat_s: 3600)
+
+
 def _run(tmp_path: Path, durations: list[float], max_usd: float, share: int = 1) -> optuna.Study:
     clock = FakeClock()
     spec = replace(_spec(tmp_path, max_usd=max_usd, max_trials=len(durations)),  # type: ignore[type-var]
