@@ -186,3 +186,35 @@ def test_k80_and_p100_come_from_one_2017_tensorflow_table(rows: tuple[PublishedR
         math.sqrt(math.sqrt(51.2 * 47.625) * math.sqrt(51.3 * 46.625)) / math.sqrt(218 * 203.75),
         rel=1e-3)
     assert "A100-80GB-SXM" not in ratios  # never in one suite with a DLE part
+
+
+_SXM_PARTNERS = frozenset({"A100-80GB-SXM", "A100-40GB-SXM", "H100-SXM"})
+
+
+@pytest.mark.parametrize(("part", "suites"), [
+    # Dell DSS8440 and Supermicro AS-4142GS-TNR (v1.0), Dell DSS8440 (v1.1): 8 cards
+    ("A100-40GB-PCIe", {"mlperf_training_v1.0", "mlperf_training_v1.1"}),
+    # Dell/Lenovo (v1.1), ASUSTeK/H3C (v2.0), ASUSTeK/Lenovo/Supermicro (v2.1): 8 cards;
+    # ASUSTeK and Dell 4-card servers in v3.0 (no new 8-card logs that round)
+    ("A100-80GB-PCIe", {"mlperf_training_v1.1", "mlperf_training_v2.0",
+                        "mlperf_training_v2.1", "mlperf_training_v3.0"}),
+    # Inspur's 24-card nf5468m6j (v2.1, research) and IEI's 8-card nf5468m6 (v3.0)
+    ("A40", {"mlperf_training_v2.1", "mlperf_training_v3.0"}),
+])
+def test_pcie_ampere_parts_load_from_mlperf_rounds(rows: tuple[PublishedRow, ...], part: str,
+                                                   suites: set[str]) -> None:
+    own = [row for row in rows if row.accelerator == part]
+    assert {row.suite for row in own} == suites
+    assert all(row.stack is Stack.MLPERF_TUNED and row.precision == "fp16" for row in own)
+    assert {row.workload for row in own} <= {"resnet50", "bert_large_mlperf", "retinanet_mlperf"}
+
+
+@pytest.mark.parametrize("part", ["A100-40GB-PCIe", "A100-80GB-PCIe", "A40"])
+def test_pcie_ampere_rows_have_a_same_suite_sxm_partner(rows: tuple[PublishedRow, ...],
+                                                        part: str) -> None:
+    # ratios are only taken inside one MLPerf round: each (round, workload) a PCIe part
+    # ran has an NVIDIA SXM part of the same workload beside it
+    partners = {(row.suite, row.workload) for row in rows if row.accelerator in _SXM_PARTNERS}
+    own = {(row.suite, row.workload) for row in rows if row.accelerator == part}
+    assert own
+    assert own <= partners, own - partners
