@@ -136,4 +136,15 @@ NOTES = [
     "A10G +0% / +45% -> +62% / +51%: judged against tuned-stack ratios, a harness prediction "
     "nearer its twin reads worse); H200 / H100 in-sample unchanged (1.15 / 1.09 / 1.10), held "
     "out 1.28 / 1.27 / 1.29 -> 1.18 / 1.30 / 1.31.",
+    "PCIe A100s and A40 (2026-11-27): MLPerf ResNet-50 and RetinaNet rows of the A100-40GB-PCIe "
+    "(v1.0, v1.1), A100-80GB-PCIe (v1.1-v3.0) and A40 (v2.1, v3.0), catalog parts with "
+    "reference rows that no earlier sweep had entered, with NVIDIA's A100-80GB-SXM RetinaNet "
+    "(v2.0) as their partner; their MLPerf BERT rows were read and not entered "
+    "(`advisor/data/published_training.md` says why: they would set the typical BERT factor "
+    "from the SXM A100's 3.23 to 2.22). All three land within 25% of their MLPerf ratios "
+    "(ResNet-50 +12%, +17%, +11%; RetinaNet +22%, +6%); their ResNet-50 stack factors (1.90, "
+    "2.01, 2.07) move the typical factor 2.06 -> 2.04 and the speed slope, so parts anchored "
+    "through them move a little (A10G 0.22 -> 0.19 in-sample, Gaudi ResNet-50 -13% -> -1%, "
+    "Gaudi2 MLPerf BERT +22% -> +25%). Before -> after: whole bench 12 / 9 of 20 -> 15 / 12 "
+    "of 23, issue scope 11 / 9 of 15 -> 14 / 12 of 18; H200 / H100 unchanged.",
 ]

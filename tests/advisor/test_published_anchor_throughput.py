@@ -108,12 +108,12 @@ def test_evidence_note_names_the_suite_the_anchor_and_the_stack(model: TransferM
 
 
 def test_evidence_note_names_a_like_precision_anchor_first(model: TransferModel) -> None:
-    # L4's MLPerf BERT runs are fp16: beside the fp16 A100s (SXM and PCIe) in v3.0 (one
-    # suite) and the H100's fp8 in v3.0 and v3.1 (two suites, 8-bit on one side): the note
-    # names a like-for-like ratio
+    # L4's MLPerf BERT runs are fp16: beside the A100's fp16 in v3.0 (one suite) and the
+    # H100's fp8 in v3.0 and v3.1 (two suites, 8-bit on one side): the note names the
+    # like-for-like ratio
     note = model.evidence_note("L4") or ""
     bert = next(part for part in note.split("; ") if "bert_large_mlperf" in part)
-    assert "x A100-80GB-" in bert and "8-bit" not in bert
+    assert "A100-80GB-SXM" in bert and "8-bit" not in bert
     # with no like-precision anchor, the 8-bit one is named, and says so
     lone = copy.copy(model).anchor_to([r for r in ROWS if r.workload == "bert_large_mlperf"
                                        and r.accelerator in ("L4", "H100-SXM")])

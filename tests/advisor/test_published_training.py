@@ -206,7 +206,8 @@ def test_pcie_ampere_parts_load_from_mlperf_rounds(rows: tuple[PublishedRow, ...
     own = [row for row in rows if row.accelerator == part]
     assert {row.suite for row in own} == suites
     assert all(row.stack is Stack.MLPERF_TUNED and row.precision == "fp16" for row in own)
-    assert {row.workload for row in own} <= {"resnet50", "bert_large_mlperf", "retinanet_mlperf"}
+    # their MLPerf BERT runs are not entered (published_training.md says why)
+    assert {row.workload for row in own} <= {"resnet50", "retinanet_mlperf"}
 
 
 @pytest.mark.parametrize("part", ["A100-40GB-PCIe", "A100-80GB-PCIe", "A40"])
