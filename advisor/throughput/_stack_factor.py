@@ -49,6 +49,7 @@ prediction of the user's step, as the anchoring's own ratio is. Two further rule
 from __future__ import annotations
 
 import statistics
+import weakref
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
@@ -60,6 +61,11 @@ __all__ = ["Harness", "StackFactors", "harness_class"]
 # (accelerator, precision class ``mixed`` or ``fp32``) -> the model's log samples/s of the
 # user's step there, None where it cannot be put at that class
 Harness = Callable[[str, str], float | None]
+
+
+# harness -> (the factors it was asked of, their slope), while the harness lives
+_SLOPES: weakref.WeakKeyDictionary[Harness, tuple[StackFactors, float]] = (
+    weakref.WeakKeyDictionary())
 
 
 def harness_class(group: str) -> str:
@@ -119,7 +125,19 @@ class StackFactors:
     def slope(self, harness: Harness) -> float:
         """Pooled within-group least-squares slope of the reference parts' log stack factor on
         their log harness prediction, over every (workload, stack kind, precision group) with
-        two parts or more; 0 where none has."""
+        two parts or more; 0 where none has. Remembered per harness (each of a part's cousin
+        anchors asks it again)."""
+        try:
+            known = _SLOPES.get(harness)
+        except TypeError:  # a harness that takes no weak reference: not remembered
+            return self._slope(harness)
+        if known is not None and known[0] is self:
+            return known[1]
+        value = self._slope(harness)
+        _SLOPES[harness] = (self, value)
+        return value
+
+    def _slope(self, harness: Harness) -> float:
         num = den = 0.0
         for (workload, stack), by_group in sorted(self.figures.items(),
                                                   key=lambda i: (i[0][0], i[0][1].value)):
