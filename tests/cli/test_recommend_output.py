@@ -413,7 +413,6 @@ def test_nothing_ranked_exits_1_after_saying_why(
         assert "0 offers ranked" in out and "rejected" in out
 
 
-
 @pytest.mark.parametrize(("constraints", "says"), [
     ("regions: [us-eas-1]", "constraints.regions: unknown region 'us-eas-1'; did you mean"),
     ("accelerators: [H1000]", "constraints.accelerators.include: unknown accelerator 'H1000'"),
