@@ -30,10 +30,8 @@ correction and stay a prior.
 from __future__ import annotations
 
 import inspect
-import math
-import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import Any, Self
 
 import numpy as np
@@ -41,27 +39,25 @@ import numpy.typing as npt
 
 from advisor.errors import AdvisorError
 from advisor.profiling import OpClass, reference_op_mixes
-from advisor.spec import Precision
 from advisor.throughput._anchored import PublishedAnchoring
 from advisor.throughput._calibration import (
-    MEASURED_HALF_WIDTH,
     residual_case,
     residual_quantiles,
     stack_half_width,
     stack_shifts,
     unlike_probes,
 )
+from advisor.throughput._estimating import Estimating
 from advisor.throughput._factor import FactorFit, fit_factors
 from advisor.throughput._krige import SpecPrior, Twin, twin_and_shifts
 from advisor.throughput._no_probe import (
-    _DEFAULT_BATCH,
     NoProbePrior,
     reference_features,
     roofline_case,
 )
-from advisor.throughput._op_transfer import OpTransfer
 from advisor.throughput._pair_shift import PairShift
 from advisor.throughput._params import check_hyper_parameters
+from advisor.throughput._probe_carry import ProbeCarrying
 from advisor.throughput._probe_shrink import ProbeShrinkage, stack_variance
 from advisor.throughput._size_trend import size_shift
 from advisor.throughput._table import (
@@ -75,9 +71,7 @@ from advisor.throughput._table import (
 from advisor.throughput._tiers import BENCH_GENERATION, mix_tiers, shipped_similarity
 from advisor.throughput._transfer_core import Query, TransferSettings, blend_predict
 from advisor.throughput.estimate import (
-    Basis,
     Measurement,
-    ThroughputEstimate,
     ThroughputModel,
     WorkloadFeatures,
     architecture_class,
@@ -104,14 +98,8 @@ def _split_precision(workload: WorkloadFeatures) -> tuple[str, str] | None:
     return split
 
 
-def _measured_half_width(measurements: Sequence[Measurement]) -> float:
-    """Log half-width of probes' throughput: the widest probe's own 95% half-width, or the
-    usual probe-to-probe spread where a probe does not say."""
-    return max(math.log1p(m.rel_halfwidth) if m.rel_halfwidth is not None
-               else MEASURED_HALF_WIDTH for m in measurements)
-
-
-class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
+class PlainTransferModel(Estimating, ProbeCarrying, PublishedAnchoring, NoProbePrior,
+                         ThroughputModel):
     """Ratio transfer from similar reference workloads, spec regression as fallback.
 
     Hyper-parameters: ``tau`` (log-space dispersion at which a reference workload's weight
@@ -334,21 +322,6 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         """Fraction of linear speed-up kept on ``count`` devices, from the scaling fit."""
         return self.scaling_.efficiency(accelerator, count)
 
-    def _per_device_probes(self, workload: WorkloadFeatures,
-                           measurements: Sequence[Measurement]) -> dict[str, float]:
-        """Log samples/s per single device of each measured accelerator (a probe on N
-        devices through the scaling efficiency at the step's communication load)."""
-        logs: dict[str, list[float]] = {}
-        for m in measurements:
-            spec = self.specs_.get(m.accelerator)
-            per_device = m.samples_per_second / m.accelerator_count
-            if spec is not None:
-                per_device = self.scaling_.one_device(
-                    m.samples_per_second, spec, m.accelerator_count, params=workload.params,
-                    batch_size_per_device=m.batch_size or workload.batch_size_per_device)
-            logs.setdefault(m.accelerator, []).append(math.log(per_device))
-        return {a: sum(v) / len(v) for a, v in logs.items()}
-
     def predict_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                     probes: Mapping[str, float], *,
                     measurements: Sequence[Measurement] = ()) -> tuple[float, str]:
@@ -368,71 +341,6 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         if accelerator.name in probes or accelerator.name in self._reference_parts():
             return self._reference_log(workload, accelerator, probes)
         return self._published_log(workload, accelerator, probes)
-
-    def _op_transfer_log(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                         probes: Mapping[str, float], measurements: Sequence[Measurement],
-                         ) -> tuple[float, str] | None:
-        """The one probe carried to ``accelerator`` by operator class, each device's
-        correction being what its no-probe prediction adds to the bare roofline, then the
-        pair shift (a part with no reference rows borrows its peers' residuals there unless
-        it has published anchors, which speak for it directly); None where
-        the workload has no operator mix, no roofline is fitted, the probed part is unknown
-        or of another vendor, or a part lacks the figures the roofline needs."""
-        (name, log_sps), = probes.items()
-        probed = self.specs_.get(name)
-        roofline = self.roofline() if workload.op_mix is not None else None
-        if (probed is None or roofline is None or workload.op_mix is None
-                or probed.vendor != accelerator.vendor):
-            return None
-        own = [m for m in measurements if m.accelerator == name]
-        batch = workload.batch_size_per_device or _DEFAULT_BATCH
-        probed_batch = next((m.batch_size for m in own if m.batch_size), batch)
-        recorded = next((dict(m.op_class_seconds) for m in own if m.op_class_seconds), None)
-        tf32 = workload.precision is Precision.TF32
-        try:
-            corrections = tuple(
-                self.predict_log(replace(workload, batch_size_per_device=b), spec, {})[0]
-                - math.log(roofline.roofline_.samples_per_second(workload.op_mix, spec,
-                                                                 batch_size=b, tf32=tf32))
-                for spec, b in ((accelerator, batch), (probed, probed_batch)))
-            value = OpTransfer(roofline, pair_shift=self._pair_shift(roofline)).predict_log(
-                workload.op_mix, probed=probed, probed_log_sps=log_sps, target=accelerator,
-                batch_size=batch, precision=workload.precision, probed_batch_size=probed_batch,
-                recorded=recorded, corrections=(corrections[0], corrections[1]),
-                borrow={s.name: s for s in (accelerator, probed) if self._may_borrow(s)})
-        except AdvisorError:  # a part without the bandwidth or TFLOPS figure
-            return None
-        unlike = unlike_probes([self._architecture_of(name)], architecture_class(accelerator))
-        return value, residual_case(accelerator.name not in self._reference_parts(), 1,
-                                    unlike=unlike)
-
-    def _probes_miss(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                     probes: Mapping[str, float]) -> float:
-        """The log shift probes on other parts give an unmeasured part with no reference rows:
-        the mean over the probed parts of each one's no-probe miss (its log probe less its
-        no-probe prediction) times the share of it that carries to ``accelerator`` (the probe
-        shrinkage's beta; the whole miss where nothing measures the share, as between
-        vendors). A part with no reference rows has no column in the pooled model for a probe
-        to move: re-predicting it from the probed columns moved a TPU or Gaudi by -40% to
-        +100% after an NVIDIA probe that agreed with its own prediction."""
-        roofline = self.roofline()
-        shift = self._pair_shift(roofline) if roofline is not None else None
-        shrink = shift.shrinkage if shift is not None else None
-        carried = []
-        for name, log_sps in sorted(probes.items()):
-            spec = self.specs_.get(name)
-            if spec is None:
-                continue
-            miss = log_sps - self.predict_log(workload, spec, {})[0]
-            carried.append(miss * (shrink.beta(accelerator, spec) if shrink else 1.0))
-        return statistics.fmean(carried) if carried else 0.0
-
-    def _may_borrow(self, spec: AcceleratorSpec) -> bool:
-        """Whether the pair shift may borrow residuals for ``spec`` from its roofline peers:
-        not where published runs speak for it, its own (a published anchor) or its anchored
-        peers' (whose correction its no-probe prediction, and so the transfer's correction,
-        already carries: borrowing as well moved a probe that agreed with the prediction)."""
-        return spec.name not in getattr(self, "anchors_", {}) and not self._peers(spec)
 
     def _size_shift(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
                     peer: AcceleratorSpec) -> float:
@@ -516,38 +424,6 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
         found = twin_and_shifts(params, twin, np.asarray(np.isfinite(params).all(axis=1)))
         return None if found is None else np.asarray(found[0] + found[1].mean(axis=0))
 
-    def _case_interval(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                       case: str, *, no_probe: bool = False) -> tuple[float, float]:
-        """Log (low, high) of a predicted residual case, before scaling to N devices; a
-        prediction with no probe (``no_probe``) of a workload outside the reference stack
-        reaches at least the stack spread either way (``stack_half_width_``, which ``fit``
-        learns from ``stack_shifts``: the reference figures' held-out error is that of the
-        reference stack, and a stack of its own moves a workload as far as two stacks moved
-        one reference workload)."""
-        low, high = self._evidence_interval(workload, accelerator, case)
-        if no_probe and not workload.reference_stack:
-            floor = getattr(self, "stack_half_width_", 0.0)
-            return min(low, -floor), max(high, floor)
-        return low, high
-
-    def _evidence_interval(self, workload: WorkloadFeatures, accelerator: AcceleratorSpec,
-                           case: str) -> tuple[float, float]:
-        """``_case_interval`` from the reference residuals alone (the reference stack)."""
-        # a published anchor's figure carries the anchor part's no-probe error: the
-        # roofline's of its architecture class (as a reference part of that class gets)
-        # where the workload's operators are known, else the FLOPs prior's
-        anchor_case = (roofline_case("roofline", accelerator) if workload.op_mix is not None
-                       else "prior")
-        def interval(of: str) -> tuple[float, float]:
-            return self.no_probe_interval(workload, of, quantiles=self.residual_quantiles_,
-                                          foreign_widening=self.foreign_widening)
-
-        low, high = interval(anchor_case if case == "published" else case)
-        if case == "published":  # the anchor's no-probe error and the ratio's spread (the
-            # cross-suite rule's measured error, and the prior's share, for cross-suite anchors)
-            return self.published_bounds(workload, accelerator, (low, high), interval)
-        return low, high
-
     def predict(self, X: Sequence[ReferenceRow]) -> npt.NDArray[np.float64]:
         """Predicted samples/s of each reference-like row's workload on its accelerator and
         device count, with no probe (the no-probe path of ``estimate`` on
@@ -565,52 +441,3 @@ class PlainTransferModel(PublishedAnchoring, NoProbePrior, ThroughputModel):
             except AdvisorError:  # no FLOPs and no operator mix: nothing to predict from
                 continue
         return out
-
-    def estimate(
-        self,
-        workload: WorkloadFeatures,
-        accelerator: AcceleratorSpec,
-        *,
-        count: int = 1,
-        measurements: Sequence[Measurement] = (),
-    ) -> ThroughputEstimate:
-        """Samples/s on ``count`` devices; measured where probed, with a residual interval."""
-        probes = self._per_device_probes(workload, measurements)
-        own = [m for m in measurements if m.accelerator == accelerator.name]
-        exact = [m for m in own if m.accelerator_count == count]
-        tuned = any(m.basis is Basis.TUNED for m in own)
-        if exact:  # the probe's own interval
-            value = statistics.mean(m.samples_per_second for m in exact)
-            half = _measured_half_width(exact)
-            return ThroughputEstimate(value, value * math.exp(-half), value * math.exp(half),
-                                      Basis.TUNED if tuned else Basis.MEASURED)
-        log_sps, case = self.predict_log(workload, accelerator, probes,
-                                         measurements=measurements)
-        if case == "measured":  # this accelerator was probed on another device count
-            low, high = -_measured_half_width(own), _measured_half_width(own)
-        else:
-            low, high = self._case_interval(workload, accelerator, case, no_probe=not probes)
-            if probes and workload.op_mix is not None:
-                # probes elsewhere never widen the interval (issue 29): where the workload's
-                # kind gives the no-probe roofline the narrower held-out interval, the probe's
-                # figure keeps that width (the probe still moves the figure)
-                _, alone_case = self.predict_log(workload, accelerator, {})
-                alone_low, alone_high = self._case_interval(workload, accelerator, alone_case,
-                                                            no_probe=True)
-                if alone_high - alone_low < high - low:
-                    low, high = alone_low, alone_high
-        # N devices add the scaling efficiency's uncertainty, and never beat N times one; the
-        # efficiency knows the step's communication load where parameters and batch are known
-        load = self.scaling_.load(workload.params, workload.batch_size_per_device,
-                                  math.exp(log_sps))
-        efficiency = self.scaling_.efficiency(accelerator, count, load=load)
-        worst, best = self.scaling_.efficiency_interval(accelerator, count, load=load)
-        low = -math.hypot(low, math.log(efficiency / worst))
-        high = min(math.hypot(high, math.log(best / efficiency)),
-                   high + math.log(1.0 / efficiency))
-        value = math.exp(log_sps) * count * efficiency
-        basis = {"measured": Basis.TUNED if tuned else Basis.MEASURED, "foreign": Basis.PRIOR,
-                 "prior_unseen": Basis.PRIOR, "roofline_unseen": Basis.PRIOR,
-                 }.get(case.partition("@")[0], Basis.PREDICTED)
-        return ThroughputEstimate(value, value * math.exp(min(low, 0.0)),
-                                  value * math.exp(max(high, 0.0)), basis)
