@@ -195,19 +195,15 @@ def ranking_table(rec: Recommendation, top: int, *, width: int,
 def _legend(rec: Recommendation, shown: Sequence[OfferGroup] | None, top: int) -> list[str]:
     """What the table's '#' and 'spot' cells mean, when the shown rows need it: '#' skips
     numbers where rows fold regions (``shown``: the groups shown; None: every row shown)."""
-    from advisor.ranking import SpotRiskBasis
+    from advisor.ranking import spot_legend
 
     lines = []
     if shown and any(g.rank != i for i, g in enumerate(shown, start=1)):
         lines.append("# = the offer's place among all ranked offers; the numbers skipped are "
                      "other regions and markets of choices above it")
     spots = [g.best.spot for g in shown] if shown else [e.spot for e in rec.ranked[:top]]
-    if any(spots):
-        assumed = any(s.basis is SpotRiskBasis.ASSUMED for s in spots if s)
-        lines.append("spot X% = the instance type's published monthly interruption band (AWS "
-                     "Spot Advisor)" + ("; '?' = none published, the top band assumed"
-                                        if assumed else ""))
-    return lines
+    legend = spot_legend(s.basis for s in spots if s)
+    return lines if legend is None else [*lines, legend]
 
 
 def _hanging(out: Console, text: str, *, lead: str = "", hang: int = 4, lead_style: str = "",

@@ -25,6 +25,7 @@ from advisor.ranking import (
     RejectionKind,
     describe_opportunity,
     headline,
+    spot_legend,
 )
 from advisor.throughput import Basis
 from pricing import InstanceOffer
@@ -154,7 +155,7 @@ def render_recommendation_html(rec: Recommendation, *, baseline: str | None = No
         opportunities=[describe_opportunity(o) for o in rec.could_be_better],
         bases=[(b, basis_counts.get(b, 0), BASIS_MEANING[b]) for b in Basis],
         ranked=list(enumerate(rec.ranked, start=1)), table_rows=_TABLE_ROWS,
-        spot_bands=any(e.spot is not None for e in rec.ranked),
+        spot_legend=spot_legend(e.spot.basis for e in rec.ranked if e.spot is not None),
         rejection_groups=_rejection_groups(rec),
         sources=price_sources([e.offer for e in rec.ranked] + [r.offer for r in rec.rejected]),
         columns=COLUMN_DOCS, **_charts(rec, base))

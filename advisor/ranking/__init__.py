@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         rejection_rows,
     )
     from advisor.ranking.service import current_catalog, recommend_for_file, stored_probe_evidence
-    from advisor.ranking.spot_risk import SpotRiskBasis
+    from advisor.ranking.spot_risk import SpotRiskBasis, spot_legend
 
 __all__ = [
     "BASIS_LABEL",
@@ -83,6 +83,7 @@ __all__ = [
     "recommendation_to_dict",
     "rejection_row",
     "rejection_rows",
+    "spot_legend",
     "stored_probe_evidence",
     "workload_features",
 ]
@@ -102,6 +103,7 @@ _HOME = {
     "Rejection": "rejections",
     "RejectionKind": "rejections",
     "SpotRiskBasis": "spot_risk",
+    "spot_legend": "spot_risk",
     "TunedPolicy": "policy",
     "could_be_better": "decision",
     "current_catalog": "service",

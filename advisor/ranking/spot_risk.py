@@ -35,6 +35,7 @@ from __future__ import annotations
 import csv
 import enum
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
@@ -56,6 +57,7 @@ __all__ = [
     "load_measured_preemptions",
     "measured_pessimistic_rate",
     "overhead_fraction",
+    "spot_legend",
     "spot_overhead",
 ]
 
@@ -153,6 +155,18 @@ class SpotRiskBasis(enum.StrEnum):
 
     PUBLISHED = "published"  # a shipped row of pricing/data/spot_interruption.csv
     ASSUMED = "assumed"  # no published band: DEFAULT_BUCKET
+
+
+def spot_legend(bases: Iterable[SpotRiskBasis]) -> str | None:
+    """What a table's 'spot X%' cells mean, for the bases of the spot rows it shows (the
+    terminal's and the HTML report's legend); the '?' clause where a band is assumed; None
+    where no spot row is shown."""
+    shown = set(bases)
+    if not shown:
+        return None
+    return ("spot X% = the instance type's published monthly interruption band (AWS Spot "
+            "Advisor)" + ("; '?' = none published, the top band assumed"
+                          if SpotRiskBasis.ASSUMED in shown else ""))
 
 
 def hourly_interruption_rate(monthly_fraction: float) -> float:
