@@ -157,6 +157,11 @@ class Models(NamedTuple):
                 [r for r in self.rows if r.accelerator != name])
         return self.held[name]
 
+    def measured(self, name: str) -> bool:
+        """Whether ``name`` has reference rows (its prediction rests on them, not on published
+        figures: the model has no evidence note for it)."""
+        return self.shipped.evidence_note(name) is None
+
 
 def _as_published(features: WorkloadFeatures, spec: AcceleratorSpec) -> WorkloadFeatures:
     """The step at the precision the part's half-precision submissions ran: fp16 on a part
@@ -324,7 +329,7 @@ def _anchored_only(models: Models, errors: Errors) -> Errors:
     """The errors of the parts the anchoring predicts: those with no reference rows (a part
     with them is predicted from its harness-like measurements, and a published ratio judges
     only how far a tuned stack moves it)."""
-    return {n: v for n, v in errors.items() if models.shipped.evidence_note(n) is not None}
+    return {n: v for n, v in errors.items() if not models.measured(n)}
 
 
 def _plain_step_lines(models: Models, errors: Errors) -> list[str]:
@@ -335,7 +340,7 @@ def _plain_step_lines(models: Models, errors: Errors) -> list[str]:
     misses = sorted(n for n, v in errors.items() if not all(abs(e) <= TARGET for e, _ in v))
 
     def measured(name: str) -> str:
-        if models.shipped.evidence_note(name) is None:
+        if models.measured(name):
             return "its own reference rows"
         return f"its die twin {twins[name]}" if name in twins else "nothing"
 
@@ -386,7 +391,6 @@ def _stack_factor_lines(models: Models, features: dict[str, WorkloadFeatures]) -
     prediction of the probe harness's step on the same part, for the parts with reference rows
     (the harness-like measurements the model rests on): what the stack adds, and its spread."""
     specs = load_accelerators()
-    reference = {name for name in specs if models.shipped.evidence_note(name) is None}
     lines = ["### Stack factor: published per chip over the harness prediction (reference parts)",
              "", "| stack | workload | precision | parts | factor (geometric mean) | range |",
              "|---|---|---|---|---|---|"]
@@ -396,7 +400,7 @@ def _stack_factor_lines(models: Models, features: dict[str, WorkloadFeatures]) -
         per_part: dict[str, list[float]] = {}
         for row in models.rows:
             if (row.workload == table.published and row.stack is table.stack
-                    and row.precision in table.precisions and row.accelerator in reference):
+                    and row.precision in table.precisions and models.measured(row.accelerator)):
                 step = _as_published(features[table.spec], specs[row.accelerator])
                 predicted = models.shipped.estimate(step, specs[row.accelerator]).samples_per_second
                 per_part.setdefault(row.accelerator, []).append(
@@ -484,10 +488,9 @@ def _cross_suite_lines(models: Models, features: dict[str, WorkloadFeatures]) ->
     prediction from its reference rows; (2) first-gen Gaudi anchored by its Habana vendor
     table alone (its MLPerf and Hugging Face rows held out), against those held-out ratios."""
     specs = load_accelerators()
-    reference = {name for name in specs if models.shipped.evidence_note(name) is None}
     groups: dict[tuple[str, Stack, str], dict[str, list[float]]] = {}
     for row in models.rows:
-        if row.accelerator in reference and row.workload in _CROSS_SPEC:
+        if models.measured(row.accelerator) and row.workload in _CROSS_SPEC:
             arithmetic = "tf32" if row.precision == "tf32" else (
                 "8-bit" if row.precision in EIGHT_BIT else
                 "fp32" if row.precision == "fp32" else "half")
